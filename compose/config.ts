@@ -1,0 +1,39 @@
+// Engine configuration: one zod-checked object. A bad field fails createEngine() with a
+// one-line message naming it.
+import { z } from 'zod';
+import { ValidationError } from '../src/domain/errors.ts';
+
+export const configSchema = z
+  .object({
+    backend: z.enum(['sqlite', 'restate']).optional(),
+    dataDir: z.string().min(1).default('.tranquil'),
+    workflows: z.array(z.unknown()).default([]),
+    /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
+    durability: z.enum(['full', 'normal']).default('full'),
+    maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),
+    webhook: z
+      .object({ host: z.string().min(1).default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(0) })
+      .strict()
+      .optional(),
+    restate: z
+      .object({ ingressUrl: z.string().url().optional(), adminUrl: z.string().url().optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type EngineConfig = z.input<typeof configSchema>;
+export type ResolvedConfig = z.output<typeof configSchema> & { backend: 'sqlite' | 'restate' };
+
+export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  const r = configSchema.safeParse(input ?? {});
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new ValidationError(`engine config${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  const fromEnv = env.TRANQUIL_BACKEND;
+  if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {
+    throw new ValidationError(`TRANQUIL_BACKEND: expected 'sqlite' or 'restate', got '${fromEnv}'`);
+  }
+  return { ...r.data, backend: r.data.backend ?? fromEnv ?? 'sqlite' };
+}

@@ -1,0 +1,47 @@
+// The composition root: the only place that names concrete adapters. The backend is
+// chosen here, once, from the resolved config.
+import { Container } from 'inversify';
+import { NotSupportedError } from '../src/domain/errors.ts';
+import { SystemClock } from '../src/adapters/clock/system-clock.ts';
+import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
+import type { Clock } from '../src/ports/clock.ts';
+import type { DurableExecutor } from '../src/ports/executor.ts';
+import { Engine } from '../src/runtime/engine.ts';
+import { WorkflowRegistry } from '../src/runtime/registry.ts';
+import type { ResolvedConfig } from './config.ts';
+
+export const TOKENS = {
+  config: Symbol('config'),
+  clock: Symbol('clock'),
+  random: Symbol('random'),
+  registry: Symbol('registry'),
+  executor: Symbol('executor'),
+  engine: Symbol('engine'),
+} as const;
+
+export interface Overrides {
+  clock?: Clock;
+  random?: () => number;
+}
+
+export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}): Container {
+  const c = new Container({ defaultScope: 'Singleton' });
+  c.bind<ResolvedConfig>(TOKENS.config).toConstantValue(config);
+  c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
+  c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
+  c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(new WorkflowRegistry(config.workflows));
+  c.bind<DurableExecutor>(TOKENS.executor).toDynamicValue((ctx) => {
+    const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
+    const common = { clock: ctx.get<Clock>(TOKENS.clock), registry: ctx.get<WorkflowRegistry>(TOKENS.registry), random: ctx.get<() => number>(TOKENS.random) };
+    switch (cfg.backend) {
+      case 'sqlite':
+        return new SqliteExecutor({ ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns });
+      case 'restate':
+        throw new NotSupportedError("backend 'restate' is not available yet in this build; use backend: 'sqlite'");
+    }
+  });
+  c.bind<Engine>(TOKENS.engine).toDynamicValue(
+    (ctx) => new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock)),
+  );
+  return c;
+}

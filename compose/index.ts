@@ -1,0 +1,20 @@
+// @tranquil/engine: createEngine(config). See CONTRACT.md.
+import { buildContainer, TOKENS } from './container.ts';
+import { resolveConfig, type EngineConfig } from './config.ts';
+import type { Engine } from '../src/runtime/engine.ts';
+
+export type { EngineConfig } from './config.ts';
+export type { Engine, RunsApi } from '../src/runtime/engine.ts';
+export type { RunView, StepView, RunFilter } from '../src/domain/run-view.ts';
+export type { RunStatus } from '../src/domain/run-status.ts';
+export type { Explanation } from '../src/domain/explain.ts';
+export {
+  TerminalError, TimeoutError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
+  RunStateError, SerializationError, NotSupportedError, StorageError,
+} from '../src/domain/errors.ts';
+
+/** Builds an engine from config. Call `await engine.start()` before use. */
+export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
+  const resolved = resolveConfig(config);
+  return buildContainer(resolved).get<Engine>(TOKENS.engine);
+}

@@ -1,0 +1,48 @@
+// Step options as the user writes them -> the normalised policy both backends execute.
+import { z } from 'zod';
+import { isDuration, parseDuration } from '../src/domain/duration.ts';
+import { ValidationError } from '../src/domain/errors.ts';
+import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
+import type { StepOptions } from './types.ts';
+
+const duration = z.custom<number | string>(isDuration, { message: "expected ms or a duration like '30s'" });
+
+const optionsSchema = z
+  .object({
+    retries: z
+      .object({
+        limit: z.number().int().min(1).max(10_000).optional(),
+        backoff: z.enum(['constant', 'linear', 'exponential']).optional(),
+        delay: duration.optional(),
+        maxDelay: duration.optional(),
+        jitter: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+    timeout: duration.optional(),
+  })
+  .strict();
+
+export interface NormalizedStepOptions {
+  retry: RetryPolicy;
+  timeoutMs?: number;
+}
+
+export function normalizeStepOptions(stepName: string, options: StepOptions | undefined): NormalizedStepOptions {
+  const r = optionsSchema.safeParse(options ?? {});
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new ValidationError(`step '${stepName}' options.${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  const o = r.data.retries ?? {};
+  const retry: RetryPolicy = {
+    limit: o.limit ?? DEFAULT_RETRY.limit,
+    backoff: o.backoff ?? DEFAULT_RETRY.backoff,
+    delayMs: o.delay !== undefined ? parseDuration(o.delay) : DEFAULT_RETRY.delayMs,
+    maxDelayMs: o.maxDelay !== undefined ? parseDuration(o.maxDelay) : undefined,
+    jitter: o.jitter ?? DEFAULT_RETRY.jitter,
+  };
+  const timeoutMs = r.data.timeout !== undefined ? parseDuration(r.data.timeout) : undefined;
+  if (timeoutMs !== undefined && timeoutMs <= 0) throw new ValidationError(`step '${stepName}' options.timeout: must be > 0`);
+  return { retry, timeoutMs };
+}

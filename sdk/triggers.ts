@@ -1,0 +1,76 @@
+// Trigger constructors. Each validates its arguments when called, so a bad cron or path
+// fails at definition time with a message naming the field.
+import { CronExpressionParser } from 'cron-parser';
+import { z } from 'zod';
+import { ValidationError } from '../src/domain/errors.ts';
+
+export type CatchUpPolicy = 'latest' | 'all' | 'none';
+
+/** A zod-like schema (anything with safeParse) or a function: return false or a string, or throw, to reject. */
+export type WebhookValidator =
+  | { safeParse(data: unknown): { success: boolean; error?: { message: string } } }
+  | ((body: unknown) => boolean | string | void | Promise<boolean | string | void>);
+
+export type Trigger =
+  | { type: 'manual' }
+  | { type: 'event'; name: string }
+  | { type: 'schedule'; cron: string; timezone?: string; catchUp: CatchUpPolicy }
+  | { type: 'webhook'; path: string; validate?: WebhookValidator };
+
+const nameSchema = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only');
+const pathSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only');
+
+function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ValidationError(`${field}: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  return r.data;
+}
+
+export function manual(): Trigger {
+  return { type: 'manual' };
+}
+
+export function event(name: string): Trigger {
+  return { type: 'event', name: check(nameSchema, name, 'event(name)') };
+}
+
+export function schedule(cron: string, options: { timezone?: string; catchUp?: CatchUpPolicy } = {}): Trigger {
+  const expr = check(z.string().min(1), cron, 'schedule(cron)');
+  const opts = check(
+    z.object({ timezone: z.string().min(1).optional(), catchUp: z.enum(['latest', 'all', 'none']).optional() }).strict(),
+    options,
+    'schedule options',
+  );
+  if (opts.timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: opts.timezone });
+    } catch {
+      throw new ValidationError(`schedule timezone: unknown time zone '${opts.timezone}'`);
+    }
+  }
+  try {
+    CronExpressionParser.parse(expr, { tz: opts.timezone });
+  } catch (err) {
+    throw new ValidationError(`schedule(cron): '${expr}' is not a cron expression: ${(err as Error).message}`);
+  }
+  return { type: 'schedule', cron: expr, timezone: opts.timezone, catchUp: opts.catchUp ?? 'latest' };
+}
+
+export function webhook(options: { path: string; validate?: WebhookValidator }): Trigger {
+  const opts = check(z.object({ path: z.unknown(), validate: z.unknown().optional() }).strict(), options, 'webhook options');
+  const path = check(pathSchema, opts.path, 'webhook path');
+  const v = opts.validate;
+  const okValidator = v === undefined || typeof v === 'function' || (typeof v === 'object' && v !== null && typeof (v as { safeParse?: unknown }).safeParse === 'function');
+  if (!okValidator) throw new ValidationError('webhook validate: expected a zod schema or a function');
+  return { type: 'webhook', path, validate: v as WebhookValidator | undefined };
+}
+
+/** One identity per trigger: two triggers with the same key are a duplicate. */
+export function triggerKey(t: Trigger): string {
+  switch (t.type) {
+    case 'manual': return 'manual';
+    case 'event': return `event:${t.name}`;
+    case 'schedule': return `schedule:${t.cron}@${t.timezone ?? 'UTC'}`;
+    case 'webhook': return 'webhook';
+  }
+}

@@ -1,0 +1,64 @@
+// The authoring surface as types. Both backends implement StepApi and WorkflowContext;
+// workflow code sees nothing else of the engine.
+import type { Duration } from '../src/domain/duration.ts';
+import type { Json } from '../src/domain/json.ts';
+import type { Backoff } from '../src/domain/retry-policy.ts';
+
+export type { Duration, Json, Backoff };
+
+export interface StepInfo {
+  /** 1 on the first attempt. */
+  attempt: number;
+  /** `<runId>/<stepName>`, `name#2` for a repeated name; the same on every attempt and replay. */
+  idempotencyKey: string;
+}
+
+export interface RetryOptions {
+  /** Total attempts, the first included. */
+  limit?: number;
+  backoff?: Backoff;
+  delay?: Duration;
+  maxDelay?: Duration;
+  jitter?: boolean;
+}
+
+export interface StepOptions {
+  retries?: RetryOptions;
+  /** Bounds each attempt; a timed-out attempt counts as failed (TimeoutError). */
+  timeout?: Duration;
+}
+
+export type StepBody<T> = (info: StepInfo) => T | Promise<T>;
+
+export interface StepApi {
+  do<T>(name: string, fn: StepBody<T>): Promise<T>;
+  do<T>(name: string, options: StepOptions, fn: StepBody<T>): Promise<T>;
+  sleep(name: string, duration: Duration): Promise<void>;
+  sleepUntil(name: string, at: Date | number): Promise<void>;
+  /** Resolves with the payload of engine.signal(runId, name, payload); TimeoutError after `timeout`. */
+  waitForEvent<T = Json>(name: string, options?: { timeout?: Duration }): Promise<T>;
+}
+
+export interface EmitOptions {
+  /** Dedup id for the event; defaults to `<runId>/<step name>` so a replay never emits twice. */
+  id?: string;
+}
+
+export interface WorkflowContext {
+  readonly runId: string;
+  readonly workflow: string;
+  /** Journaled: a replay sees the recorded value. */
+  now(): number;
+  /** Journaled: a replay sees the recorded value. */
+  random(): number;
+  /** Journaled: publishes an event to the engine's inbox once per run. */
+  emit(name: string, payload?: Json, options?: EmitOptions): Promise<void>;
+}
+
+export interface RunArgs<I> {
+  input: I;
+  step: StepApi;
+  ctx: WorkflowContext;
+}
+
+export type WorkflowFn<I = any, O = any> = (args: RunArgs<I>) => Promise<O> | O;

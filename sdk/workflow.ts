@@ -1,0 +1,57 @@
+// workflow(name, builder): collects triggers and the run function into a frozen,
+// validated definition object that any backend can execute.
+import { z } from 'zod';
+import { ValidationError } from '../src/domain/errors.ts';
+import { triggerKey, type Trigger } from './triggers.ts';
+import type { WorkflowFn } from './types.ts';
+
+export const WORKFLOW_BRAND = 'tranquil.workflow' as const;
+
+export interface WorkflowDefinition<I = any, O = any> {
+  readonly kind: typeof WORKFLOW_BRAND;
+  readonly name: string;
+  readonly triggers: readonly Trigger[];
+  readonly fn: WorkflowFn<I, O>;
+}
+
+export interface WorkflowBuilder<I = any, O = any> {
+  trigger(t: Trigger): void;
+  run(fn: WorkflowFn<I, O>): void;
+}
+
+export const workflowNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(120)
+  .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
+
+export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O> {
+  const parsed = workflowNameSchema.safeParse(name);
+  if (!parsed.success) throw new ValidationError(`workflow name: ${parsed.error.issues[0]?.message}`);
+  if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
+  const triggers: Trigger[] = [];
+  const keys = new Set<string>();
+  let fn: WorkflowFn<I, O> | undefined;
+  build({
+    trigger(t) {
+      if (!t || typeof t !== 'object' || typeof (t as Trigger).type !== 'string') {
+        throw new ValidationError(`workflow '${name}' trigger: use manual(), event(), schedule() or webhook()`);
+      }
+      const key = triggerKey(t);
+      if (keys.has(key)) throw new ValidationError(`workflow '${name}' trigger: duplicate ${key}`);
+      keys.add(key);
+      triggers.push(t);
+    },
+    run(f) {
+      if (typeof f !== 'function') throw new ValidationError(`workflow '${name}' run: expected a function`);
+      if (fn) throw new ValidationError(`workflow '${name}' run: declared twice`);
+      fn = f;
+    },
+  });
+  if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn });
+}
+
+export function isWorkflowDefinition(v: unknown): v is WorkflowDefinition {
+  return typeof v === 'object' && v !== null && (v as WorkflowDefinition).kind === WORKFLOW_BRAND;
+}

@@ -1,0 +1,407 @@
+// DurableExecutor on one SQLite file with the in-process runner.
+//
+// Owns: dispatching runs (bounded concurrency), turning each RunSession outcome into the
+// run row's next state, the ONE armed timer at min(wake_at), start-up recovery, and the
+// waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
+// a caller is answered only after its transaction committed.
+import { randomUUID } from 'node:crypto';
+import { RunStateError, StorageError, TimeoutError, UnknownRunError } from '../../domain/errors.ts';
+import { eventRunId } from '../../domain/ids.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
+import type { Json } from '../../domain/json.ts';
+import { isTerminal } from '../../domain/run-status.ts';
+import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { RunJournal } from '../../ports/run-journal.ts';
+import type { WorkflowRegistry } from '../../runtime/registry.ts';
+import type { RunOutcome } from '../../runtime/run-outcome.ts';
+import { RunSession } from '../../runtime/run-session.ts';
+import { CommitQueue } from './commit-queue.ts';
+import { OwnerLease } from './owner-lease.ts';
+import { openDatabase, SqliteStore, type Durability } from './store.ts';
+
+export interface SqliteExecutorOptions {
+  dataDir: string;
+  durability: Durability;
+  clock: Clock;
+  registry: WorkflowRegistry;
+  random: () => number;
+  maxConcurrentRuns: number;
+}
+
+interface ActiveRun {
+  cancel: boolean;
+  /** Something happened while executing (a signal): run again after this outcome. */
+  again: boolean;
+}
+
+const DUE_BATCH = 2000;
+
+export class SqliteExecutor implements DurableExecutor {
+  readonly backend = 'sqlite';
+  readonly capabilities = { manualClock: true, retryFailedRuns: true };
+
+  private store!: SqliteStore;
+  private queue!: CommitQueue;
+  private lease!: OwnerLease;
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly ready: string[] = [];
+  private readonly readySet = new Set<string>();
+  private running = 0;
+  private timerAt: number | undefined;
+  private cancelTimer: (() => void) | undefined;
+  private readonly terminalWaiters = new Map<string, Set<(v: RunView) => void>>();
+  private idleWaiters: (() => void)[] = [];
+  private started = false;
+  private stopping = false;
+
+  constructor(private readonly o: SqliteExecutorOptions) {}
+
+  get commitStats(): { transactions: number; writes: number } {
+    return this.queue.stats;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.store = new SqliteStore(openDatabase(this.o.dataDir, this.o.durability));
+    this.queue = new CommitQueue(this.store);
+    this.lease = new OwnerLease(this.store, randomUUID());
+    try {
+      this.lease.acquire();
+    } catch (err) {
+      this.store.close();
+      throw err;
+    }
+    this.started = true;
+    // Catch-up: runs that were executing when the last owner stopped or died, then every
+    // timer that came due while nobody was watching.
+    for (const id of this.store.unfinishedRunIds()) this.dispatch(id);
+    this.onTimer();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started || this.stopping) return;
+    this.stopping = true;
+    this.cancelTimer?.();
+    this.ready.length = 0;
+    this.readySet.clear();
+    // In-flight sessions are abandoned, not awaited: their runs stay 'running' in the
+    // file and are replayed by the next owner; flush what is queued so acks stay true.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    this.lease.release();
+    this.store.close();
+    this.resolveIdle();
+  }
+
+  private ensureStarted(): void {
+    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+  }
+
+  private now(): number {
+    return this.o.clock.now();
+  }
+
+  // ---- engine operations -------------------------------------------------------------
+
+  async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
+    this.ensureStarted();
+    const wf = this.o.registry.get(req.workflow);
+    const created = await this.queue.enqueue(() =>
+      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, now: this.now() }),
+    );
+    if (created) this.dispatch(req.runId);
+    return { runId: req.runId, created };
+  }
+
+  async emit(req: EmitRequest): Promise<EmitResult> {
+    this.ensureStarted();
+    const result = await this.queue.enqueue(() => this.publish(req));
+    for (const id of result.created) this.dispatch(id);
+    return { runIds: result.runIds, duplicate: result.duplicate };
+  }
+
+  /** Inside a transaction: records the event once and creates one run per subscriber. */
+  private publish(req: EmitRequest): { runIds: string[]; duplicate: boolean; created: string[] } {
+    const existing = this.store.eventRunIds(req.id);
+    if (existing) return { runIds: existing, duplicate: true, created: [] };
+    const now = this.now();
+    const created: string[] = [];
+    const runIds = this.o.registry.subscribers(req.name).map((workflow) => {
+      const runId = eventRunId(req.id, workflow);
+      const version = this.o.registry.get(workflow).version;
+      if (this.store.insertRun({ runId, workflow, version, input: req.payload, now })) created.push(runId);
+      return runId;
+    });
+    this.store.insertEvent(req.id, req.name, req.payload, runIds, now);
+    return { runIds, duplicate: false, created };
+  }
+
+  async signal(runId: string, name: string, payload: Json): Promise<void> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); signal '${name}' not delivered`);
+    await this.queue.enqueue(() => this.store.insertSignal(runId, name, payload, this.now()));
+    const act = this.active.get(runId);
+    if (act) act.again = true;
+    else if (this.store.getRunRow(runId)?.status === 'waiting') this.dispatch(runId);
+  }
+
+  async getRun(runId: string): Promise<RunView | undefined> {
+    this.ensureStarted();
+    const row = this.store.getRunRow(runId);
+    return row && this.store.view(row, true);
+  }
+
+  async listRuns(filter: RunFilter): Promise<RunView[]> {
+    this.ensureStarted();
+    return this.store.listRunRows(filter).map((r) => this.store.view(r, false));
+  }
+
+  async cancel(runId: string): Promise<void> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to cancel`);
+    const act = this.active.get(runId);
+    if (act) {
+      // A step body in flight finishes its attempt; the run stops at the next step boundary.
+      act.cancel = true;
+      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
+      return;
+    }
+    this.dropReady(runId);
+    await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
+    this.notifyTerminal(runId);
+  }
+
+  async retry(runId: string): Promise<void> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (row.status !== 'failed') throw new RunStateError(`run ${runId} is ${row.status}; only a failed run can be retried`);
+    await this.queue.enqueue(() => {
+      const last = this.store.lastEntry(runId);
+      if (last && last.kind === 'do' && last.status === 'failed') {
+        // The failed step runs again with the same idempotency key and a fresh attempt budget.
+        const reset: JournalEntry = { seq: last.seq, name: last.name, kind: 'do', status: 'retrying', attempts: 0, startedAt: last.startedAt };
+        this.store.recordStep(runId, reset);
+      }
+      this.store.resetForRetry(runId, this.now());
+    });
+    this.dispatch(runId);
+  }
+
+  async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (isTerminal(row.status)) return this.store.view(row, true);
+    return new Promise<RunView>((resolve, reject) => {
+      const waiters = this.terminalWaiters.get(runId) ?? new Set();
+      this.terminalWaiters.set(runId, waiters);
+      const done = (v: RunView) => {
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(done);
+        reject(new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${this.store.getRunRow(runId)?.status})`));
+      }, timeoutMs);
+      waiters.add(done);
+    });
+  }
+
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.busy()) await new Promise<void>((r) => this.idleWaiters.push(r));
+      // One more turn: a timer due "now" or a queued commit may start new work.
+      await new Promise((r) => setImmediate(r));
+      if (!this.busy()) return;
+    }
+  }
+
+  // ---- dispatching -------------------------------------------------------------------
+
+  private requireRow(runId: string) {
+    const row = this.store.getRunRow(runId);
+    if (!row) throw new UnknownRunError(runId);
+    return row;
+  }
+
+  private busy(): boolean {
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0);
+  }
+
+  private resolveIdle(): void {
+    if (this.busy()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private dispatch(runId: string): void {
+    if (this.stopping) return;
+    const act = this.active.get(runId);
+    if (act) {
+      act.again = true;
+      return;
+    }
+    if (this.readySet.has(runId)) return;
+    this.readySet.add(runId);
+    this.ready.push(runId);
+    this.pump();
+  }
+
+  private dropReady(runId: string): void {
+    if (!this.readySet.delete(runId)) return;
+    const i = this.ready.indexOf(runId);
+    if (i >= 0) this.ready.splice(i, 1);
+  }
+
+  private pump(): void {
+    while (this.running < this.o.maxConcurrentRuns && this.ready.length > 0 && !this.stopping) {
+      const runId = this.ready.shift()!;
+      this.readySet.delete(runId);
+      this.running++;
+      void this.execute(runId)
+        .catch((err) => this.reportCrash(runId, err))
+        .finally(() => {
+          this.running--;
+          this.pump();
+          this.resolveIdle();
+        });
+    }
+  }
+
+  private reportCrash(runId: string, err: unknown): void {
+    if (this.stopping) return;
+    // A storage failure mid-run: the run stays as the file says and is replayed on restart.
+    console.error(`tranquil: run ${runId} could not be advanced: ${(err as Error)?.message ?? err}`);
+  }
+
+  private async execute(runId: string): Promise<void> {
+    const act: ActiveRun = { cancel: false, again: false };
+    this.active.set(runId, act);
+    try {
+      do {
+        act.again = false;
+        if (this.stopping) return;
+        const row = this.store.getRunRow(runId);
+        if (!row || isTerminal(row.status) || row.status === 'blocked') return;
+        act.cancel ||= row.cancel_requested === 1;
+        if (act.cancel) {
+          await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
+          this.notifyTerminal(runId);
+          return;
+        }
+        const wf = this.o.registry.find(row.workflow);
+        if (!wf) {
+          await this.queue.enqueue(() => this.store.setStatus(runId, 'blocked', undefined, this.now()));
+          return;
+        }
+        if (row.status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
+        const session = new RunSession(this.journalFor(runId, row.workflow, JSON.parse(row.input) as Json, act), wf.definition.fn);
+        const outcome = await session.run();
+        if (this.stopping) return;
+        await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
+        if (outcome.type === 'suspended') {
+          if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
+          // A signal that arrived mid-execution is picked up now; a cancel, at once.
+          if (act.cancel) act.again = true;
+        } else {
+          this.notifyTerminal(runId);
+          return;
+        }
+      } while (act.again);
+    } finally {
+      this.active.delete(runId);
+    }
+  }
+
+  private applyOutcome(runId: string, o: RunOutcome): void {
+    const now = this.now();
+    switch (o.type) {
+      case 'succeeded':
+        return this.store.finishRun(runId, 'succeeded', now, o.output);
+      case 'failed':
+        return this.store.finishRun(runId, 'failed', now, undefined, o.error);
+      case 'cancelled':
+        return this.store.finishRun(runId, 'cancelled', now);
+      case 'suspended':
+        if (o.entry) this.store.recordStep(runId, o.entry);
+        return this.store.setStatus(runId, o.status, o.wakeAt, now);
+    }
+  }
+
+  private journalFor(runId: string, workflow: string, input: Json, act: ActiveRun): RunJournal {
+    const { store, queue } = this;
+    return {
+      runId,
+      workflow,
+      input,
+      entries: store.journal(runId),
+      now: () => this.now(),
+      random: this.o.random,
+      record: (entry) => queue.enqueue(() => store.recordStep(runId, entry)),
+      takeSignal: (signalName, entry) =>
+        queue.enqueue(() => {
+          const got = store.takeSignal(runId, signalName, entry.seq);
+          if (got) store.recordStep(runId, { ...entry, result: got.payload });
+          return got;
+        }),
+      emit: async (entry, event) => {
+        const result = await queue.enqueue(() => {
+          store.recordStep(runId, entry);
+          return this.publish(event);
+        });
+        for (const id of result.created) this.dispatch(id);
+      },
+      cancelRequested: () => act.cancel,
+    };
+  }
+
+  private notifyTerminal(runId: string): void {
+    const waiters = this.terminalWaiters.get(runId);
+    if (!waiters || waiters.size === 0) return;
+    this.terminalWaiters.delete(runId);
+    const row = this.store.getRunRow(runId);
+    if (!row) return;
+    const view = this.store.view(row, true);
+    for (const w of waiters) w(view);
+  }
+
+  // ---- the one timer -----------------------------------------------------------------
+
+  /** Arms (or re-arms earlier) the single timer. */
+  private armAt(at: number): void {
+    if (this.stopping) return;
+    if (this.timerAt !== undefined && this.timerAt <= at) return;
+    this.cancelTimer?.();
+    this.timerAt = at;
+    this.cancelTimer = this.o.clock.setTimer(at, () => {
+      this.timerAt = undefined;
+      this.cancelTimer = undefined;
+      this.onTimer();
+    });
+  }
+
+  /** Claims every due run (status -> running, wake_at cleared) in one transaction, then
+   *  dispatches them and re-arms at the next wake time in the file. */
+  private onTimer(): void {
+    if (this.stopping) return;
+    const now = this.now();
+    const claimed = this.store.transaction(() => {
+      const ids = this.store.dueRunIds(now, DUE_BATCH);
+      for (const id of ids) this.store.setStatus(id, 'running', undefined, now);
+      return ids;
+    });
+    for (const id of claimed) this.dispatch(id);
+    if (claimed.length === DUE_BATCH) {
+      setImmediate(() => this.onTimer());
+      return;
+    }
+    const next = this.store.nextWakeAt();
+    this.cancelTimer?.();
+    this.timerAt = undefined;
+    if (next !== undefined) this.armAt(next);
+  }
+}

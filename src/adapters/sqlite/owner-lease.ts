@@ -1,0 +1,70 @@
+// One engine owns a data dir at a time. The owner row holds a heartbeat; a second engine
+// is refused while the owner is alive. After a crash the row is stale: on the same host a
+// dead PID is taken over at once, otherwise once the heartbeat is older than the TTL.
+// Heartbeats use the wall clock on purpose: ownership is about real processes, not run time.
+import { hostname } from 'node:os';
+import { StorageError } from '../../domain/errors.ts';
+import type { SqliteStore } from './store.ts';
+
+interface OwnerRow {
+  owner_id: string;
+  pid: number;
+  host: string;
+  heartbeat_at: number;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class OwnerLease {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly host = hostname();
+
+  constructor(
+    private readonly store: SqliteStore,
+    readonly ownerId: string,
+    private readonly ttlMs = 15_000,
+  ) {}
+
+  acquire(): void {
+    const db = this.store.db;
+    db.transaction(() => {
+      const row = db.prepare(`SELECT * FROM owner WHERE id = 1`).get() as OwnerRow | undefined;
+      if (row && row.owner_id !== this.ownerId && this.alive(row)) {
+        throw new StorageError(
+          `data dir is in use by another engine (pid ${row.pid} on ${row.host}); stop it first or use another dataDir`,
+        );
+      }
+      db.prepare(
+        `INSERT INTO owner (id, owner_id, pid, host, heartbeat_at) VALUES (1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, heartbeat_at = excluded.heartbeat_at`,
+      ).run(this.ownerId, process.pid, this.host, Date.now());
+    }).immediate();
+    this.timer = setInterval(() => this.beat(), Math.max(200, Math.floor(this.ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  release(): void {
+    clearInterval(this.timer);
+    if (this.store.db.open) this.store.db.prepare(`DELETE FROM owner WHERE id = 1 AND owner_id = ?`).run(this.ownerId);
+  }
+
+  private alive(row: OwnerRow): boolean {
+    if (row.host === this.host) return pidAlive(row.pid) && Date.now() - row.heartbeat_at < this.ttlMs * 4;
+    return Date.now() - row.heartbeat_at < this.ttlMs;
+  }
+
+  private beat(): void {
+    try {
+      this.store.db.prepare(`UPDATE owner SET heartbeat_at = ? WHERE id = 1 AND owner_id = ?`).run(Date.now(), this.ownerId);
+    } catch {
+      // A busy or closing database: the next beat retries; expiry only matters to another host.
+    }
+  }
+}

@@ -1,0 +1,81 @@
+// Schema migrations, versioned in code by PRAGMA user_version. Each entry runs once,
+// in order, inside one transaction with the version bump.
+import type { Database } from 'better-sqlite3';
+
+export const MIGRATIONS: readonly string[] = [
+  /* 1 */ `
+  CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    version TEXT NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    wake_at INTEGER,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    created_seq INTEGER NOT NULL
+  );
+  CREATE INDEX runs_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+  CREATE INDEX runs_newest ON runs (created_seq DESC);
+  CREATE INDEX runs_status ON runs (status, created_seq DESC);
+  CREATE TABLE steps (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    result TEXT,
+    error TEXT,
+    started_at INTEGER,
+    ended_at INTEGER,
+    wake_at INTEGER,
+    next_retry_at INTEGER,
+    PRIMARY KEY (run_id, seq)
+  ) WITHOUT ROWID;
+  CREATE TABLE signals (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    consumed_seq INTEGER
+  );
+  CREATE INDEX signals_open ON signals (run_id, name, id) WHERE consumed_seq IS NULL;
+  CREATE TABLE events (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    run_ids TEXT NOT NULL
+  );
+  CREATE INDEX events_name ON events (name, created_at);
+  CREATE TABLE owner (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    owner_id TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    heartbeat_at INTEGER NOT NULL
+  );
+  `,
+];
+
+export function migrate(db: Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`database schema version ${current} is newer than this engine understands (${MIGRATIONS.length})`);
+  }
+  if (current === 0) {
+    const foreign = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number };
+    if (foreign.n > 0) throw new Error('database holds tables that are not a Tranquil schema');
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

@@ -1,0 +1,248 @@
+// The SQLite file: opening it safely, and every statement the executor runs. Methods are
+// synchronous (better-sqlite3); callers group writes into transactions via CommitQueue.
+import Database from 'better-sqlite3';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { StorageError, type ErrorInfo } from '../../domain/errors.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
+import type { Json } from '../../domain/json.ts';
+import type { RunStatus } from '../../domain/run-status.ts';
+import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
+import { migrate } from './schema.ts';
+
+export type Durability = 'full' | 'normal';
+
+export interface RunRow {
+  run_id: string;
+  workflow: string;
+  version: string;
+  status: RunStatus;
+  input: string;
+  output: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  wake_at: number | null;
+  cancel_requested: number;
+  created_seq: number;
+}
+
+interface StepRow {
+  run_id: string;
+  seq: number;
+  name: string;
+  kind: JournalEntry['kind'];
+  status: JournalEntry['status'];
+  attempts: number;
+  result: string | null;
+  error: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  wake_at: number | null;
+  next_retry_at: number | null;
+}
+
+export const DB_FILE = 'tranquil.db';
+
+export function openDatabase(dataDir: string, durability: Durability): Database.Database {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, DB_FILE);
+  const existed = existsSync(file);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file);
+    if (!existed) chmodSync(file, 0o600);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
+    db.pragma('busy_timeout = 5000');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw new StorageError(`cannot open ${file}: ${(err as Error).message}`);
+  }
+}
+
+const iso = (ms: number | null | undefined): string | undefined => (ms == null ? undefined : new Date(ms).toISOString());
+const parse = <T>(text: string | null): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
+
+export class SqliteStore {
+  private nextSeq: number;
+  private readonly s;
+
+  constructor(readonly db: Database.Database) {
+    const q = (sql: string) => db.prepare(sql);
+    this.s = {
+      insertRun: q(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, created_seq)
+                    VALUES (@run_id, @workflow, @version, 'pending', @input, @now, @now, @created_seq)
+                    ON CONFLICT (run_id) DO NOTHING`),
+      getRun: q(`SELECT * FROM runs WHERE run_id = ?`),
+      setStatus: q(`UPDATE runs SET status = @status, wake_at = @wake_at, updated_at = @now WHERE run_id = @run_id`),
+      finishRun: q(`UPDATE runs SET status = @status, output = @output, error = @error, wake_at = NULL, updated_at = @now WHERE run_id = @run_id`),
+      requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now WHERE run_id = @run_id`),
+      resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0, updated_at = @now WHERE run_id = @run_id`),
+      steps: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq`),
+      lastStep: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq DESC LIMIT 1`),
+      upsertStep: q(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
+                     VALUES (@run_id, @seq, @name, @kind, @status, @attempts, @result, @error, @started_at, @ended_at, @wake_at, @next_retry_at)
+                     ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
+                       attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
+                       ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at`),
+      due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
+      nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
+      unfinished: q(`SELECT run_id FROM runs WHERE status IN ('pending', 'running') ORDER BY created_seq`),
+      maxSeq: q(`SELECT coalesce(max(created_seq), 0) AS n FROM runs`),
+      insertSignal: q(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?, ?, ?, ?)`),
+      openSignal: q(`SELECT id, payload FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id LIMIT 1`),
+      consumeSignal: q(`UPDATE signals SET consumed_seq = ? WHERE id = ?`),
+      getEvent: q(`SELECT run_ids FROM events WHERE id = ?`),
+      insertEvent: q(`INSERT INTO events (id, name, payload, created_at, run_ids) VALUES (?, ?, ?, ?, ?)`),
+    };
+    this.nextSeq = (this.s.maxSeq.get() as { n: number }).n + 1;
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  insertRun(r: { runId: string; workflow: string; version: string; input: Json; now: number }): boolean {
+    const info = this.s.insertRun.run({
+      run_id: r.runId, workflow: r.workflow, version: r.version, input: JSON.stringify(r.input), now: r.now, created_seq: this.nextSeq,
+    });
+    if (info.changes > 0) this.nextSeq++;
+    return info.changes > 0;
+  }
+
+  getRunRow(runId: string): RunRow | undefined {
+    return this.s.getRun.get(runId) as RunRow | undefined;
+  }
+
+  setStatus(runId: string, status: RunStatus, wakeAt: number | undefined, now: number): void {
+    this.s.setStatus.run({ run_id: runId, status, wake_at: wakeAt ?? null, now });
+  }
+
+  finishRun(runId: string, status: 'succeeded' | 'failed' | 'cancelled', now: number, output?: Json, error?: ErrorInfo): void {
+    this.s.finishRun.run({
+      run_id: runId, status, now,
+      output: output === undefined ? null : JSON.stringify(output),
+      error: error === undefined ? null : JSON.stringify(error),
+    });
+  }
+
+  requestCancel(runId: string, now: number): void {
+    this.s.requestCancel.run({ run_id: runId, now });
+  }
+
+  resetForRetry(runId: string, now: number): void {
+    this.s.resetForRetry.run({ run_id: runId, now });
+  }
+
+  journal(runId: string): JournalEntry[] {
+    return (this.s.steps.all(runId) as StepRow[]).map(toEntry);
+  }
+
+  lastEntry(runId: string): JournalEntry | undefined {
+    const row = this.s.lastStep.get(runId) as StepRow | undefined;
+    return row && toEntry(row);
+  }
+
+  recordStep(runId: string, e: JournalEntry): void {
+    this.s.upsertStep.run({
+      run_id: runId, seq: e.seq, name: e.name, kind: e.kind, status: e.status, attempts: e.attempts,
+      result: e.result === undefined ? null : JSON.stringify(e.result),
+      error: e.error === undefined ? null : JSON.stringify(e.error),
+      started_at: e.startedAt ?? null, ended_at: e.endedAt ?? null, wake_at: e.wakeAt ?? null, next_retry_at: e.nextRetryAt ?? null,
+    });
+  }
+
+  dueRunIds(now: number, limit: number): string[] {
+    return (this.s.due.all(now, limit) as { run_id: string }[]).map((r) => r.run_id);
+  }
+
+  nextWakeAt(): number | undefined {
+    return (this.s.nextWake.get() as { at: number | null }).at ?? undefined;
+  }
+
+  unfinishedRunIds(): string[] {
+    return (this.s.unfinished.all() as { run_id: string }[]).map((r) => r.run_id);
+  }
+
+  insertSignal(runId: string, name: string, payload: Json, now: number): void {
+    this.s.insertSignal.run(runId, name, JSON.stringify(payload), now);
+  }
+
+  /** Oldest unconsumed signal of that name; marks it consumed by step `seq`. */
+  takeSignal(runId: string, name: string, seq: number): { payload: Json } | undefined {
+    const row = this.s.openSignal.get(runId, name) as { id: number; payload: string } | undefined;
+    if (!row) return undefined;
+    this.s.consumeSignal.run(seq, row.id);
+    return { payload: JSON.parse(row.payload) as Json };
+  }
+
+  eventRunIds(id: string): string[] | undefined {
+    const row = this.s.getEvent.get(id) as { run_ids: string } | undefined;
+    return row ? (JSON.parse(row.run_ids) as string[]) : undefined;
+  }
+
+  insertEvent(id: string, name: string, payload: Json, runIds: string[], now: number): void {
+    this.s.insertEvent.run(id, name, JSON.stringify(payload), now, JSON.stringify(runIds));
+  }
+
+  listRunRows(filter: RunFilter): RunRow[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (filter.status) {
+      where.push('status = ?');
+      args.push(filter.status);
+    }
+    if (filter.workflow) {
+      where.push('workflow = ?');
+      args.push(filter.workflow);
+    }
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_seq DESC LIMIT ?`;
+    return this.db.prepare(sql).all(...args, filter.limit ?? 100) as RunRow[];
+  }
+
+  view(row: RunRow, withSteps: boolean): RunView {
+    const v: RunView = {
+      runId: row.run_id,
+      workflow: row.workflow,
+      version: row.version,
+      status: row.status,
+      input: JSON.parse(row.input) as Json,
+      createdAt: iso(row.created_at)!,
+      updatedAt: iso(row.updated_at)!,
+      steps: withSteps ? this.journal(row.run_id).map(toStepView) : [],
+    };
+    if (row.output != null) v.output = parse<Json>(row.output);
+    if (row.error != null) v.error = parse<ErrorInfo>(row.error);
+    if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
+    return v;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function toEntry(r: StepRow): JournalEntry {
+  const e: JournalEntry = { seq: r.seq, name: r.name, kind: r.kind, status: r.status, attempts: r.attempts };
+  if (r.result != null) e.result = JSON.parse(r.result) as Json;
+  if (r.error != null) e.error = JSON.parse(r.error) as ErrorInfo;
+  if (r.started_at != null) e.startedAt = r.started_at;
+  if (r.ended_at != null) e.endedAt = r.ended_at;
+  if (r.wake_at != null) e.wakeAt = r.wake_at;
+  if (r.next_retry_at != null) e.nextRetryAt = r.next_retry_at;
+  return e;
+}
+
+export function toStepView(e: JournalEntry): StepView {
+  const v: StepView = { seq: e.seq, name: e.name, kind: e.kind, status: e.status, attempts: e.attempts };
+  if (e.result !== undefined) v.result = e.result;
+  if (e.error !== undefined) v.error = e.error;
+  if (e.startedAt !== undefined) v.startedAt = iso(e.startedAt);
+  if (e.endedAt !== undefined) v.endedAt = iso(e.endedAt);
+  if (e.nextRetryAt !== undefined) v.nextRetryAt = iso(e.nextRetryAt);
+  if (e.wakeAt !== undefined) v.wakeAt = iso(e.wakeAt);
+  return v;
+}

@@ -1,0 +1,62 @@
+// Replay decision: a pure function of (journal, the step call the code makes now, the time).
+// The executor interprets the decision; nothing here touches storage or clocks.
+import type { JournalEntry } from './journal.ts';
+import type { StepKind } from './run-view.ts';
+
+export interface StepCall {
+  seq: number;
+  kind: StepKind;
+  name: string;
+}
+
+export type Decision =
+  /** Recorded and finished: hand back the recorded result or error. */
+  | { type: 'replay'; entry: JournalEntry }
+  /** Not recorded yet (or due for its next attempt): run it. */
+  | { type: 'execute'; attempt: number; entry?: JournalEntry }
+  /** A sleep whose time has come: record it finished and go on. */
+  | { type: 'wake'; entry: JournalEntry }
+  /** A wait still open: look for a signal, else time out at the deadline, else suspend. */
+  | { type: 'await'; entry: JournalEntry }
+  /** Not due yet: suspend until `until`. */
+  | { type: 'suspend'; status: 'sleeping' | 'retrying'; until: number; entry: JournalEntry }
+  | { type: 'diverged'; position: number; expected: string; recorded: string };
+
+export const describeCall = (c: { kind: StepKind; name: string }): string => `${c.kind} '${c.name}'`;
+
+export function decide(journal: readonly JournalEntry[], call: StepCall, now: number): Decision {
+  const entry = journal[call.seq];
+  if (!entry) return { type: 'execute', attempt: 1 };
+  if (entry.kind !== call.kind || entry.name !== call.name) {
+    return { type: 'diverged', position: call.seq, expected: describeCall(call), recorded: describeCall(entry) };
+  }
+  switch (entry.status) {
+    case 'succeeded':
+    case 'failed':
+    case 'timedout':
+      return { type: 'replay', entry };
+    case 'retrying':
+      return entry.nextRetryAt !== undefined && entry.nextRetryAt > now
+        ? { type: 'suspend', status: 'retrying', until: entry.nextRetryAt, entry }
+        : { type: 'execute', attempt: entry.attempts + 1, entry };
+    case 'running':
+      // An attempt that began but never recorded an outcome: run it again, same key.
+      return { type: 'execute', attempt: Math.max(1, entry.attempts), entry };
+    case 'sleeping':
+      return entry.wakeAt !== undefined && entry.wakeAt > now
+        ? { type: 'suspend', status: 'sleeping', until: entry.wakeAt, entry }
+        : { type: 'wake', entry };
+    case 'waiting':
+      return { type: 'await', entry };
+  }
+}
+
+/** The code returned: any recorded entry beyond `position` means the code changed. */
+export function decideFinish(
+  journal: readonly JournalEntry[],
+  position: number,
+): { type: 'done' } | { type: 'diverged'; position: number; expected: string; recorded: string } {
+  const extra = journal[position];
+  if (!extra) return { type: 'done' };
+  return { type: 'diverged', position, expected: 'the run to finish', recorded: describeCall(extra) };
+}

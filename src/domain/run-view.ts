@@ -1,0 +1,41 @@
+// The shapes every backend reports, identical on SQLite and Restate (CONTRACT.md).
+import type { ErrorInfo } from './errors.ts';
+import type { Json } from './json.ts';
+import type { RunStatus } from './run-status.ts';
+
+export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit';
+export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'succeeded' | 'failed' | 'timedout';
+
+export interface StepView {
+  seq: number;
+  name: string;
+  kind: StepKind;
+  status: StepStatus;
+  attempts: number;
+  result?: Json;
+  error?: ErrorInfo;
+  startedAt?: string;
+  endedAt?: string;
+  nextRetryAt?: string;
+  wakeAt?: string;
+}
+
+export interface RunView {
+  runId: string;
+  workflow: string;
+  version: string;
+  status: RunStatus;
+  input: Json;
+  output?: Json;
+  error?: ErrorInfo;
+  createdAt: string;
+  updatedAt: string;
+  wakeAt?: string;
+  steps: StepView[];
+}
+
+export interface RunFilter {
+  status?: RunStatus;
+  workflow?: string;
+  limit?: number;
+}

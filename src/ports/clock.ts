@@ -1,0 +1,6 @@
+// Time as a port: wake times are computed only through it, and tests swap in a manual clock.
+export interface Clock {
+  now(): number;
+  /** Calls fn once at (or after) epoch ms `at`. Returns a cancel function. */
+  setTimer(at: number, fn: () => void): () => void;
+}

@@ -1,0 +1,48 @@
+// DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
+// differences are declared as data in `capabilities`, never as backend `if`s in callers.
+import type { Json } from '../domain/json.ts';
+import type { RunFilter, RunView } from '../domain/run-view.ts';
+
+export interface ExecutorCapabilities {
+  /** Time can be driven by a manual clock (testing kit). */
+  manualClock: boolean;
+  /** runs.retry resumes a failed run keeping recorded results. */
+  retryFailedRuns: boolean;
+}
+
+export interface StartRunRequest {
+  workflow: string;
+  input: Json;
+  /** Caller's id: a second start with the same id returns the first run. */
+  runId: string;
+}
+
+export interface EmitRequest {
+  name: string;
+  payload: Json;
+  /** Dedup id: the same id twice starts nothing new. */
+  id: string;
+}
+
+export interface EmitResult {
+  runIds: string[];
+  duplicate: boolean;
+}
+
+export interface DurableExecutor {
+  readonly backend: string;
+  readonly capabilities: ExecutorCapabilities;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }>;
+  emit(req: EmitRequest): Promise<EmitResult>;
+  signal(runId: string, name: string, payload: Json): Promise<void>;
+  getRun(runId: string): Promise<RunView | undefined>;
+  listRuns(filter: RunFilter): Promise<RunView[]>;
+  cancel(runId: string): Promise<void>;
+  retry(runId: string): Promise<void>;
+  /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */
+  waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
+  /** Resolves when nothing can make progress without time passing or a signal. */
+  idle(): Promise<void>;
+}
