@@ -2,8 +2,9 @@
 // validated definition object that any backend can execute.
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
-import type { WorkflowFn } from './types.ts';
+import type { StepOptions, WorkflowFn } from './types.ts';
 
 export const WORKFLOW_BRAND = 'tranquil.workflow' as const;
 
@@ -12,11 +13,15 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly name: string;
   readonly triggers: readonly Trigger[];
   readonly fn: WorkflowFn<I, O>;
+  /** Step options every step.do of this workflow starts from (its own options win). */
+  readonly stepDefaults: StepOptions;
 }
 
 export interface WorkflowBuilder<I = any, O = any> {
   trigger(t: Trigger): void;
   run(fn: WorkflowFn<I, O>): void;
+  /** Default step options, e.g. { retries: { limit: 5, delay: '10s' }, timeout: '30s' }. */
+  defaults(options: StepOptions): void;
 }
 
 export const workflowNameSchema = z
@@ -32,6 +37,7 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
   const triggers: Trigger[] = [];
   const keys = new Set<string>();
   let fn: WorkflowFn<I, O> | undefined;
+  let stepDefaults: StepOptions = {};
   build({
     trigger(t) {
       if (!t || typeof t !== 'object' || typeof (t as Trigger).type !== 'string') {
@@ -47,9 +53,13 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
       if (fn) throw new ValidationError(`workflow '${name}' run: declared twice`);
       fn = f;
     },
+    defaults(options) {
+      normalizeStepOptions(`(defaults of workflow '${name}')`, options); // throws naming the field
+      stepDefaults = Object.freeze({ ...options, retries: options.retries && Object.freeze({ ...options.retries }) });
+    },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults });
 }
 
 export function isWorkflowDefinition(v: unknown): v is WorkflowDefinition {

@@ -34,6 +34,7 @@ export class RunSession {
   constructor(
     private readonly journal: RunJournal,
     private readonly fn: WorkflowFn,
+    private readonly stepDefaults: StepOptions = {},
   ) {}
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
@@ -175,7 +176,11 @@ export class RunSession {
       return NEVER;
     }
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
-    const opts = normalizeStepOptions(call.name, options);
+    const opts = normalizeStepOptions(call.name, {
+      ...this.stepDefaults,
+      ...options,
+      retries: { ...this.stepDefaults.retries, ...options?.retries },
+    });
     await this.flushPending();
     const attempt = decision.attempt;
     const key = idempotencyKey(this.journal.runId, call.name);

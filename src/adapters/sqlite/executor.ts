@@ -299,7 +299,7 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         if (row.status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, row.workflow, JSON.parse(row.input) as Json, act), wf.definition.fn);
+        const session = new RunSession(this.journalFor(runId, row.workflow, JSON.parse(row.input) as Json, act), wf.definition.fn, wf.definition.stepDefaults);
         const outcome = await session.run();
         if (this.stopping) return;
         await this.queue.enqueue(() => this.applyOutcome(runId, outcome));

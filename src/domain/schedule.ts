@@ -1,0 +1,135 @@
+// Schedule slot decisions (pure): given the last slot a schedule already handled, the
+// current time and the catch-up policy, which slots fire now and what happened to the rest.
+//
+// A slot is "on time" when it is the newest due slot and at most `graceMs` old: it fires
+// (fate 'fired') under every policy. Every other due slot was passed while the engine was
+// not looking (down, asleep, clock jumped forward) and the policy decides:
+//   none   -> all 'missed'
+//   latest -> the newest one 'caught-up' unless an on-time slot already covers it; the rest 'missed'
+//   all    -> the newest `cap` slots fire ('caught-up'), older ones 'skipped' (over the cap)
+// Slots at or before `after` are never considered, so a clock that jumps backward cannot
+// make a slot fire twice. Calendar arithmetic is injected (cron), keeping this pure.
+
+export type CatchUpPolicy = 'latest' | 'all' | 'none';
+export type SlotFate = 'fired' | 'caught-up' | 'missed' | 'skipped';
+
+export interface SlotCalendar {
+  /** First slot strictly after t, if any. */
+  nextAfter(t: number): number | undefined;
+  /** Newest slot at or before t, if any. */
+  latestAtOrBefore(t: number): number | undefined;
+}
+
+export interface SlotPlanInput {
+  /** Newest slot already handled (or the schedule's registration time). */
+  after: number;
+  now: number;
+  policy: CatchUpPolicy;
+  /** 'all' fires at most this many slots at once. */
+  cap: number;
+  graceMs: number;
+  calendar: SlotCalendar;
+  /** Dropped slots listed one by one; beyond this they are summarised in one range. */
+  listLimit?: number;
+}
+
+export interface SlotDecision {
+  at: number;
+  fate: SlotFate;
+  reason: string;
+}
+
+/** Dropped slots beyond listLimit, summarised. `count` stops at `countLimit` (then `atLeast`). */
+export interface SlotRange {
+  from: number;
+  to: number;
+  count: number;
+  atLeast: boolean;
+  fate: 'missed' | 'skipped';
+  reason: string;
+}
+
+export interface SlotPlan {
+  /** Oldest first; includes fired, caught-up and the listed dropped slots. */
+  decisions: SlotDecision[];
+  range?: SlotRange;
+  /** The newest slot now handled (the schedule's new `after`). */
+  handledUpTo: number;
+  /** Next slot strictly after max(now, handledUpTo). */
+  next: number | undefined;
+}
+
+const COUNT_LIMIT = 10_000;
+
+export function planSlots(p: SlotPlanInput): SlotPlan {
+  const listLimit = p.listLimit ?? 50;
+  const upTo = Math.max(p.now, p.after);
+  const next = p.calendar.nextAfter(upTo);
+  // Newest due slots first, only as many as the policy could ever fire.
+  const keep = p.policy === 'all' ? Math.max(1, p.cap) : 1;
+  const recent: number[] = [];
+  for (let t = p.calendar.latestAtOrBefore(p.now); t !== undefined && t > p.after && recent.length < keep; t = p.calendar.latestAtOrBefore(t - 1)) {
+    recent.push(t);
+  }
+  if (recent.length === 0) return { decisions: [], handledUpTo: p.after, next };
+  recent.reverse();
+  const newest = recent[recent.length - 1]!;
+  const onTime = p.now - newest <= p.graceMs;
+
+  const fire: SlotDecision[] = [];
+  if (p.policy === 'all') {
+    for (const at of onTime ? recent.slice(0, -1) : recent) {
+      fire.push({ at, fate: 'caught-up', reason: `missed while the engine was not running; catchUp 'all' runs it late` });
+    }
+  } else if (p.policy === 'latest' && !onTime) {
+    fire.push({ at: newest, fate: 'caught-up', reason: `missed while the engine was not running; catchUp 'latest' runs the most recent missed slot` });
+  }
+  if (onTime) fire.push({ at: newest, fate: 'fired', reason: 'fired on time' });
+
+  // Every due slot before `boundary` was not fired: list the oldest, summarise the rest.
+  const boundary = p.policy === 'none' && !onTime ? newest + 1 : recent[0]!;
+  const fate: 'missed' | 'skipped' = p.policy === 'all' ? 'skipped' : 'missed';
+  const reason =
+    p.policy === 'all'
+      ? `over the catch-up cap of ${p.cap} slots (catchUp 'all' runs only the newest ${p.cap})`
+      : p.policy === 'none'
+        ? `passed while the engine was not running; catchUp 'none' drops missed slots`
+        : `passed while the engine was not running; catchUp 'latest' ran only a newer slot`;
+  const dropped: SlotDecision[] = [];
+  let range: SlotRange | undefined;
+  for (let t = p.calendar.nextAfter(p.after); t !== undefined && t < boundary; t = p.calendar.nextAfter(t)) {
+    if (dropped.length < listLimit) {
+      dropped.push({ at: t, fate, reason });
+      continue;
+    }
+    range ??= { from: t, to: t, count: 0, atLeast: false, fate, reason };
+    range.count++;
+    range.to = t;
+    if (range.count >= COUNT_LIMIT) {
+      // Too many to walk one by one: report the span up to the last dropped slot.
+      range.atLeast = true;
+      const last = p.calendar.latestAtOrBefore(boundary - 1);
+      if (last !== undefined && last > range.to) range.to = last;
+      break;
+    }
+  }
+  return { decisions: [...dropped, ...fire], range, handledUpTo: newest, next };
+}
+
+/** Plain-English lines for a schedule's recent slot ledger (newest last). */
+export function describeSlots(
+  workflow: string,
+  cron: string,
+  timezone: string,
+  slots: { at: number; fate: SlotFate; reason: string; runId?: string; count?: number; until?: number }[],
+  next: number | undefined,
+): string[] {
+  const iso = (t: number) => new Date(t).toISOString();
+  const lines = slots.map((s) => {
+    const span = s.count && s.count > 1 && s.until !== undefined ? `${s.count} slots ${iso(s.at)} .. ${iso(s.until)}` : `slot ${iso(s.at)}`;
+    const run = s.runId ? ` -> run ${s.runId}` : '';
+    return `${span}: ${s.fate}${run} (${s.reason})`;
+  });
+  lines.unshift(`schedule '${cron}' (${timezone}) of workflow '${workflow}'; next slot ${next === undefined ? 'none' : iso(next)}`);
+  return lines;
+}
