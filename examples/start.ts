@@ -1,5 +1,6 @@
 // `npm start`: runs the engine on the embedded SQLite default (./.tranquil) and shows one
 // activation-nudge run progressing: sleeping -> retrying -> succeeded, then explains it.
+export {};
 process.env.NUDGE_PAUSE ??= '2s';
 const { createEngine } = await import('@tranquil/engine');
 const { default: activationNudge } = await import('./activation-nudge.ts');
