@@ -12,7 +12,12 @@ export const configSchema = z
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),
     webhook: z
-      .object({ host: z.string().min(1).default('127.0.0.1'), port: z.number().int().min(0).max(65535).default(0) })
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(0),
+        /** Largest accepted webhook body; larger ones get 413. Default 1 MiB. */
+        bodyLimitBytes: z.number().int().min(1).max(1024 ** 3).default(1024 * 1024),
+      })
       .strict()
       .optional(),
     restate: z

@@ -4,6 +4,8 @@ import { Container } from 'inversify';
 import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
 import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
+import { cronCalendar } from '../src/adapters/cron/cron-calendar.ts';
+import { startWebhookListener } from '../src/adapters/http/webhook-listener.ts';
 import type { Clock } from '../src/ports/clock.ts';
 import type { DurableExecutor } from '../src/ports/executor.ts';
 import { Engine } from '../src/runtime/engine.ts';
@@ -35,13 +37,19 @@ export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}
     const common = { clock: ctx.get<Clock>(TOKENS.clock), registry: ctx.get<WorkflowRegistry>(TOKENS.registry), random: ctx.get<() => number>(TOKENS.random) };
     switch (cfg.backend) {
       case 'sqlite':
-        return new SqliteExecutor({ ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns });
+        return new SqliteExecutor({
+          ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns, calendar: cronCalendar,
+        });
       case 'restate':
         throw new NotSupportedError("backend 'restate' is not available yet in this build; use backend: 'sqlite'");
     }
   });
   c.bind<Engine>(TOKENS.engine).toDynamicValue(
-    (ctx) => new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock)),
+    (ctx) =>
+      new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
+        webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
+        webhookListener: startWebhookListener,
+      }),
   );
   return c;
 }

@@ -21,3 +21,8 @@ export function eventRunId(eventId: string, workflow: string): string {
 export function slotRunId(workflow: string, slotIso: string): string {
   return `cron-${workflow}-${slotIso.replace(/[^0-9TZ]/g, '')}`;
 }
+
+/** A webhook delivery with an Idempotency-Key: the same key for the same workflow = the same run. */
+export function hookRunId(workflow: string, idempotencyKey: string): string {
+  return `hook-${stableHash(`${workflow}\u0000${idempotencyKey}`).slice(0, 24)}`;
+}

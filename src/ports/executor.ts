@@ -2,6 +2,7 @@
 // differences are declared as data in `capabilities`, never as backend `if`s in callers.
 import type { Json } from '../domain/json.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { TriggerState } from './triggers.ts';
 
 export interface ExecutorCapabilities {
   /** Time can be driven by a manual clock (testing kit). */
@@ -45,4 +46,6 @@ export interface DurableExecutor {
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */
   idle(): Promise<void>;
+  /** Event inbox, schedules, slot ledger, webhook secrets; absent = not supported yet. */
+  readonly triggers?: TriggerState;
 }

@@ -3,14 +3,18 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { parseDuration, type Duration } from '../domain/duration.ts';
-import { UnknownRunError, ValidationError } from '../domain/errors.ts';
+import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { roundTrip, type Json } from '../domain/json.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
+import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
+import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import { describeSlots } from '../domain/schedule.ts';
+import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
@@ -42,6 +46,35 @@ function jsonArg(value: unknown, what: string): Json {
 
 const MAX_WAIT_MS = 2 ** 31 - 1;
 
+const eventFilterSchema = z
+  .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
+  .strict();
+const slotFilterSchema = z
+  .object({
+    workflow: z.string().min(1).optional(),
+    fate: z.enum(['fired', 'caught-up', 'missed', 'skipped']).optional(),
+    limit: z.number().int().min(1).max(10_000).optional(),
+  })
+  .strict();
+
+export interface EventsApi {
+  /** Newest first. `unmatched: true` = events no workflow subscribed to (kept, not dropped). */
+  list(filter?: EventFilter): Promise<EventView[]>;
+}
+
+export interface SchedulesApi {
+  list(): Promise<ScheduleView[]>;
+  /** The slot ledger, newest first: every slot's fate (fired, caught-up, missed, skipped). */
+  slots(filter?: SlotFilter): Promise<SlotView[]>;
+  /** "Why didn't my 9am job run?": the workflow's schedules and recent slot fates in plain English. */
+  explain(workflow: string): Promise<{ workflow: string; summary: string; details: string[] }>;
+}
+
+export interface EngineOptions {
+  webhook?: WebhookConfig;
+  webhookListener?: WebhookListenerFactory;
+}
+
 export interface RunsApi {
   get(runId: string): Promise<RunView>;
   list(filter?: RunFilter): Promise<RunView[]>;
@@ -52,12 +85,27 @@ export interface RunsApi {
 
 export class Engine {
   readonly runs: RunsApi;
+  readonly events: EventsApi;
+  readonly schedules: SchedulesApi;
+  private readonly webhooks: WebhookHost | undefined;
 
   constructor(
     readonly executor: DurableExecutor,
     readonly registry: WorkflowRegistry,
     private readonly clock: Clock,
+    options: EngineOptions = {},
   ) {
+    this.webhooks = options.webhookListener
+      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook)
+      : undefined;
+    this.events = {
+      list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema, filter, 'events.list filter')),
+    };
+    this.schedules = {
+      list: async () => this.triggerState().listSchedules(),
+      slots: async (filter = {}) => this.triggerState().listSlots(check(slotFilterSchema, filter, 'schedules.slots filter')),
+      explain: async (workflow) => this.explainSchedules(check(nameSchema, workflow, 'workflow')),
+    };
     this.runs = {
       get: async (runId) => this.view(runId),
       list: async (filter = {}) => this.executor.listRuns(check(filterSchema, filter, 'runs.list filter')),
@@ -71,12 +119,38 @@ export class Engine {
     return this.executor.backend;
   }
 
-  start(): Promise<void> {
-    return this.executor.start();
+  async start(): Promise<void> {
+    await this.executor.start();
+    try {
+      await this.webhooks?.start();
+    } catch (err) {
+      await this.executor.stop();
+      throw err;
+    }
   }
 
-  stop(): Promise<void> {
-    return this.executor.stop();
+  async stop(): Promise<void> {
+    // The listener first: no new runs arrive while the executor winds down.
+    await this.webhooks?.stop();
+    await this.executor.stop();
+  }
+
+  /** Re-scans due timers and schedule slots now; for hosts with a real resume signal
+   *  (Electron's powerMonitor 'resume'). Wall-clock jumps are detected on their own too. */
+  async rescan(): Promise<void> {
+    await this.triggerState().rescan();
+  }
+
+  /** `http://127.0.0.1:<port>/hooks/<workflow>/<secret>` for a workflow with a webhook trigger. */
+  async webhookUrl(workflow: string): Promise<string> {
+    const name = check(nameSchema, workflow, 'workflow');
+    if (!this.webhooks) throw new NotSupportedError('this engine was built without a webhook listener');
+    return this.webhooks.url(name);
+  }
+
+  /** Where the webhook listener listens, once started; undefined when it is not running. */
+  get webhookAddress(): { host: string; port: number } | undefined {
+    return this.webhooks?.address;
   }
 
   async trigger(workflow: string, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
@@ -111,6 +185,29 @@ export class Engine {
       }
     }
     return this.executor.waitForTerminal(id, timeoutMs);
+  }
+
+  private triggerState(): TriggerState {
+    if (!this.executor.triggers) throw new NotSupportedError(`backend '${this.executor.backend}' does not expose trigger state yet`);
+    return this.executor.triggers;
+  }
+
+  private async explainSchedules(workflow: string): Promise<{ workflow: string; summary: string; details: string[] }> {
+    this.registry.get(workflow);
+    const t = this.triggerState();
+    const schedules = (await t.listSchedules()).filter((s) => s.workflow === workflow);
+    if (schedules.length === 0) return { workflow, summary: `Workflow '${workflow}' has no schedule() trigger.`, details: [] };
+    const slots = (await t.listSlots({ workflow, limit: 20 })).reverse();
+    const details = schedules.flatMap((s) =>
+      describeSlots(workflow, s.cron, s.timezone, slots.map((x) => ({
+        at: Date.parse(x.slot), fate: x.fate, reason: x.reason, runId: x.runId, count: x.count, until: x.until ? Date.parse(x.until) : undefined,
+      })), s.nextAt ? Date.parse(s.nextAt) : undefined),
+    );
+    const last = slots[slots.length - 1];
+    const summary = last
+      ? `Workflow '${workflow}': last slot ${last.slot} was ${last.fate}${last.runId ? ` (run ${last.runId})` : ''}: ${last.reason}.`
+      : `Workflow '${workflow}': no slot has come due yet${schedules[0]?.nextAt ? `; next at ${schedules[0].nextAt}` : ''}.`;
+    return { workflow, summary, details };
   }
 
   private async view(runId: string): Promise<RunView> {

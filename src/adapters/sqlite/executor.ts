@@ -4,7 +4,7 @@
 // run row's next state, the ONE armed timer at min(wake_at), start-up recovery, and the
 // waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
 // a caller is answered only after its transaction committed.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { RunStateError, StorageError, TimeoutError, UnknownRunError } from '../../domain/errors.ts';
 import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
@@ -14,11 +14,15 @@ import type { RunFilter, RunView } from '../../domain/run-view.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { RunJournal } from '../../ports/run-journal.ts';
+import type { TriggerState } from '../../ports/triggers.ts';
+import { cronCalendar } from '../cron/cron-calendar.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession } from '../../runtime/run-session.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { OwnerLease } from './owner-lease.ts';
+import { ScheduleBook, type CalendarFactory } from './schedule-book.ts';
+import { TriggerTables } from './trigger-tables.ts';
 import { openDatabase, SqliteStore, type Durability } from './store.ts';
 
 export interface SqliteExecutorOptions {
@@ -28,6 +32,8 @@ export interface SqliteExecutorOptions {
   registry: WorkflowRegistry;
   random: () => number;
   maxConcurrentRuns: number;
+  /** Cron arithmetic for schedule() triggers; cron-parser unless a test swaps it. */
+  calendar?: CalendarFactory;
 }
 
 interface ActiveRun {
@@ -55,6 +61,9 @@ export class SqliteExecutor implements DurableExecutor {
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
+  private tables!: TriggerTables;
+  private schedules!: ScheduleBook;
+  private unsubscribeJump: (() => void) | undefined;
 
   constructor(private readonly o: SqliteExecutorOptions) {}
 
@@ -74,6 +83,18 @@ export class SqliteExecutor implements DurableExecutor {
       throw err;
     }
     this.started = true;
+    this.tables = new TriggerTables(this.store.db);
+    this.schedules = new ScheduleBook(this.store, this.tables, this.o.registry, this.o.calendar ?? cronCalendar);
+    this.store.transaction(() => {
+      this.schedules.register(this.now());
+      // Webhook secrets are minted at first registration, so a URL is stable from then on.
+      for (const w of this.o.registry.all()) {
+        if (w.definition.triggers.some((t) => t.type === 'webhook')) this.mintWebhookSecret(w.definition.name);
+      }
+    });
+    // A wall-clock jump (laptop sleep, NTP step) means the armed timer's notion of "when"
+    // is stale: re-scan at once instead of waiting for it.
+    this.unsubscribeJump = this.o.clock.onJump?.(() => this.onTimer());
     // Catch-up: runs that were executing when the last owner stopped or died, then every
     // timer that came due while nobody was watching.
     for (const id of this.store.unfinishedRunIds()) this.dispatch(id);
@@ -83,6 +104,7 @@ export class SqliteExecutor implements DurableExecutor {
   async stop(): Promise<void> {
     if (!this.started || this.stopping) return;
     this.stopping = true;
+    this.unsubscribeJump?.();
     this.cancelTimer?.();
     this.ready.length = 0;
     this.readySet.clear();
@@ -369,6 +391,38 @@ export class SqliteExecutor implements DurableExecutor {
     for (const w of waiters) w(view);
   }
 
+  // ---- trigger state ------------------------------------------------------------------
+
+  private mintWebhookSecret(workflow: string): string {
+    const existing = this.tables.webhookSecret(workflow);
+    if (existing) return existing;
+    this.tables.insertWebhookSecret(workflow, randomBytes(32).toString('base64url'), this.now());
+    return this.tables.webhookSecret(workflow)!;
+  }
+
+  readonly triggers: TriggerState = {
+    listEvents: async (filter) => (this.ensureStarted(), this.tables.listEvents(filter)),
+    listSchedules: async () => (this.ensureStarted(), this.tables.listSchedules()),
+    listSlots: async (filter) => (this.ensureStarted(), this.tables.listSlots(filter)),
+    webhookSecret: async (workflow) => {
+      this.ensureStarted();
+      return this.queue.enqueue(() => this.mintWebhookSecret(workflow));
+    },
+    webhookPort: async () => {
+      this.ensureStarted();
+      const v = this.tables.setting('webhook.port');
+      return v === undefined ? undefined : Number(v);
+    },
+    saveWebhookPort: async (port) => {
+      this.ensureStarted();
+      await this.queue.enqueue(() => this.tables.setSetting('webhook.port', String(port)));
+    },
+    rescan: async () => {
+      this.ensureStarted();
+      this.onTimer();
+    },
+  };
+
   // ---- the one timer -----------------------------------------------------------------
 
   /** Arms (or re-arms earlier) the single timer. */
@@ -384,22 +438,26 @@ export class SqliteExecutor implements DurableExecutor {
     });
   }
 
-  /** Claims every due run (status -> running, wake_at cleared) in one transaction, then
-   *  dispatches them and re-arms at the next wake time in the file. */
+  /** Claims every due run (status -> running, wake_at cleared) and fires every due
+   *  schedule slot in one transaction, then dispatches them and re-arms at the next wake
+   *  time or schedule slot in the file, whichever is first. */
   private onTimer(): void {
     if (this.stopping) return;
     const now = this.now();
-    const claimed = this.store.transaction(() => {
+    const { claimed, fired } = this.store.transaction(() => {
       const ids = this.store.dueRunIds(now, DUE_BATCH);
       for (const id of ids) this.store.setStatus(id, 'running', undefined, now);
-      return ids;
+      return { claimed: ids, fired: this.schedules.fireDue(now) };
     });
+    for (const id of fired) this.dispatch(id);
     for (const id of claimed) this.dispatch(id);
     if (claimed.length === DUE_BATCH) {
       setImmediate(() => this.onTimer());
       return;
     }
-    const next = this.store.nextWakeAt();
+    const wake = this.store.nextWakeAt();
+    const slot = this.schedules.nextAt();
+    const next = wake === undefined ? slot : slot === undefined ? wake : Math.min(wake, slot);
     this.cancelTimer?.();
     this.timerAt = undefined;
     if (next !== undefined) this.armAt(next);

@@ -61,6 +61,41 @@ export const MIGRATIONS: readonly string[] = [
     heartbeat_at INTEGER NOT NULL
   );
   `,
+  /* 2: triggers: schedules + slot ledger (every slot's fate), webhook secrets, settings */ `
+  CREATE TABLE schedules (
+    id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    cron TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    catch_up TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    handled_up_to INTEGER NOT NULL,
+    next_at INTEGER,
+    active INTEGER NOT NULL DEFAULT 1
+  );
+  CREATE INDEX schedules_next ON schedules (next_at) WHERE active = 1;
+  CREATE TABLE schedule_slots (
+    schedule_id TEXT NOT NULL,
+    slot_at INTEGER NOT NULL,
+    fate TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    run_id TEXT,
+    count INTEGER NOT NULL DEFAULT 1,
+    until_at INTEGER,
+    recorded_at INTEGER NOT NULL,
+    PRIMARY KEY (schedule_id, slot_at)
+  ) WITHOUT ROWID;
+  CREATE INDEX schedule_slots_at ON schedule_slots (slot_at);
+  CREATE TABLE webhook_secrets (
+    workflow TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
 ];
 
 export function migrate(db: Database): void {

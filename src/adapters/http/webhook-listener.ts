@@ -1,0 +1,85 @@
+// The webhook listener (hono on node:http): POST /hooks/<workflow>/<secret>.
+// Order of checks, each answered before any run exists:
+//   unknown workflow or wrong secret -> 404 (constant-time compare, same answer for both)
+//   body over the limit              -> 413 (Content-Length or streamed count)
+//   unreadable body / media type     -> 400 / 415
+//   validate rejects                 -> 400 with the reason
+//   otherwise                        -> 202 { runId, created }
+// An Idempotency-Key header makes a redelivery return the first run (created: false).
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Context } from 'hono';
+import type { Json } from '../../domain/json.ts';
+import type { RunningListener, WebhookHandler, WebhookListenOptions } from '../../ports/webhook-listener.ts';
+import { listen } from './listen.ts';
+import { secretsEqual } from './secret-compare.ts';
+
+const notFound = (c: Context) => c.json({ error: 'not found' }, 404);
+/** Compared against when the workflow is unknown, so both 404s cost the same. */
+const DUMMY_SECRET = 'x'.repeat(43);
+
+type Parsed = { ok: true; body: Json } | { ok: false; status: 400 | 415; reason: string };
+
+async function readBody(c: Context): Promise<Parsed> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json' || type.endsWith('+json')) {
+    const text = await c.req.text();
+    if (text.trim() === '') return { ok: true, body: null };
+    try {
+      return { ok: true, body: JSON.parse(text) as Json };
+    } catch (err) {
+      return { ok: false, status: 400, reason: `body is not valid JSON: ${(err as Error).message}` };
+    }
+  }
+  if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+    const form = await c.req.parseBody({ all: true });
+    const body: Record<string, Json> = {};
+    for (const [k, v] of Object.entries(form)) {
+      const values = Array.isArray(v) ? v : [v];
+      if (values.some((x) => typeof x !== 'string')) return { ok: false, status: 400, reason: `form field '${k}': file uploads are not accepted` };
+      body[k] = values.length === 1 ? (values[0] as string) : (values as string[]);
+    }
+    return { ok: true, body };
+  }
+  if (type === '') {
+    const text = await c.req.text();
+    if (text === '') return { ok: true, body: null };
+  }
+  return { ok: false, status: 415, reason: `unsupported content-type '${type || 'none'}': send application/json or a form` };
+}
+
+export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHandler): Promise<RunningListener> {
+  const app = new Hono();
+  app.post(
+    '/hooks/:target/:secret',
+    async (c, next) => {
+      const target = h.resolve(c.req.param('target'));
+      const expected = target ? await h.secretFor(target.workflow) : DUMMY_SECRET;
+      const ok = secretsEqual(c.req.param('secret'), expected);
+      if (!target || !ok) return notFound(c);
+      await next();
+    },
+    bodyLimit({ maxSize: o.bodyLimitBytes, onError: (c) => c.json({ error: `body larger than ${o.bodyLimitBytes} bytes` }, 413) }),
+    async (c) => {
+      const target = h.resolve(c.req.param('target'))!;
+      const key = c.req.header('idempotency-key');
+      if (key !== undefined && (key.length === 0 || key.length > 200)) {
+        return c.json({ error: 'Idempotency-Key header: must be 1-200 characters' }, 400);
+      }
+      const parsed = await readBody(c);
+      if (!parsed.ok) return c.json({ error: parsed.reason }, parsed.status);
+      const checked = await target.validate(parsed.body);
+      if (!checked.ok) return c.json({ error: checked.reason }, 400);
+      const started = await h.startRun(target.workflow, checked.body, key);
+      return c.json(started, 202);
+    },
+  );
+  app.notFound(notFound);
+  app.onError((err, c) => {
+    // Never a stack trace over HTTP; the operator sees it in the engine's log.
+    console.error(`tranquil: webhook request failed: ${err.message}`);
+    return c.json({ error: 'internal error' }, 500);
+  });
+  const l = await listen(app, o.host, o.port);
+  return l;
+}

@@ -1,0 +1,66 @@
+// What the engine facade and the CLI read about triggers: the event inbox, schedules and
+// their slot ledger, webhook secrets. A backend exposes it as `executor.triggers` (optional:
+// a backend without it answers NotSupportedError from the facade).
+import type { Json } from '../domain/json.ts';
+import type { CatchUpPolicy, SlotFate } from '../domain/schedule.ts';
+
+export interface EventView {
+  id: string;
+  name: string;
+  payload: Json;
+  createdAt: string;
+  /** Runs the event started; empty = no subscriber when it was published (kept, not dropped). */
+  runIds: string[];
+}
+
+export interface EventFilter {
+  name?: string;
+  /** Only events that started no run. */
+  unmatched?: boolean;
+  limit?: number;
+}
+
+export interface ScheduleView {
+  workflow: string;
+  cron: string;
+  timezone: string;
+  catchUp: CatchUpPolicy;
+  /** False when the workflow or this schedule is no longer registered. */
+  active: boolean;
+  createdAt: string;
+  /** The newest slot already decided (fired, caught up, missed or skipped). */
+  handledUpTo: string;
+  nextAt?: string;
+}
+
+export interface SlotView {
+  workflow: string;
+  slot: string;
+  fate: SlotFate;
+  reason: string;
+  runId?: string;
+  /** > 1 for a summarised range of dropped slots, ending at `until`. */
+  count: number;
+  until?: string;
+  recordedAt: string;
+}
+
+export interface SlotFilter {
+  workflow?: string;
+  fate?: SlotFate;
+  limit?: number;
+}
+
+export interface TriggerState {
+  listEvents(filter: EventFilter): Promise<EventView[]>;
+  listSchedules(): Promise<ScheduleView[]>;
+  /** Newest first. */
+  listSlots(filter: SlotFilter): Promise<SlotView[]>;
+  /** The workflow's webhook secret, minted (32 random bytes, base64url) on first call. */
+  webhookSecret(workflow: string): Promise<string>;
+  /** The port the webhook listener bound last time, if recorded. */
+  webhookPort(): Promise<number | undefined>;
+  saveWebhookPort(port: number): Promise<void>;
+  /** Re-scans due runs and schedule slots now (after a wall-clock jump or a resume signal). */
+  rescan(): Promise<void>;
+}

@@ -1,0 +1,108 @@
+// The engine's side of webhooks: decides whether a listener runs, on which port, which
+// URL segment maps to which workflow, and how a delivery becomes a run. The HTTP itself
+// is an adapter (WebhookListenerFactory) chosen in compose/.
+//
+// Port: a configured port is used as is. Port 0 first tries the port recorded in the
+// data dir last time (so URLs handed out stay valid across restarts), then any free port.
+import { randomUUID } from 'node:crypto';
+import { ValidationError } from '../domain/errors.ts';
+import { hookRunId } from '../domain/ids.ts';
+import type { DurableExecutor } from '../ports/executor.ts';
+import type { TriggerState } from '../ports/triggers.ts';
+import type { RunningListener, WebhookListenerFactory, WebhookTarget } from '../ports/webhook-listener.ts';
+import type { WorkflowRegistry } from './registry.ts';
+import { runValidator } from './webhook-validate.ts';
+
+export interface WebhookConfig {
+  host?: string;
+  port?: number;
+  /** Largest accepted body; default 1 MiB. */
+  bodyLimitBytes?: number;
+}
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export class WebhookHost {
+  private listener: RunningListener | undefined;
+  private readonly secrets = new Map<string, string>();
+  private readonly targets = new Map<string, WebhookTarget>();
+
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly executor: DurableExecutor,
+    private readonly state: () => TriggerState,
+    private readonly factory: WebhookListenerFactory,
+    private readonly config: WebhookConfig | undefined,
+  ) {
+    // Workflow names first; a trigger's `path` is an alias unless it would shadow a name.
+    const withHooks = registry.all().filter((w) => w.definition.triggers.some((t) => t.type === 'webhook'));
+    for (const w of withHooks) this.targets.set(w.definition.name, this.target(w.definition.name));
+    for (const w of withHooks) {
+      for (const t of w.definition.triggers) {
+        if (t.type === 'webhook' && !this.targets.has(t.path)) this.targets.set(t.path, this.target(w.definition.name));
+      }
+    }
+  }
+
+  /** The listener runs when a workflow has a webhook trigger or config.webhook is set. */
+  get wanted(): boolean {
+    return this.config !== undefined || this.targets.size > 0;
+  }
+
+  get address(): { host: string; port: number } | undefined {
+    return this.listener && { host: this.listener.host, port: this.listener.port };
+  }
+
+  async start(): Promise<void> {
+    if (!this.wanted || this.listener) return;
+    const state = this.state();
+    const host = this.config?.host ?? '127.0.0.1';
+    const fixed = this.config?.port ?? 0;
+    const recorded = fixed === 0 ? await state.webhookPort() : undefined;
+    const options = { host, bodyLimitBytes: this.config?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT };
+    const handler = {
+      resolve: (segment: string) => this.targets.get(segment),
+      secretFor: (workflow: string) => this.secret(workflow),
+      startRun: (workflow: string, input: never, key: string | undefined) =>
+        this.executor.startRun({ workflow, input, runId: key === undefined ? randomUUID() : hookRunId(workflow, key) }),
+    };
+    try {
+      this.listener = await this.factory({ ...options, port: fixed || recorded || 0 }, handler);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (fixed !== 0 || recorded === undefined || code !== 'EADDRINUSE') {
+        throw new Error(`webhook listener: cannot listen on ${host}:${fixed || recorded || 0}: ${(err as Error).message}`);
+      }
+      // The recorded port is taken by someone else now: any free port (URLs change).
+      this.listener = await this.factory({ ...options, port: 0 }, handler);
+    }
+    await state.saveWebhookPort(this.listener.port);
+  }
+
+  async stop(): Promise<void> {
+    const l = this.listener;
+    this.listener = undefined;
+    await l?.close();
+  }
+
+  async url(workflow: string): Promise<string> {
+    const def = this.registry.get(workflow).definition;
+    if (!def.triggers.some((t) => t.type === 'webhook')) throw new ValidationError(`workflow '${workflow}' has no webhook() trigger`);
+    if (!this.listener) throw new ValidationError('webhook listener is not running (call engine.start() first)');
+    const h = this.listener.host;
+    const host = h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h;
+    return `http://${host}:${this.listener.port}/hooks/${workflow}/${await this.secret(workflow)}`;
+  }
+
+  private async secret(workflow: string): Promise<string> {
+    let s = this.secrets.get(workflow);
+    if (s === undefined) this.secrets.set(workflow, (s = await this.state().webhookSecret(workflow)));
+    return s;
+  }
+
+  private target(workflow: string): WebhookTarget {
+    const trigger = this.registry.get(workflow).definition.triggers.find((t) => t.type === 'webhook');
+    const validate = trigger?.type === 'webhook' ? trigger.validate : undefined;
+    return { workflow, validate: (body) => runValidator(validate, body) };
+  }
+}
