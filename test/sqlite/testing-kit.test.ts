@@ -179,3 +179,30 @@ describe('testing kit (manual clock)', () => {
     expect(attempts).toBe(2);
   });
 });
+
+describe('recovery at start-up', () => {
+  it('a waiting run whose signal was stored just before a crash resumes on restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-kit-'));
+    const wf = workflow('waits', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.waitForEvent('go'));
+    });
+    try {
+      const a = await createTestEngine({ workflows: [wf], dataDir });
+      const { runId } = await a.engine.trigger('waits', null);
+      await a.idle();
+      await a.close();
+      // The crash window: the signal row is durable but no engine dispatched the run.
+      const Database = (await import('better-sqlite3')).default;
+      const db = new Database(join(dataDir, 'tranquil.db'));
+      db.prepare(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?, 'go', '"yes"', 0)`).run(runId);
+      db.close();
+      const b = await createTestEngine({ workflows: [wf], dataDir });
+      await b.idle();
+      expect((await b.engine.runs.get(runId)).output).toBe('yes');
+      await b.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

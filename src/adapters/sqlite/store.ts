@@ -90,7 +90,10 @@ export class SqliteStore {
                        ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at`),
       due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
       nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
-      unfinished: q(`SELECT run_id FROM runs WHERE status IN ('pending', 'running') ORDER BY created_seq`),
+      // Runs an engine was executing, plus waiting runs whose signal landed just before a crash.
+      unfinished: q(`SELECT run_id FROM runs WHERE status IN ('pending', 'running')
+                     OR (status = 'waiting' AND EXISTS (SELECT 1 FROM signals s WHERE s.run_id = runs.run_id AND s.consumed_seq IS NULL))
+                     ORDER BY created_seq`),
       maxSeq: q(`SELECT coalesce(max(created_seq), 0) AS n FROM runs`),
       insertSignal: q(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?, ?, ?, ?)`),
       openSignal: q(`SELECT id, payload FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id LIMIT 1`),
