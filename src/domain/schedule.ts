@@ -59,20 +59,33 @@ export interface SlotPlan {
   next: number | undefined;
 }
 
-const COUNT_LIMIT = 10_000;
+/** Due slots walked forward one by one; beyond this the newest are found walking back. */
+const WALK_LIMIT = 10_000;
 
 export function planSlots(p: SlotPlanInput): SlotPlan {
   const listLimit = p.listLimit ?? 50;
-  const upTo = Math.max(p.now, p.after);
-  const next = p.calendar.nextAfter(upTo);
-  // Newest due slots first, only as many as the policy could ever fire.
+  const next = p.calendar.nextAfter(Math.max(p.now, p.after));
   const keep = p.policy === 'all' ? Math.max(1, p.cap) : 1;
-  const recent: number[] = [];
-  for (let t = p.calendar.latestAtOrBefore(p.now); t !== undefined && t > p.after && recent.length < keep; t = p.calendar.latestAtOrBefore(t - 1)) {
-    recent.push(t);
+  // Forward from `after` is authoritative (a backward walk can disagree around DST gaps).
+  const due: number[] = [];
+  let overflow = false;
+  for (let t = p.calendar.nextAfter(p.after); t !== undefined && t <= p.now; t = p.calendar.nextAfter(t)) {
+    if (due.length >= WALK_LIMIT) {
+      overflow = true;
+      break;
+    }
+    due.push(t);
   }
-  if (recent.length === 0) return { decisions: [], handledUpTo: p.after, next };
-  recent.reverse();
+  if (due.length === 0) return { decisions: [], handledUpTo: p.after, next };
+  let recent = due.slice(-keep);
+  if (overflow) {
+    // Too many to walk: the newest `keep` slots come from walking back from now.
+    const back: number[] = [];
+    for (let t = p.calendar.latestAtOrBefore(p.now); t !== undefined && t > due[due.length - 1]! && back.length < keep; t = p.calendar.latestAtOrBefore(t - 1)) {
+      back.push(t);
+    }
+    if (back.length > 0) recent = back.reverse();
+  }
   const newest = recent[recent.length - 1]!;
   const onTime = p.now - newest <= p.graceMs;
 
@@ -95,25 +108,20 @@ export function planSlots(p: SlotPlanInput): SlotPlan {
       : p.policy === 'none'
         ? `passed while the engine was not running; catchUp 'none' drops missed slots`
         : `passed while the engine was not running; catchUp 'latest' ran only a newer slot`;
-  const dropped: SlotDecision[] = [];
+  const droppedSlots = due.filter((t) => t < boundary);
+  const decisions = droppedSlots.slice(0, listLimit).map((at) => ({ at, fate, reason }));
   let range: SlotRange | undefined;
-  for (let t = p.calendar.nextAfter(p.after); t !== undefined && t < boundary; t = p.calendar.nextAfter(t)) {
-    if (dropped.length < listLimit) {
-      dropped.push({ at: t, fate, reason });
-      continue;
-    }
-    range ??= { from: t, to: t, count: 0, atLeast: false, fate, reason };
-    range.count++;
-    range.to = t;
-    if (range.count >= COUNT_LIMIT) {
-      // Too many to walk one by one: report the span up to the last dropped slot.
-      range.atLeast = true;
+  const rest = droppedSlots.slice(listLimit);
+  if (rest.length > 0 || (overflow && droppedSlots.length > 0)) {
+    const from = rest[0] ?? droppedSlots[droppedSlots.length - 1]!;
+    let to = rest[rest.length - 1] ?? from;
+    if (overflow) {
       const last = p.calendar.latestAtOrBefore(boundary - 1);
-      if (last !== undefined && last > range.to) range.to = last;
-      break;
+      if (last !== undefined && last > to) to = last;
     }
+    range = { from, to, count: rest.length, atLeast: overflow, fate, reason };
   }
-  return { decisions: [...dropped, ...fire], range, handledUpTo: newest, next };
+  return { decisions: [...decisions, ...fire], range, handledUpTo: newest, next };
 }
 
 /** Plain-English lines for a schedule's recent slot ledger (newest last). */

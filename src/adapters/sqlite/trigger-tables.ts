@@ -85,9 +85,9 @@ export class TriggerTables {
 
   pruneSlots(scheduleId: string): void {
     this.db
-      .prepare(`DELETE FROM schedule_slots WHERE schedule_id = ?1 AND slot_at < (
-                  SELECT slot_at FROM schedule_slots WHERE schedule_id = ?1 ORDER BY slot_at DESC LIMIT 1 OFFSET ${LEDGER_KEEP - 1})`)
-      .run(scheduleId);
+      .prepare(`DELETE FROM schedule_slots WHERE schedule_id = @id AND slot_at < (
+                  SELECT slot_at FROM schedule_slots WHERE schedule_id = @id ORDER BY slot_at DESC LIMIT 1 OFFSET ${LEDGER_KEEP - 1})`)
+      .run({ id: scheduleId });
   }
 
   listSchedules(): ScheduleView[] {
@@ -107,9 +107,9 @@ export class TriggerTables {
     if (!this.present) return [];
     const rows = this.db
       .prepare(`SELECT s.workflow, l.* FROM schedule_slots l JOIN schedules s ON s.id = l.schedule_id
-                WHERE (?1 IS NULL OR s.workflow = ?1) AND (?2 IS NULL OR l.fate = ?2)
-                ORDER BY l.slot_at DESC LIMIT ?3`)
-      .all(filter.workflow ?? null, filter.fate ?? null, filter.limit ?? 100) as {
+                WHERE (@workflow IS NULL OR s.workflow = @workflow) AND (@fate IS NULL OR l.fate = @fate)
+                ORDER BY l.slot_at DESC LIMIT @limit`)
+      .all({ workflow: filter.workflow ?? null, fate: filter.fate ?? null, limit: filter.limit ?? 100 }) as {
       workflow: string; slot_at: number; fate: SlotFate; reason: string; run_id: string | null; count: number; until_at: number | null; recorded_at: number;
     }[];
     return rows.map((r) => {
@@ -125,9 +125,9 @@ export class TriggerTables {
   /** Newest first. `unmatched` = events that started no run (no subscriber when published). */
   listEvents(filter: EventFilter): EventView[] {
     const rows = this.db
-      .prepare(`SELECT * FROM events WHERE (?1 IS NULL OR name = ?1) AND (?2 = 0 OR run_ids = '[]')
-                ORDER BY created_at DESC, rowid DESC LIMIT ?3`)
-      .all(filter.name ?? null, filter.unmatched ? 1 : 0, filter.limit ?? 100) as {
+      .prepare(`SELECT * FROM events WHERE (@name IS NULL OR name = @name) AND (@unmatched = 0 OR run_ids = '[]')
+                ORDER BY created_at DESC, rowid DESC LIMIT @limit`)
+      .all({ name: filter.name ?? null, unmatched: filter.unmatched ? 1 : 0, limit: filter.limit ?? 100 }) as {
       id: string; name: string; payload: string; created_at: number; run_ids: string;
     }[];
     return rows.map((r) => ({ id: r.id, name: r.name, payload: JSON.parse(r.payload) as Json, createdAt: iso(r.created_at), runIds: JSON.parse(r.run_ids) as string[] }));
