@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
+import { triggerScenarios } from './triggers.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -501,5 +502,7 @@ export function runConformance(target: ConformanceTarget): void {
       await expect(engine.result('missing-run')).rejects.toThrow("unknown run 'missing-run'");
       await expect(engine.trigger('plain', {}, { runId: '' })).rejects.toThrow(/runId/);
     });
+
+    triggerScenarios({ test, boot, restart, until });
   });
 }

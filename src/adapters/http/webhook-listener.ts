@@ -48,6 +48,23 @@ async function readBody(c: Context): Promise<Parsed> {
   return { ok: false, status: 415, reason: `unsupported content-type '${type || 'none'}': send application/json or a form` };
 }
 
+/** Reads and discards up to `max` bytes of an oversized body, so a client still uploading
+ *  receives the 413 instead of a reset connection; beyond `max` the socket is dropped. */
+async function drain(body: ReadableStream<Uint8Array> | null, max: number): Promise<void> {
+  if (!body || body.locked) return;
+  const reader = body.getReader();
+  try {
+    for (let seen = 0; seen <= max; ) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      seen += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away: nothing to answer.
+  }
+}
+
 export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHandler): Promise<RunningListener> {
   const app = new Hono();
   app.post(
@@ -59,7 +76,14 @@ export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHa
       if (!target || !ok) return notFound(c);
       await next();
     },
-    bodyLimit({ maxSize: o.bodyLimitBytes, onError: (c) => c.json({ error: `body larger than ${o.bodyLimitBytes} bytes` }, 413) }),
+    bodyLimit({
+      maxSize: o.bodyLimitBytes,
+      onError: async (c) => {
+        await drain(c.req.raw.body, o.bodyLimitBytes * 4);
+        c.header('connection', 'close');
+        return c.json({ error: `body larger than ${o.bodyLimitBytes} bytes` }, 413);
+      },
+    }),
     async (c) => {
       const target = h.resolve(c.req.param('target'))!;
       const key = c.req.header('idempotency-key');
