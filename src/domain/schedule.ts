@@ -141,3 +141,35 @@ export function describeSlots(
   lines.unshift(`schedule '${cron}' (${timezone}) of workflow '${workflow}'; next slot ${next === undefined ? 'none' : iso(next)}`);
   return lines;
 }
+
+export interface ScheduleFacts {
+  cron: string;
+  timezone: string;
+  nextAt?: string;
+}
+
+export interface SlotFacts {
+  slot: string;
+  fate: SlotFate;
+  reason: string;
+  runId?: string;
+  count: number;
+  until?: string;
+}
+
+/** "Why didn't my 9am job run?": a workflow's schedules and recent slots (oldest first). */
+export function explainSchedules(workflow: string, schedules: ScheduleFacts[], slots: SlotFacts[]): { workflow: string; summary: string; details: string[] } {
+  if (schedules.length === 0) return { workflow, summary: `Workflow '${workflow}' has no schedule() trigger.`, details: [] };
+  const details = schedules.flatMap((s) =>
+    describeSlots(
+      workflow, s.cron, s.timezone,
+      slots.map((x) => ({ at: Date.parse(x.slot), fate: x.fate, reason: x.reason, runId: x.runId, count: x.count, until: x.until ? Date.parse(x.until) : undefined })),
+      s.nextAt ? Date.parse(s.nextAt) : undefined,
+    ),
+  );
+  const last = slots[slots.length - 1];
+  const summary = last
+    ? `Workflow '${workflow}': last slot ${last.slot} was ${last.fate}${last.runId ? ` (run ${last.runId})` : ''}: ${last.reason}.`
+    : `Workflow '${workflow}': no slot has come due yet${schedules[0]?.nextAt ? `; next at ${schedules[0].nextAt}` : ''}.`;
+  return { workflow, summary, details };
+}

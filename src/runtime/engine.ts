@@ -13,7 +13,7 @@ import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
 import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
-import { describeSlots } from '../domain/schedule.ts';
+import { explainSchedules } from '../domain/schedule.ts';
 import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
@@ -195,19 +195,8 @@ export class Engine {
   private async explainSchedules(workflow: string): Promise<{ workflow: string; summary: string; details: string[] }> {
     this.registry.get(workflow);
     const t = this.triggerState();
-    const schedules = (await t.listSchedules()).filter((s) => s.workflow === workflow);
-    if (schedules.length === 0) return { workflow, summary: `Workflow '${workflow}' has no schedule() trigger.`, details: [] };
-    const slots = (await t.listSlots({ workflow, limit: 20 })).reverse();
-    const details = schedules.flatMap((s) =>
-      describeSlots(workflow, s.cron, s.timezone, slots.map((x) => ({
-        at: Date.parse(x.slot), fate: x.fate, reason: x.reason, runId: x.runId, count: x.count, until: x.until ? Date.parse(x.until) : undefined,
-      })), s.nextAt ? Date.parse(s.nextAt) : undefined),
-    );
-    const last = slots[slots.length - 1];
-    const summary = last
-      ? `Workflow '${workflow}': last slot ${last.slot} was ${last.fate}${last.runId ? ` (run ${last.runId})` : ''}: ${last.reason}.`
-      : `Workflow '${workflow}': no slot has come due yet${schedules[0]?.nextAt ? `; next at ${schedules[0].nextAt}` : ''}.`;
-    return { workflow, summary, details };
+    const schedules = (await t.listSchedules()).filter((s) => s.workflow === workflow && s.active);
+    return explainSchedules(workflow, schedules, (await t.listSlots({ workflow, limit: 20 })).reverse());
   }
 
   private async view(runId: string): Promise<RunView> {

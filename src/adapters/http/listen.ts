@@ -14,6 +14,8 @@ export interface Listening {
 export async function listen(app: Hono, host: string, port: number): Promise<Listening> {
   // overrideGlobalObjects: false keeps the process's own fetch/Request/Response untouched.
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
+  // Outlive clients' idle keep-alive (undici: 4s) so a reused socket is never closed under them.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -14,7 +14,8 @@ import type { RunningListener, WebhookHandler, WebhookListenOptions } from '../.
 import { listen } from './listen.ts';
 import { secretsEqual } from './secret-compare.ts';
 
-const notFound = (c: Context) => c.json({ error: 'not found' }, 404);
+// The body of a refused request is never read: close the connection rather than reuse it.
+const notFound = (c: Context) => c.json({ error: 'not found' }, 404, { connection: 'close' });
 /** Compared against when the workflow is unknown, so both 404s cost the same. */
 const DUMMY_SECRET = 'x'.repeat(43);
 

@@ -1,0 +1,228 @@
+// The `tranquil` CLI (commander). Reading commands open the data dir read-only; mutating
+// commands go to a running `serve` over its control endpoint, or, when none runs, start an
+// engine in-process on the data dir, apply the command, let the work settle (bounded) and
+// stop. Every command takes --json and --data-dir; bad input exits 1 with one line.
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { createEngine } from '../compose/index.ts';
+import { ValidationError } from '../src/domain/errors.ts';
+import { explain } from '../src/domain/explain.ts';
+import { explainSchedules } from '../src/domain/schedule.ts';
+import { RUN_STATUSES } from '../src/domain/run-status.ts';
+import type { RunView } from '../src/domain/run-view.ts';
+import { findServe, sendOp } from './control.ts';
+import { applyOp, type Op } from './ops.ts';
+import { loadProject, type Project, type ProjectOptions } from './project.ts';
+import { ReadOnlyData } from './read-only.ts';
+import { serve } from './serve.ts';
+
+interface Common extends ProjectOptions {
+  json?: boolean;
+}
+
+function common(c: Command): Command {
+  return c
+    .option('--json', 'machine-readable JSON output')
+    .option('--data-dir <dir>', 'data dir (default: config dataDir, $TRANQUIL_DATA_DIR or .tranquil)')
+    .option('--config <file>', 'config file exporting { workflows, dataDir?, webhook? } (default: ./tranquil.config.ts)')
+    .option('--workflows <dir>', 'directory of workflow files (instead of --config)');
+}
+
+function parseJson(text: string | undefined, flag: string): unknown {
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError(`${flag}: not valid JSON (${(err as Error).message})`);
+  }
+}
+
+function parseIntArg(flag: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new ValidationError(`${flag}: expected a non-negative integer, got '${v}'`);
+    return n;
+  };
+}
+
+function print(o: Common, data: unknown, human: () => string): void {
+  console.log(o.json ? JSON.stringify(data) : human());
+}
+
+function readOnly(project: Project): ReadOnlyData {
+  const data = ReadOnlyData.open(project.dataDir);
+  if (!data) throw new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
+  return data;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sends a mutation to the running serve, or applies it with an in-process engine. */
+async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
+  const project = await loadProject(o);
+  const running = findServe(project.dataDir);
+  if (running) return sendOp(running, op);
+  if (!project.source) {
+    // Without the workflows an in-process engine would mark their runs blocked.
+    throw new ValidationError(`no serve is running for ${project.dataDir} and no workflows were given: pass --config <file> or --workflows <dir>`);
+  }
+  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
+  await engine.start();
+  try {
+    const result = await applyOp(engine, op);
+    // Let what the command set in motion reach a resting point before this engine stops.
+    await Promise.race([engine.executor.idle(), sleep(waitMs)]);
+    return result;
+  } finally {
+    await engine.stop();
+  }
+}
+
+const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}`;
+
+function describeRun(r: RunView): string {
+  const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
+  lines.push(`  input ${JSON.stringify(r.input)}`);
+  if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
+  if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
+  for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts})`);
+  return lines.join('\n');
+}
+
+export function buildProgram(): Command {
+  const program = new Command('tranquil').description('Tranquil Engine: durable workflows in one SQLite file').showHelpAfterError(false);
+
+  common(program.command('serve').description('headless host: run schedules, inbox and webhooks until SIGINT/SIGTERM'))
+    .addOption(new Option('--grace <ms>', 'shutdown bound in ms').default(10_000).argParser(parseIntArg('--grace')))
+    .action(async (o: Common & { grace: number }) => {
+      const project = await loadProject(o);
+      if (!project.source) throw new ValidationError('serve: no workflows: pass --config <file> or --workflows <dir>, or add tranquil.config.ts');
+      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace });
+    });
+
+  common(program.command('run <workflow>').description('start a run and wait until it finishes or suspends'))
+    .option('--input <json>', 'run input as JSON')
+    .option('--run-id <id>', 'caller run id (a second run with the same id returns the first)')
+    .addOption(new Option('--wait <ms>', 'how long to wait for the run to settle').default(30_000).argParser(parseIntArg('--wait')))
+    .action(async (workflow: string, o: Common & { input?: string; runId?: string; wait: number }) => {
+      const op: Op = { op: 'run', workflow, input: parseJson(o.input, '--input'), runId: o.runId, waitMs: o.wait };
+      const r = (await mutate(o, op, o.wait)) as { runId: string; created: boolean; status: string; output?: unknown; error?: { name: string; message: string } };
+      print(o, r, () => `${r.runId} ${r.status}${r.output !== undefined ? ` ${JSON.stringify(r.output)}` : ''}${r.error ? ` ${r.error.name}: ${r.error.message}` : ''}${r.created ? '' : ' (existing run)'}`);
+    });
+
+  common(program.command('emit <event>').description('publish an event (the same --id twice starts nothing new)'))
+    .option('--data <json>', 'event payload as JSON')
+    .option('--id <id>', 'dedup id')
+    .action(async (name: string, o: Common & { data?: string; id?: string }) => {
+      const r = (await mutate(o, { op: 'emit', name, data: parseJson(o.data, '--data'), id: o.id })) as { runIds: string[]; duplicate: boolean };
+      print(o, r, () => `${r.duplicate ? 'duplicate event; ' : ''}${r.runIds.length ? `runs: ${r.runIds.join(' ')}` : 'no subscriber; event kept'}`);
+    });
+
+  common(program.command('signal <runId> <name>').description('send a signal to a run (waitForEvent)'))
+    .option('--data <json>', 'signal payload as JSON')
+    .action(async (runId: string, name: string, o: Common & { data?: string }) => {
+      const r = await mutate(o, { op: 'signal', runId, name, data: parseJson(o.data, '--data') });
+      print(o, r, () => `signal '${name}' delivered to ${runId}`);
+    });
+
+  const runs = program.command('runs').description('inspect and manage runs');
+  common(runs.command('list').description('runs, newest first'))
+    .option('--status <status>', `one of ${RUN_STATUSES.join(', ')}`)
+    .option('--workflow <name>', 'only this workflow')
+    .addOption(new Option('--limit <n>', 'at most n runs').default(100).argParser(parseIntArg('--limit')))
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number }) => {
+      const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
+      if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
+      const data = readOnly(await loadProject(o));
+      const list = data.listRuns({ status: status.data, workflow: o.workflow, limit: Math.max(1, o.limit) });
+      print(o, list, () => (list.length ? list.map(runLine).join('\n') : 'no runs'));
+    });
+  common(runs.command('describe <runId>').description('a run with its steps'))
+    .action(async (runId: string, o: Common) => {
+      const r = readOnly(await loadProject(o)).getRun(runId);
+      print(o, r, () => describeRun(r));
+    });
+  common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
+    print(o, await mutate(o, { op: 'cancel', runId }), () => `cancelled ${runId}`);
+  });
+  common(runs.command('retry <runId>').description('resume a failed run from its failed step')).action(async (runId: string, o: Common) => {
+    print(o, await mutate(o, { op: 'retry', runId }), () => `retrying ${runId}`);
+  });
+
+  common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
+    .action(async (id: string, o: Common) => {
+      const data = readOnly(await loadProject(o));
+      const run = data.findRun(id);
+      if (run) {
+        const e = explain(run, Date.now());
+        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
+      }
+      const schedules = data.triggers.listSchedules().filter((s) => s.workflow === id && s.active);
+      if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.store.db.name}`);
+      const e = explainSchedules(id, schedules, data.triggers.listSlots({ workflow: id, limit: 20 }).reverse());
+      print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
+    });
+
+  const workflows = program.command('workflows').description('the project\'s workflows');
+  common(workflows.command('list').description('workflows with their triggers, hook URLs and next schedule slots'))
+    .action(async (o: Common) => {
+      const project = await loadProject(o);
+      if (!project.source) throw new ValidationError('workflows list: no workflows: pass --config <file> or --workflows <dir>');
+      const data = ReadOnlyData.open(project.dataDir);
+      const port = data?.triggers.setting('webhook.port');
+      const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
+      const schedules = data?.triggers.listSchedules() ?? [];
+      const list = project.workflows.map((w) => ({
+        name: w.name,
+        triggers: w.triggers.map((t) => {
+          switch (t.type) {
+            case 'manual': return { type: 'manual' };
+            case 'event': return { type: 'event', name: t.name };
+            case 'schedule': {
+              const s = schedules.find((x) => x.workflow === w.name && x.cron === t.cron && x.timezone === (t.timezone ?? 'UTC'));
+              return { type: 'schedule', cron: t.cron, timezone: t.timezone ?? 'UTC', catchUp: t.catchUp, nextAt: s?.nextAt };
+            }
+            case 'webhook': {
+              const secret = data?.triggers.webhookSecret(w.name);
+              return { type: 'webhook', path: t.path, url: secret && port ? `http://${host}:${port}/hooks/${w.name}/${secret}` : undefined };
+            }
+          }
+        }),
+      }));
+      data?.close();
+      print(o, list, () =>
+        list
+          .map((w) => `${w.name}\n${w.triggers.map((t) => `  ${Object.entries(t).filter(([, v]) => v !== undefined).map(([k, v]) => (k === 'type' ? v : `${k}=${v}`)).join(' ')}`).join('\n')}`)
+          .join('\n'),
+      );
+    });
+
+  const events = program.command('events').description('the event inbox');
+  common(events.command('list').description('events, newest first'))
+    .option('--unmatched', 'only events that no workflow subscribed to')
+    .option('--name <event>', 'only this event name')
+    .addOption(new Option('--limit <n>', 'at most n events').default(100).argParser(parseIntArg('--limit')))
+    .action(async (o: Common & { unmatched?: boolean; name?: string; limit: number }) => {
+      const data = readOnly(await loadProject(o));
+      const list = data.triggers.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) });
+      print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    // One line, naming what was wrong; the exit code says it failed.
+    const e = err as Error;
+    console.error(`tranquil: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${(e.message ?? String(err)).split('\n')[0]}`);
+    process.exitCode = 1;
+  }
+}
+
+await main(process.argv);
+// Exit explicitly: a step body abandoned by an in-process engine must not keep the CLI alive.
+process.exit(process.exitCode ?? 0);

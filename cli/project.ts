@@ -1,0 +1,90 @@
+// Where the CLI finds the user's workflows and settings: `--config <file>` (or
+// tranquil.config.{ts,mts,js,mjs} in the working directory) exporting
+// `{ workflows, dataDir?, webhook?, durability?, maxConcurrentRuns? }`, or `--workflows <dir>`,
+// a directory whose files each export workflow() definitions (default or named).
+// The data dir is --data-dir, else the config's dataDir, else TRANQUIL_DATA_DIR, else .tranquil.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { ValidationError } from '../src/domain/errors.ts';
+import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';
+
+export interface ProjectOptions {
+  config?: string;
+  workflows?: string;
+  dataDir?: string;
+}
+
+export interface Project {
+  /** Undefined when no config or workflow dir was found (read-only commands still work). */
+  source?: string;
+  workflows: WorkflowDefinition[];
+  dataDir: string;
+  /** Other engine settings from the config file (webhook, durability, ...), passed to createEngine. */
+  engine: Record<string, unknown>;
+}
+
+const CONFIG_NAMES = ['tranquil.config.ts', 'tranquil.config.mts', 'tranquil.config.js', 'tranquil.config.mjs'];
+
+const configFileSchema = z
+  .object({
+    workflows: z.array(z.unknown()).default([]),
+    dataDir: z.string().min(1).optional(),
+  })
+  .passthrough();
+
+async function importFile(file: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new ValidationError(`cannot load ${file}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+function definitionsIn(mod: Record<string, unknown>): WorkflowDefinition[] {
+  const found = new Set<WorkflowDefinition>();
+  for (const v of Object.values(mod)) {
+    if (isWorkflowDefinition(v)) found.add(v);
+    else if (Array.isArray(v)) for (const x of v) if (isWorkflowDefinition(x)) found.add(x);
+  }
+  return [...found];
+}
+
+export async function loadProject(o: ProjectOptions, cwd = process.cwd()): Promise<Project> {
+  const envDir = process.env.TRANQUIL_DATA_DIR || undefined;
+  if (o.config && o.workflows) throw new ValidationError('--config and --workflows: use one, not both');
+
+  if (o.workflows) {
+    const dir = resolve(cwd, o.workflows);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ValidationError(`--workflows: '${o.workflows}' is not a directory`);
+    const files = readdirSync(dir).filter((f) => /\.(ts|mts|js|mjs)$/.test(f) && !f.endsWith('.d.ts') && !/\.test\./.test(f)).sort();
+    const workflows: WorkflowDefinition[] = [];
+    for (const f of files) workflows.push(...definitionsIn(await importFile(join(dir, f))));
+    return { source: dir, workflows, dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
+  }
+
+  const file = o.config ? resolve(cwd, o.config) : CONFIG_NAMES.map((n) => join(cwd, n)).find((f) => existsSync(f));
+  if (o.config && !existsSync(file!)) throw new ValidationError(`--config: '${o.config}' does not exist`);
+  if (!file) return { workflows: [], dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
+
+  const mod = await importFile(file);
+  const raw = (mod.default ?? mod) as unknown;
+  const parsed = configFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ValidationError(`${file}${issue?.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid config'}`);
+  }
+  const { workflows, dataDir, ...engine } = parsed.data;
+  workflows.forEach((w, i) => {
+    if (!isWorkflowDefinition(w)) throw new ValidationError(`${file} workflows[${i}]: not a workflow() definition`);
+  });
+  // A dataDir in the config is relative to the config file, not to where the CLI runs.
+  const fromConfig = dataDir && (isAbsolute(dataDir) ? dataDir : resolve(dirname(file), dataDir));
+  return {
+    source: file,
+    workflows: workflows as WorkflowDefinition[],
+    dataDir: resolve(cwd, o.dataDir ?? fromConfig ?? envDir ?? '.tranquil'),
+    engine: engine as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,62 @@
+// `tranquil serve`: the headless host. Loads the project's workflows, starts the engine
+// (scheduler, inbox, webhook listener) and the control endpoint, prints where it listens,
+// and runs until SIGINT/SIGTERM. Shutdown closes the listeners, then stops the engine:
+// in-flight step bodies are abandoned at a commit boundary (their runs are replayed by the
+// next owner with the same idempotency keys) and the owner lease is released. If shutdown
+// takes longer than the grace bound, the process exits anyway; nothing acknowledged is lost
+// because every acknowledgement followed a durable commit.
+//
+// A second serve on the same data dir refuses to start (the SQLite owner lease), with a
+// message naming the pid that owns it. It does not wait as a standby.
+import { createEngine } from '../compose/index.ts';
+import { StorageError } from '../src/domain/errors.ts';
+import { startControl } from './control.ts';
+import type { Project } from './project.ts';
+
+export async function serve(project: Project, o: { json: boolean; graceMs: number }): Promise<number> {
+  const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
+  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
+  try {
+    await engine.start();
+  } catch (err) {
+    if (err instanceof StorageError && /in use by another engine/.test(err.message)) {
+      throw new StorageError(`refusing to serve ${project.dataDir}: ${err.message}`);
+    }
+    throw err;
+  }
+  const control = await startControl(engine, project.dataDir).catch(async (err) => {
+    await engine.stop();
+    throw err;
+  });
+
+  const hooks: Record<string, string> = {};
+  for (const w of project.workflows) {
+    if (w.triggers.some((t) => t.type === 'webhook')) hooks[w.name] = await engine.webhookUrl(w.name);
+  }
+  const addr = engine.webhookAddress;
+  out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${project.workflows.length} workflow(s)`, {
+    event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: project.workflows.map((w) => w.name),
+    webhook: addr ?? null, hooks, control: { host: control.info.host, port: control.info.port },
+  });
+  if (!o.json) {
+    if (addr) console.log(`tranquil serve: webhooks on http://${addr.host}:${addr.port}`);
+    for (const [name, url] of Object.entries(hooks)) console.log(`  hook ${name}: ${url}`);
+    console.log(`tranquil serve: control on ${control.info.host}:${control.info.port} (token in ${project.dataDir}/serve.json)`);
+    console.log('tranquil serve: ready (Ctrl-C to stop)');
+  }
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  out(`tranquil serve: ${signal}, stopping`, { event: 'stopping', signal });
+  const bound = setTimeout(() => {
+    console.error(`tranquil serve: did not stop within ${o.graceMs}ms; exiting (unfinished runs resume on the next start)`);
+    process.exit(1);
+  }, o.graceMs);
+  await control.stop();
+  await engine.stop();
+  clearTimeout(bound);
+  out('tranquil serve: stopped', { event: 'stopped' });
+  return 0;
+}
