@@ -51,7 +51,10 @@ function definitionsIn(mod: Record<string, unknown>): WorkflowDefinition[] {
   return [...found];
 }
 
-export async function loadProject(o: ProjectOptions, cwd = process.cwd()): Promise<Project> {
+/** `npm run tranquil` runs in the package root; resolve paths from where the user typed it. */
+const invokedFrom = (): string => (process.env.npm_lifecycle_event === 'tranquil' && process.env.INIT_CWD) || process.cwd();
+
+export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promise<Project> {
   const envDir = process.env.TRANQUIL_DATA_DIR || undefined;
   if (o.config && o.workflows) throw new ValidationError('--config and --workflows: use one, not both');
 

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { schedule, workflow } from '@tranquil/sdk';
+import { createTestEngine } from '@tranquil/engine/testing';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/tranquil.mjs');
@@ -129,5 +131,20 @@ describe('tranquil serve (spawned process)', () => {
       expect(r.err.split('\n'), args.join(' ')).toHaveLength(1);
       expect(r.err).toMatch(msg);
     }
+  }, 60_000);
+
+  it("why <workflow> answers from the slot ledger: why didn't my 9am job run?", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-why-'));
+    dirs.push(dataDir);
+    const wf = workflow('nine-am', (w) => {
+      w.trigger(schedule('0 9 * * *', { catchUp: 'none' }));
+      w.run(async () => 'done');
+    });
+    await (await createTestEngine({ workflows: [wf], dataDir, startAt: '2026-01-05T10:00:00Z' })).close();
+    await (await createTestEngine({ workflows: [wf], dataDir, startAt: '2026-01-06T12:00:00Z' })).close();
+    const r = spawnSync(process.execPath, [BIN, 'why', 'nine-am', '--data-dir', dataDir], { cwd: dataDir, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/last slot 2026-01-06T09:00:00.000Z was missed: passed while the engine was not running; catchUp 'none'/);
+    expect(r.stdout).toMatch(/next slot 2026-01-07T09:00:00.000Z/);
   }, 60_000);
 });
