@@ -1,0 +1,45 @@
+// Child process for start-up and idle-memory figures (the harness's own memory must not count).
+// Usage: node --import tsx bench/child-idle.ts '<json args>'
+//   { mode: 'engine', backend, durability, dataDir }: start an engine on a fresh dir, finish one
+//     10-step run, then idle; prints one JSON line, then stays alive until the parent stops it.
+//   { mode: 'bare' }: node + tsx loader only, for the floor.
+const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
+const keepAlive = setInterval(() => {}, 1 << 30);
+const report = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
+
+async function main(): Promise<void> {
+  if (a.mode === 'bare') {
+    await new Promise((r) => setTimeout(r, a.idleMs));
+    report({ ready: true, uptimeMs: performance.now() });
+    return;
+  }
+  const tImport = performance.now();
+  const { createEngine } = await import('../compose/index.ts');
+  const { tenSteps } = await import('./lib/workflows.ts');
+  const t0 = performance.now();
+  const engine = await createEngine({ backend: a.backend, dataDir: a.dataDir!, workflows: [tenSteps], durability: a.durability });
+  await engine.start();
+  const { runId } = await engine.trigger(tenSteps.name, {});
+  const v = await engine.result(runId, { timeout: '60s' });
+  const t1 = performance.now();
+  if (v.status !== 'succeeded') throw new Error(`first run ${v.status}`);
+  await new Promise((r) => setTimeout(r, a.idleMs));
+  report({
+    ready: true,
+    importMs: t0 - tImport,
+    startToFirstRunMs: t1 - t0,
+    processStartToFirstRunMs: t1, // performance.now() counts from process start
+    heapUsedMiB: process.memoryUsage().heapUsed / 2 ** 20,
+  });
+  process.once('SIGTERM', () => {
+    void engine.stop().finally(() => {
+      clearInterval(keepAlive);
+      process.exit(0);
+    });
+  });
+}
+
+main().catch((err) => {
+  report({ error: String((err as Error)?.message ?? err) });
+  process.exit(1);
+});

@@ -1,0 +1,119 @@
+// Child processes of the harness: spawned with the tsx loader, tracked and stopped by PID only.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+const live = new Set<ChildProcess>();
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Resolves with each JSON line the child prints. */
+  nextJson(timeoutMs: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  stderrTail(): string;
+}
+
+export function spawnTs(script: string, args: unknown, nodeFlags: string[] = []): Spawned {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', `${REPO}/bench/${script}`, JSON.stringify(args)], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env },
+  });
+  live.add(child);
+  let buf = '';
+  let err = '';
+  const lines: string[] = [];
+  const waiting: ((l: string | null) => void)[] = [];
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else lines.push(line);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err = (err + d).slice(-4000);
+  });
+  const exited = new Promise<number | null>((r) =>
+    child.once('exit', (code) => {
+      live.delete(child);
+      for (const w of waiting.splice(0)) w(null);
+      r(code);
+    }),
+  );
+  return {
+    child,
+    exited,
+    stderrTail: () => err.trim().split('\n').slice(-3).join(' | '),
+    nextJson(timeoutMs) {
+      return new Promise((resolve, reject) => {
+        const got = (line: string | null) => {
+          clearTimeout(t);
+          if (line === null) return reject(new Error(`${script} exited without output: ${err.trim().split('\n').slice(-3).join(' | ')}`));
+          try {
+            resolve(JSON.parse(line) as Record<string, unknown>);
+          } catch {
+            reject(new Error(`${script}: not JSON: ${line.slice(0, 200)}`));
+          }
+        };
+        const t = setTimeout(() => {
+          const i = waiting.indexOf(got);
+          if (i >= 0) waiting.splice(i, 1);
+          reject(new Error(`${script}: no output within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const l = lines.shift();
+        if (l !== undefined) got(l);
+        else waiting.push(got);
+      });
+    },
+  };
+}
+
+/** SIGTERM, then SIGKILL after boundMs; by PID only. */
+export async function stopChild(s: Spawned, boundMs = 5000): Promise<void> {
+  const c = s.child;
+  if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) return;
+  try {
+    process.kill(c.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const t = setTimeout(() => {
+    try {
+      if (c.pid !== undefined) process.kill(c.pid, 'SIGKILL');
+    } catch { /* gone */ }
+  }, boundMs);
+  await s.exited;
+  clearTimeout(t);
+}
+
+/** Stops every child still alive (used on exit paths). */
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all(
+    [...live].map((c) =>
+      new Promise<void>((r) => {
+        try {
+          if (c.pid !== undefined) process.kill(c.pid, 'SIGKILL');
+        } catch { /* gone */ }
+        c.once('exit', () => r());
+        setTimeout(r, 2000);
+      }),
+    ),
+  );
+}
+
+/** Runs a child to completion and returns its JSON line (bounded). */
+export async function runChild(script: string, args: unknown, timeoutMs: number, nodeFlags: string[] = []): Promise<Record<string, unknown>> {
+  const s = spawnTs(script, args, nodeFlags);
+  try {
+    const out = await s.nextJson(timeoutMs);
+    await Promise.race([s.exited, new Promise((r) => setTimeout(r, 5000))]);
+    return out;
+  } finally {
+    await stopChild(s);
+  }
+}

@@ -1,0 +1,483 @@
+// npm run bench [-- --quick] [-- --profile] [-- --docs | --no-docs] [-- --only raw,a,b,...]
+//
+// One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
+// durability full and normal, and the Restate backend (reported as n/a until it exists),
+// on the same workloads. Every figure is the median of >= 5 repetitions after a warm-up
+// (3 in --quick), min-max alongside. Prints a table, writes bench/results/<ISO time>.json,
+// and (full mode, or --docs) SVG charts + a table into docs/bench/.
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../compose/index.ts';
+import type { Engine } from '../compose/index.ts';
+import { runChild, spawnTs, stopChild, stopAllChildren, REPO } from './lib/children.ts';
+import { machineInfo } from './lib/machine.ts';
+import { rssMiB, processTree } from './lib/proc-mem.ts';
+import { rawRep, sqliteVersion } from './lib/raw-sqlite.ts';
+import { nowMs, sleep, summarize } from './lib/stats.ts';
+import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
+import { summarizeProfile } from './lib/cpu-profile.ts';
+import { writeDocs } from './lib/report-docs.ts';
+import { renderTable, type Results, type Fig, type BackendKey, BACKENDS } from './lib/report.ts';
+
+const argv = process.argv.slice(2);
+const QUICK = argv.includes('--quick');
+const PROFILE = argv.includes('--profile');
+const DOCS = argv.includes('--docs') || (!QUICK && !argv.includes('--no-docs'));
+const onlyArg = argv.find((x) => x.startsWith('--only='));
+const ONLY = onlyArg ? new Set(onlyArg.slice(7).split(',')) : undefined;
+const want = (k: string) => !ONLY || ONLY.has(k);
+
+const CFG = QUICK
+  ? {
+      reps: 3, rawSeconds: 0.4, rawWarmupTx: 100,
+      concRuns: { 1: 40, 10: 150, 100: 600, 1000: 1500 } as Record<number, number>,
+      startReps: 3, idleReps: 3, idleMs: 700,
+      timersN: { full: 10_000, normal: 5_000 }, timersWarmN: 2000,
+      spread: { rate: 1000, seconds: 1 },
+      budgetMs: 115_000,
+    }
+  : {
+      reps: 5, rawSeconds: 1, rawWarmupTx: 200,
+      concRuns: { 1: 100, 10: 500, 100: 2000, 1000: 5000 } as Record<number, number>,
+      startReps: 7, idleReps: 5, idleMs: 1000,
+      timersN: { full: 100_000, normal: 20_000 }, timersWarmN: 10_000,
+      spread: { rate: 1000, seconds: 2 },
+      budgetMs: 590_000,
+    };
+const CONCURRENCIES = [1, 10, 100, 1000];
+
+const T0 = nowMs();
+const elapsed = () => ((nowMs() - T0) / 1000).toFixed(1) + 's';
+const log = (...a: unknown[]) => console.error(`[${elapsed()}]`, ...a);
+const ROOT = mkdtempSync(join(tmpdir(), 'tranquil-bench-'));
+const freshDir = (tag: string) => mkdtempSync(join(ROOT, `${tag}-`));
+const rmDir = (d: string) => rmSync(d, { recursive: true, force: true });
+
+function fig(samples: number[], unit: string, extra: Record<string, unknown> = {}): Fig {
+  const s = summarize(samples);
+  return { median: s.median, min: s.min, max: s.max, n: s.n, unit, samples: samples.map((x) => Number(x.toFixed(3))), ...extra };
+}
+const na = (why: string): Fig => ({ na: why });
+
+async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, rej) => (t = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+// ---- raw better-sqlite3 --------------------------------------------------------------
+
+function benchRaw(res: Results): void {
+  const dir = freshDir('raw');
+  try {
+    for (const sync of ['FULL', 'NORMAL'] as const) {
+      for (const batch of [1, 100]) {
+        rawRep(dir, sync, batch, CFG.rawSeconds / 2, CFG.rawWarmupTx); // warm-up
+        const reps = Array.from({ length: CFG.reps }, () => rawRep(dir, sync, batch, CFG.rawSeconds, CFG.rawWarmupTx));
+        const key = `${sync}_batch${batch}`;
+        res.raw[key] = { txPerS: fig(reps.map((r) => r.txPerS), 'tx/s'), pairsPerS: fig(reps.map((r) => r.pairsPerS), 'pairs/s') };
+        log(`raw ${key}: ${Math.round(res.raw[key]!.pairsPerS.median!)} pairs/s`);
+      }
+    }
+  } finally {
+    rmDir(dir);
+  }
+}
+
+// ---- in-process engine workloads ------------------------------------------------------
+
+type Spec = (typeof BACKENDS)[number];
+
+async function openEngine(spec: Spec, dataDir: string): Promise<Engine> {
+  const engine = await createEngine({
+    backend: spec.backend, dataDir, workflows: ALL_WORKFLOWS, durability: spec.durability, maxConcurrentRuns: 1000,
+  });
+  await engine.start();
+  return engine;
+}
+
+/** Closed loop: `conc` clients each trigger a 10-step run and wait for its result, until `runs` ran. */
+async function closedLoop(engine: Engine, conc: number, runs: number): Promise<{ seconds: number; latMs: number[] }> {
+  let next = 0;
+  const lat: number[] = [];
+  const t0 = nowMs();
+  const client = async () => {
+    while (next < runs) {
+      next++;
+      const a = nowMs();
+      const { runId } = await engine.trigger(tenSteps.name, {});
+      const v = await engine.result(runId, { timeout: '120s' });
+      if (v.status !== 'succeeded') throw new Error(`run ${runId} ended ${v.status}: ${v.error?.message}`);
+      lat.push(nowMs() - a);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(conc, runs) }, client));
+  return { seconds: (nowMs() - t0) / 1000, latMs: lat };
+}
+
+function countJournaledSteps(dataDir: string): number | undefined {
+  const file = join(dataDir, 'tranquil.db');
+  if (!existsSync(file)) return undefined;
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare(`SELECT count(*) AS n FROM steps WHERE kind = 'do' AND status = 'succeeded'`).get() as { n: number }).n;
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}
+
+function commitStats(engine: Engine): { transactions: number; writes: number } | undefined {
+  const s = (engine.executor as unknown as { commitStats?: { transactions: number; writes: number } }).commitStats;
+  return s ? { ...s } : undefined;
+}
+
+async function benchConcurrency(spec: Spec, conc: number, out: Record<string, unknown>): Promise<void> {
+  const dir = freshDir(`${spec.key}-c${conc}`);
+  const runs = CFG.concRuns[conc]!;
+  let engine: Engine | undefined;
+  try {
+    engine = await openEngine(spec, dir);
+    const e = engine;
+    await withDeadline(closedLoop(e, conc, Math.max(conc * 2, Math.ceil(runs / 3))), 120_000, 'warm-up'); // warm-up
+    const before = commitStats(e);
+    const stepsBefore = countJournaledSteps(dir);
+    const reps: { stepsPerS: number; latMedian: number; latP99: number }[] = [];
+    for (let r = 0; r < CFG.reps; r++) {
+      const { seconds, latMs } = await withDeadline(closedLoop(e, conc, runs), 180_000, `concurrency ${conc}`);
+      const s = summarize(latMs);
+      latMs.sort((a, b) => a - b);
+      reps.push({ stepsPerS: (runs * STEPS_PER_RUN) / seconds, latMedian: s.median, latP99: latMs[Math.ceil(latMs.length * 0.99) - 1]! });
+    }
+    const after = commitStats(e);
+    const stepsAfter = countJournaledSteps(dir);
+    const expected = CFG.reps * runs * STEPS_PER_RUN;
+    out[`c${conc}`] = {
+      stepsPerS: fig(reps.map((r) => r.stepsPerS), 'steps/s'),
+      runLatencyMedianMs: fig(reps.map((r) => r.latMedian), 'ms'),
+      runLatencyP99Ms: fig(reps.map((r) => r.latP99), 'ms'),
+      runsPerRep: runs,
+      journaledStepsVerified: stepsBefore === undefined || stepsAfter === undefined ? 'n/a' : stepsAfter - stepsBefore === expected,
+      writesPerCommit: before && after ? (after.writes - before.writes) / Math.max(1, after.transactions - before.transactions) : undefined,
+      commitsPerRun: before && after ? (after.transactions - before.transactions) / (CFG.reps * runs) : undefined,
+    };
+    const f = (out[`c${conc}`] as { stepsPerS: Fig }).stepsPerS;
+    log(`${spec.key} concurrency ${conc}: ${Math.round(f.median!)} steps/s`);
+  } finally {
+    await engine?.stop().catch(() => {});
+    rmDir(dir);
+  }
+}
+
+async function benchStart(spec: Spec): Promise<Fig> {
+  const one = async () => {
+    const dir = freshDir(`${spec.key}-start`);
+    let engine: Engine | undefined;
+    try {
+      const t0 = nowMs();
+      engine = await createEngine({ backend: spec.backend, dataDir: dir, workflows: ALL_WORKFLOWS, durability: spec.durability });
+      await engine.start();
+      const { runId } = await engine.trigger(tenSteps.name, {});
+      const v = await engine.result(runId, { timeout: '60s' });
+      const ms = nowMs() - t0;
+      if (v.status !== 'succeeded') throw new Error(`first run ${v.status}`);
+      return ms;
+    } finally {
+      await engine?.stop().catch(() => {});
+      rmDir(dir);
+    }
+  };
+  await withDeadline(one(), 60_000, 'start warm-up');
+  const xs: number[] = [];
+  for (let r = 0; r < CFG.startReps; r++) xs.push(await withDeadline(one(), 60_000, 'start'));
+  return fig(xs, 'ms');
+}
+
+// ---- child-process workloads ----------------------------------------------------------
+
+/** RSS of a child's tree, leaving out tsx's esbuild service (a dev-loader artefact). */
+function engineTreeRss(pid: number): number {
+  return processTree(pid)
+    .filter((p) => {
+      try {
+        return p === pid || !readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('esbuild');
+      } catch {
+        return false;
+      }
+    })
+    .reduce((a, p) => a + (rssMiB(p) || 0), 0);
+}
+
+async function idleChild(args: Record<string, unknown>): Promise<{ rss: number; treeRss: number; out: Record<string, unknown> }> {
+  const s = spawnTs('child-idle.ts', { ...args, idleMs: CFG.idleMs });
+  try {
+    const out = await s.nextJson(60_000);
+    if (out.error) throw new Error(String(out.error));
+    const pid = s.child.pid!;
+    return { rss: rssMiB(pid), treeRss: engineTreeRss(pid), out };
+  } finally {
+    await stopChild(s);
+  }
+}
+
+async function benchIdle(spec: Spec, res: Results): Promise<Record<string, Fig>> {
+  const run = () => {
+    const dir = freshDir(`${spec.key}-idle`);
+    return idleChild({ mode: 'engine', backend: spec.backend, durability: spec.durability, dataDir: dir }).finally(() => rmDir(dir));
+  };
+  await run(); // warm-up (tsx transform cache, page cache)
+  const reps = [];
+  for (let r = 0; r < CFG.idleReps; r++) reps.push(await run());
+  if (!res.floor) {
+    const bare = [];
+    for (let r = 0; r < CFG.idleReps; r++) bare.push(await idleChild({ mode: 'bare' }));
+    res.floor = { nodeTsxIdleRssMiB: fig(bare.map((b) => b.rss), 'MiB') };
+  }
+  return {
+    idleRssMiB: fig(reps.map((r) => r.treeRss), 'MiB'),
+    idleRssEngineProcessMiB: fig(reps.map((r) => r.rss), 'MiB'),
+    coldProcessToFirstRunMs: fig(reps.map((r) => Number(r.out.processStartToFirstRunMs)), 'ms'),
+    coldStartToFirstRunMs: fig(reps.map((r) => Number(r.out.startToFirstRunMs)), 'ms'),
+  };
+}
+
+interface TimerOut {
+  scheduleMs: number; scheduleRunsPerS: number; scheduledBeforeInstant: boolean; wokeBeforeInstant: number;
+  completeAfterInstantMs: number; completeAfterLastDueMs: number; latenessP50Ms: number; latenessP99Ms: number; latenessMaxMs: number;
+  rssSleepingMiB: number; peakRssMiB: number; succeeded: number; error?: string; snapshotMs?: number; dbBytes?: number;
+  catchupMs?: number; startMs?: number;
+}
+
+async function timerChild(spec: Spec, args: Record<string, unknown>, timeoutMs: number, nodeFlags: string[] = []): Promise<TimerOut> {
+  const out = (await runChild('child-timers.ts', { backend: spec.backend, durability: spec.durability, deadlineMs: timeoutMs - 5000, ...args }, timeoutMs, nodeFlags)) as unknown as TimerOut;
+  if (out.error) throw new Error(out.error);
+  return out;
+}
+
+async function benchTimers(spec: Spec, n: number): Promise<Record<string, unknown>> {
+  const result: Record<string, unknown> = { n };
+  // One warm-up child for the timer group (tsx transform cache, page cache; every child is a
+  // fresh process). At a smaller N; it also measures the scheduling rate that sets the lead time.
+  const warmDir = freshDir(`${spec.key}-tw`);
+  let rate: number;
+  try {
+    const w = await timerChild(spec, { mode: 'same-instant', dataDir: warmDir, n: CFG.timersWarmN, leadMs: 1500 + CFG.timersWarmN / 2 }, 120_000);
+    rate = w.scheduleRunsPerS;
+  } finally {
+    rmDir(warmDir);
+  }
+  // The instant must come after every run is asleep: lead = expected scheduling time + slack.
+  let schedMs: number | undefined; // observed at full N
+  const leadFor = (count: number, extra = 0) =>
+    Math.round(extra + (schedMs !== undefined && count === n ? 800 + schedMs * 1.15 : 1500 + (count / rate) * 1000 * 1.4));
+  const snapshot = join(ROOT, `${spec.key}-overdue.db`);
+  const same: TimerOut[] = [];
+  const invalid: string[] = [];
+  for (let r = 0; r < CFG.reps; r++) {
+    const dir = freshDir(`${spec.key}-ts`);
+    try {
+      const snap = r === 0 ? snapshot : undefined;
+      const lead = leadFor(n, snap ? 500 + n / 20 : 0);
+      // Rep 0 also copies the file for the restart workload and probes the retained heap (gc).
+      const o = await timerChild(spec, { mode: 'same-instant', dataDir: dir, n, leadMs: lead, snapshotTo: snap }, lead + 240_000, snap ? ['--expose-gc'] : []);
+      rate = Math.min(rate, o.scheduleRunsPerS);
+      schedMs = Math.max(schedMs ?? 0, o.scheduleMs);
+      if (snap) {
+        result.retainedHeapBytesPerSleepingRun = (o as unknown as Record<string, unknown>).retainedHeapBytesPerSleepingRun;
+        result.retainedHeapBytesPerFinishedRun = (o as unknown as Record<string, unknown>).retainedHeapBytesPerFinishedRun;
+      }
+      if (!o.scheduledBeforeInstant || o.succeeded !== n) invalid.push(`rep ${r}: scheduled ${o.scheduleMs} ms vs lead ${lead} ms, succeeded ${o.succeeded}/${n}`);
+      else same.push(o);
+      if (o.dbBytes) result.dbBytesPerRun = o.dbBytes / n;
+      log(`${spec.key} timers same-instant n=${n}: sched ${o.scheduleMs} ms, complete +${o.completeAfterInstantMs} ms, p99 ${o.latenessP99Ms} ms, rss ${o.rssSleepingMiB.toFixed(0)} MiB`);
+    } finally {
+      rmDir(dir);
+    }
+  }
+  if (invalid.length) result.invalidReps = invalid;
+  if (same.length) {
+    result.sameInstant = {
+      completeAfterInstantMs: fig(same.map((o) => o.completeAfterInstantMs), 'ms'),
+      latenessP50Ms: fig(same.map((o) => o.latenessP50Ms), 'ms'),
+      latenessP99Ms: fig(same.map((o) => o.latenessP99Ms), 'ms'),
+      rssSleepingMiB: fig(same.map((o) => o.rssSleepingMiB), 'MiB'),
+      peakRssMiB: fig(same.map((o) => o.peakRssMiB), 'MiB'),
+      scheduleRunsPerS: fig(same.map((o) => o.scheduleRunsPerS), 'runs/s'),
+    };
+  }
+  // Restart with N overdue timers: copies of the snapshot taken while N runs slept.
+  if (existsSync(snapshot)) {
+    const cat: TimerOut[] = [];
+    for (let r = 1; r <= CFG.reps; r++) {
+      const dir = freshDir(`${spec.key}-tr`);
+      try {
+        copyFileSync(snapshot, join(dir, 'tranquil.db'));
+        const o = await timerChild(spec, { mode: 'restart', dataDir: dir, n }, 240_000);
+        if (o.succeeded !== n) throw new Error(`restart: ${o.succeeded}/${n} runs succeeded`);
+        cat.push(o);
+        log(`${spec.key} restart with ${n} overdue: catch-up ${o.catchupMs} ms`);
+      } finally {
+        rmDir(dir);
+      }
+    }
+    result.overdueRestart = {
+      catchupMs: fig(cat.map((o) => o.catchupMs!), 'ms'),
+      startMs: fig(cat.map((o) => o.startMs!), 'ms'),
+      peakRssMiB: fig(cat.map((o) => o.peakRssMiB), 'MiB'),
+    };
+    rmSync(snapshot, { force: true });
+  } else {
+    result.overdueRestart = na('no snapshot of sleeping runs was taken');
+  }
+  // Timers spread at `rate` due per second: wake lateness under a steady load.
+  const m = Math.round(CFG.spread.rate * CFG.spread.seconds);
+  const spread: TimerOut[] = [];
+  for (let r = 1; r <= CFG.reps; r++) {
+    const dir = freshDir(`${spec.key}-tsp`);
+    try {
+      const lead = leadFor(m);
+      const o = await timerChild(spec, { mode: 'spread', dataDir: dir, n: m, rate: CFG.spread.rate, leadMs: lead }, lead + 120_000);
+      if (o.scheduledBeforeInstant && o.succeeded === m) spread.push(o);
+    } finally {
+      rmDir(dir);
+    }
+  }
+  result.spread = {
+    runs: m, duePerS: CFG.spread.rate,
+    latenessP50Ms: fig(spread.map((o) => o.latenessP50Ms), 'ms'),
+    latenessP99Ms: fig(spread.map((o) => o.latenessP99Ms), 'ms'),
+    latenessMaxMs: fig(spread.map((o) => o.latenessMaxMs), 'ms'),
+  };
+  log(`${spec.key} timers spread ${m} @ ${CFG.spread.rate}/s: p99 ${(result.spread as { latenessP99Ms: Fig }).latenessP99Ms.median} ms`);
+  return result;
+}
+
+// ---- one backend ----------------------------------------------------------------------
+
+async function probe(spec: Spec): Promise<string | undefined> {
+  const dir = freshDir(`${spec.key}-probe`);
+  let engine: Engine | undefined;
+  try {
+    engine = await withDeadline(openEngine(spec, dir), 60_000, 'start');
+    return undefined;
+  } catch (err) {
+    return (err as Error)?.message ?? String(err);
+  } finally {
+    await engine?.stop().catch(() => {});
+    rmDir(dir);
+  }
+}
+
+async function benchBackend(spec: Spec, res: Results): Promise<void> {
+  const b: Record<string, unknown> = {};
+  res.backends[spec.key] = b;
+  const why = await probe(spec);
+  if (why !== undefined) {
+    b.na = `backend not available: ${why.split('\n')[0]}`;
+    log(`${spec.key}: n/a (${b.na})`);
+    return;
+  }
+  const guard = async (key: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (err) {
+      b[key] = na(`failed: ${(err as Error)?.message ?? err}`);
+      log(`${spec.key} ${key} failed: ${(err as Error)?.stack ?? err}`);
+    }
+  };
+  const conc: Record<string, unknown> = {};
+  b.concurrency = conc;
+  for (const c of CONCURRENCIES) {
+    if (!want(c === 1 ? 'b' : c === 100 ? 'a' : 'g')) continue;
+    await guard(`concurrency-${c}`, () => benchConcurrency(spec, c, conc));
+  }
+  if (want('c')) await guard('startToFirstRunMs', async () => { b.startToFirstRunMs = await benchStart(spec); });
+  if (want('d')) await guard('idle', async () => { b.idle = await benchIdle(spec, res); });
+  if (want('e')) await guard('timers', async () => { b.timers = await benchTimers(spec, CFG.timersN[spec.durability]); });
+}
+
+// ---- CPU profile of the 100-concurrent workload -----------------------------------------
+
+async function profile(res: Results): Promise<void> {
+  const dir = freshDir('profile');
+  try {
+    const out = await runChild('profile-100.ts', { dataDir: join(dir, 'data'), runs: QUICK ? 1500 : 4000, durability: 'full' }, 180_000, [
+      '--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`,
+    ]);
+    await sleep(300);
+    const files = existsSync(join(dir, 'prof')) ? readdirSync(join(dir, 'prof')).filter((f) => f.endsWith('.cpuprofile')) : [];
+    if (!files.length) throw new Error('no .cpuprofile written');
+    res.profile = { workload: out, ...summarizeProfile(join(dir, 'prof', files[0]!), REPO) };
+  } finally {
+    rmDir(dir);
+  }
+}
+
+function gitInfo(): Record<string, unknown> {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'compose', 'sdk'], { cwd: REPO, encoding: 'utf8' }).trim().length > 0;
+    return { commit: head, engineSourcesDirty: dirty };
+  } catch {
+    return {};
+  }
+}
+
+// ---- main -----------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const res: Results = {
+    mode: QUICK ? 'quick' : 'full',
+    startedAt: started.toISOString(),
+    machine: { ...machineInfo(), sqlite: sqliteVersion(), ...gitInfo() },
+    config: CFG,
+    raw: {},
+    backends: {},
+  };
+  const watchdog = setTimeout(() => {
+    log(`watchdog: over the ${CFG.budgetMs + 60_000} ms bound, stopping children`);
+    void stopAllChildren().finally(() => process.exit(3));
+  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0));
+  watchdog.unref();
+  log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
+  if (want('raw')) benchRaw(res);
+  for (const spec of BACKENDS) await benchBackend(spec, res);
+  if (PROFILE) await profile(res).catch((err) => { res.profile = { error: String(err?.message ?? err) }; });
+  res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
+  const table = renderTable(res);
+  console.log(table);
+  if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);
+  mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
+  const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  const file = join(REPO, 'bench', 'results', `${stamp}-${res.mode}.json`);
+  writeFileSync(file, JSON.stringify({ ...res, table }, null, 1) + '\n');
+  log(`wrote ${file}`);
+  if (DOCS) log(`wrote ${writeDocs(res, table, join(REPO, 'docs', 'bench'), `bench/results/${stamp}-${res.mode}.json`).join(', ')}`);
+  clearTimeout(watchdog);
+}
+
+const cleanup = () => {
+  rmDir(ROOT);
+};
+process.once('SIGINT', () => void stopAllChildren().finally(() => { cleanup(); process.exit(130); }));
+process.once('SIGTERM', () => void stopAllChildren().finally(() => { cleanup(); process.exit(143); }));
+main()
+  .then(async () => {
+    await stopAllChildren();
+    cleanup();
+    process.exit(0);
+  })
+  .catch(async (err) => {
+    console.error(err);
+    await stopAllChildren();
+    cleanup();
+    process.exit(1);
+  });
