@@ -17,8 +17,11 @@ import type { RunJournal } from '../ports/run-journal.ts';
 import { normalizeStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
+import { withTimeout } from './with-timeout.ts';
 
-const NEVER = new Promise<never>(() => {});
+/** A promise that never settles. Fresh per call: a shared one would keep every awaiting
+ *  continuation (and the run state it closes over) reachable forever. */
+const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 
 class Finished extends Error {}
 
@@ -168,12 +171,12 @@ export class RunSession {
 
   private async doStep<T>(rawName: string, options: StepOptions | undefined, body: StepBody<T>): Promise<T> {
     const started = this.begin('do', rawName);
-    if (!started) return NEVER;
+    if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return replayed(decision.entry) as T;
     if (decision.type === 'suspend') {
       this.finish({ type: 'suspended', status: decision.status, wakeAt: decision.until });
-      return NEVER;
+      return never();
     }
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = normalizeStepOptions(call.name, {
@@ -197,7 +200,7 @@ export class RunSession {
     } finally {
       this.bodyRunning = false;
     }
-    if (this.outcome) return NEVER;
+    if (this.outcome) return never();
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt: decision.entry?.startedAt ?? startedAt };
     if (!failed) {
       let result: Json;
@@ -208,7 +211,7 @@ export class RunSession {
         const error = toErrorInfo(err);
         await this.journal.record({ ...base, status: 'failed', error, endedAt: this.journal.now() });
         this.finish({ type: 'failed', error });
-        return NEVER;
+        return never();
       }
       await this.journal.record({ ...base, status: 'succeeded', result, endedAt: this.journal.now() });
       return result as T;
@@ -218,7 +221,7 @@ export class RunSession {
     if (retry.retry) {
       const nextRetryAt = this.journal.now() + retry.delayMs;
       this.finish({ type: 'suspended', status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
-      return NEVER;
+      return never();
     }
     await this.journal.record({ ...base, status: 'failed', error, endedAt: this.journal.now() });
     throw fromErrorInfo(error);
@@ -226,12 +229,12 @@ export class RunSession {
 
   private async sleepStep(rawName: string, wakeAtFrom: (now: number) => number): Promise<void> {
     const started = this.begin('sleep', rawName);
-    if (!started) return NEVER;
+    if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return;
     if (decision.type === 'suspend') {
       this.finish({ type: 'suspended', status: 'sleeping', wakeAt: decision.until });
-      return NEVER;
+      return never();
     }
     const now = this.journal.now();
     if (decision.type === 'wake') {
@@ -246,12 +249,12 @@ export class RunSession {
       return;
     }
     this.finish({ type: 'suspended', status: 'sleeping', wakeAt, entry });
-    return NEVER;
+    return never();
   }
 
   private async waitStep(rawName: string, timeoutMs: number | undefined): Promise<Json> {
     const started = this.begin('wait', rawName);
-    if (!started) return NEVER;
+    if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return replayed(decision.entry) as Json;
     const now = this.journal.now();
@@ -268,13 +271,13 @@ export class RunSession {
       throw fromErrorInfo(error);
     }
     this.finish({ type: 'suspended', status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry });
-    return NEVER;
+    return never();
   }
 
   private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
     if (typeof eventName !== 'string' || eventName.length === 0) throw new ValidationError('ctx.emit: event name must be a non-empty string');
     const started = this.begin('emit', `emit:${eventName}`);
-    if (!started) return NEVER;
+    if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return;
     const data = roundTrip(payload, `ctx.emit('${eventName}') payload`) as Json;
@@ -296,18 +299,3 @@ function replayed(entry: JournalEntry): Json {
   if (entry.status === 'succeeded') return entry.result ?? null;
   throw fromErrorInfo(entry.error ?? { name: 'Error', message: `step '${entry.name}' failed` });
 }
-
-/** Runs one attempt; past timeoutMs it rejects with TimeoutError and a late result is ignored. */
-async function withTimeout<T>(body: () => T | Promise<T>, timeoutMs: number | undefined, name: string, attempt: number): Promise<T> {
-  if (timeoutMs === undefined) return await body();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`step '${name}' attempt ${attempt} timed out after ${timeoutMs}ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([Promise.resolve().then(body), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-

@@ -1,6 +1,11 @@
 // Group commit: writes queued in the same turn of the event loop share ONE transaction.
 // Each caller's promise resolves only after that transaction has committed (durable at
 // the configured synchronous level), and rejects if it rolled back. Never ack-before-durable.
+//
+// Fast path: the whole batch in one transaction, no savepoints. If any write throws, that
+// transaction rolls back and the batch is replayed with a savepoint per write, so one bad
+// write fails alone instead of failing its neighbours.
+import type { Database } from 'better-sqlite3';
 import type { SqliteStore } from './store.ts';
 
 interface Pending {
@@ -12,10 +17,28 @@ interface Pending {
 export class CommitQueue {
   private queue: Pending[] = [];
   private scheduled = false;
-  /** Transactions committed and writes carried, for benchmarks and `explain` of throughput. */
+  /** Transactions committed and writes carried, for benchmarks and diagnostics. */
   readonly stats = { transactions: 0, writes: 0 };
+  private readonly all: (batch: Pending[]) => unknown[];
+  private readonly each: (batch: Pending[]) => Map<number, unknown>;
 
-  constructor(private readonly store: SqliteStore) {}
+  constructor(store: SqliteStore) {
+    const db: Database = store.db;
+    // Wrappers built once: better-sqlite3's transaction() is costly to create per call.
+    this.all = db.transaction((batch: Pending[]) => batch.map((p) => p.write()));
+    const savepoint = db.transaction((write: () => unknown) => write());
+    this.each = db.transaction((batch: Pending[]) => {
+      const outcomes = new Map<number, unknown>();
+      batch.forEach((p, i) => {
+        try {
+          outcomes.set(i, { ok: savepoint(p.write) });
+        } catch (err) {
+          outcomes.set(i, { err });
+        }
+      });
+      return outcomes;
+    });
+  }
 
   enqueue<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -36,25 +59,35 @@ export class CommitQueue {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    const results: unknown[] = new Array(batch.length);
-    const failures = new Map<number, unknown>();
+    let results: unknown[];
     try {
-      this.store.transaction(() => {
-        batch.forEach((p, i) => {
-          // A write that throws fails alone (savepoint), not the whole group.
-          try {
-            results[i] = this.store.db.transaction(p.write)();
-          } catch (err) {
-            failures.set(i, err);
-          }
-        });
-      });
+      results = this.all(batch);
+    } catch {
+      this.flushOneByOne(batch);
+      return;
+    }
+    this.count(batch.length);
+    batch.forEach((p, i) => p.resolve(results[i]));
+  }
+
+  private flushOneByOne(batch: Pending[]): void {
+    let outcomes: Map<number, unknown>;
+    try {
+      outcomes = this.each(batch);
     } catch (err) {
       for (const p of batch) p.reject(err);
       return;
     }
+    this.count(batch.length);
+    batch.forEach((p, i) => {
+      const o = outcomes.get(i) as { ok?: unknown; err?: unknown };
+      if ('err' in o) p.reject(o.err);
+      else p.resolve(o.ok);
+    });
+  }
+
+  private count(writes: number): void {
     this.stats.transactions++;
-    this.stats.writes += batch.length;
-    batch.forEach((p, i) => (failures.has(i) ? p.reject(failures.get(i)) : p.resolve(results[i])));
+    this.stats.writes += writes;
   }
 }
