@@ -28,6 +28,35 @@ export interface NormalizedStepOptions {
   timeoutMs?: number;
 }
 
+const byDefaults = new WeakMap<StepOptions, NormalizedStepOptions>();
+const byOptions = new WeakMap<StepOptions, WeakMap<StepOptions, NormalizedStepOptions>>();
+const NO_DEFAULTS: StepOptions = {};
+
+/** normalizeStepOptions of `defaults` overlaid with `options` (retries merged field by field),
+ *  cached by the identity of both objects: step.do without options, or with a hoisted options
+ *  object, validates once instead of on every call. The result is frozen (shared). */
+export function resolveStepOptions(stepName: string, defaults: StepOptions | undefined, options: StepOptions | undefined): NormalizedStepOptions {
+  const d = defaults ?? NO_DEFAULTS;
+  if (options === undefined) {
+    let hit = byDefaults.get(d);
+    if (!hit) byDefaults.set(d, (hit = freeze(normalizeStepOptions(stepName, { ...d, retries: { ...d.retries } }))));
+    return hit;
+  }
+  if (typeof options !== 'object' || options === null) return normalizeStepOptions(stepName, options);
+  let perDefaults = byOptions.get(options);
+  let hit = perDefaults?.get(d);
+  if (hit) return hit;
+  hit = freeze(normalizeStepOptions(stepName, { ...d, ...options, retries: { ...d.retries, ...options.retries } }));
+  if (!perDefaults) byOptions.set(options, (perDefaults = new WeakMap()));
+  perDefaults.set(d, hit);
+  return hit;
+}
+
+function freeze(o: NormalizedStepOptions): NormalizedStepOptions {
+  Object.freeze(o.retry);
+  return Object.freeze(o);
+}
+
 export function normalizeStepOptions(stepName: string, options: StepOptions | undefined): NormalizedStepOptions {
   const r = optionsSchema.safeParse(options ?? {});
   if (!r.success) {

@@ -46,6 +46,10 @@ function jsonArg(value: unknown, what: string): Json {
 
 const MAX_WAIT_MS = 2 ** 31 - 1;
 
+// Built once: a zod schema is costly to construct, and trigger/emit are hot paths.
+const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
+const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
+
 const eventFilterSchema = z
   .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
   .strict();
@@ -156,14 +160,14 @@ export class Engine {
   async trigger(workflow: string, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
     const name = check(nameSchema, workflow, 'workflow');
     this.registry.get(name);
-    const opts = check(z.object({ runId: idSchema.optional() }).strict(), options, 'trigger options');
+    const opts = check(triggerOptionsSchema, options, 'trigger options');
     const data = jsonArg(input, `input of trigger('${name}')`);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? randomUUID() });
   }
 
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {
     const event = check(nameSchema, name, 'event name');
-    const opts = check(z.object({ id: idSchema.optional() }).strict(), options, 'emit options');
+    const opts = check(emitOptionsSchema, options, 'emit options');
     const data = jsonArg(payload, `payload of emit('${event}')`);
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? randomUUID() });
   }

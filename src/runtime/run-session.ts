@@ -8,13 +8,13 @@ import {
   NonDeterminismError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { roundTrip, type Json } from '../domain/json.ts';
+import { roundTrip, toJsonText, type Json } from '../domain/json.ts';
 import { decide, decideFinish, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey } from '../domain/step-names.ts';
 import type { RunJournal } from '../ports/run-journal.ts';
-import { normalizeStepOptions } from '../../sdk/step-options.ts';
+import { resolveStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { withTimeout } from './with-timeout.ts';
@@ -24,6 +24,11 @@ import { withTimeout } from './with-timeout.ts';
 const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 
 class Finished extends Error {}
+
+/** The JSON text of a recorded entry's result, when the session already produced it: the
+ *  store writes it as is instead of serialising the parsed value a second time. Keyed by the
+ *  entry object, so a copied or altered entry falls back to serialising its result. */
+export const resultTextOf = new WeakMap<JournalEntry, string>();
 
 export class RunSession {
   private seq = 0;
@@ -37,7 +42,7 @@ export class RunSession {
   constructor(
     private readonly journal: RunJournal,
     private readonly fn: WorkflowFn,
-    private readonly stepDefaults: StepOptions = {},
+    private readonly stepDefaults?: StepOptions,
   ) {}
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
@@ -179,11 +184,7 @@ export class RunSession {
       return never();
     }
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
-    const opts = normalizeStepOptions(call.name, {
-      ...this.stepDefaults,
-      ...options,
-      retries: { ...this.stepDefaults.retries, ...options?.retries },
-    });
+    const opts = resolveStepOptions(call.name, this.stepDefaults, options);
     await this.flushPending();
     const attempt = decision.attempt;
     const key = idempotencyKey(this.journal.runId, call.name);
@@ -204,8 +205,10 @@ export class RunSession {
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt: decision.entry?.startedAt ?? startedAt };
     if (!failed) {
       let result: Json;
+      let text: string;
       try {
-        result = roundTrip(value, `result of step '${call.name}'`) as Json;
+        text = toJsonText(value, `result of step '${call.name}'`);
+        result = JSON.parse(text) as Json;
       } catch (err) {
         // Not storable: retrying the same code cannot help, so the run fails at once.
         const error = toErrorInfo(err);
@@ -213,7 +216,9 @@ export class RunSession {
         this.finish({ type: 'failed', error });
         return never();
       }
-      await this.journal.record({ ...base, status: 'succeeded', result, endedAt: this.journal.now() });
+      const entry: JournalEntry = { ...base, status: 'succeeded', result, endedAt: this.journal.now() };
+      resultTextOf.set(entry, text);
+      await this.journal.record(entry);
       return result as T;
     }
     const error = toErrorInfo(failure);
