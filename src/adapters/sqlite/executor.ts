@@ -18,7 +18,7 @@ import type { TriggerState } from '../../ports/triggers.ts';
 import { cronCalendar } from '../cron/cron-calendar.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
-import { RunSession } from '../../runtime/run-session.ts';
+import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { ScheduleBook, type CalendarFactory } from './schedule-book.ts';
@@ -42,7 +42,16 @@ interface ActiveRun {
   again: boolean;
 }
 
+/** Due runs claimed per transaction by the timer. */
 const DUE_BATCH = 2000;
+
+/** What execute() needs of a run it has not read yet: set by startRun for a run it just
+ *  created (status pending, empty journal, input known), so the first dispatch skips
+ *  re-reading the row and the journal. Dropped on cancel and at stop. */
+interface FreshRun {
+  workflow: string;
+  input: Json;
+}
 
 export class SqliteExecutor implements DurableExecutor {
   readonly backend = 'sqlite';
@@ -54,6 +63,9 @@ export class SqliteExecutor implements DurableExecutor {
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
+  private readonly fresh = new Map<string, FreshRun>();
+  /** The last claim filled its batch: more runs are due; claim again once the backlog drains. */
+  private moreDue = false;
   private running = 0;
   private timerAt: number | undefined;
   private cancelTimer: (() => void) | undefined;
@@ -108,6 +120,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.cancelTimer?.();
     this.ready.length = 0;
     this.readySet.clear();
+    this.fresh.clear();
     // In-flight sessions are abandoned, not awaited: their runs stay 'running' in the
     // file and are replayed by the next owner; flush what is queued so acks stay true.
     await new Promise((r) => setImmediate(r));
@@ -130,10 +143,15 @@ export class SqliteExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
+    const inputText = JSON.stringify(req.input);
     const created = await this.queue.enqueue(() =>
-      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, now: this.now() }),
+      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: this.now() }),
     );
-    if (created) this.dispatch(req.runId);
+    if (created && !this.stopping) {
+      // The session gets its own copy: the caller's object must not alias the run's input.
+      this.fresh.set(req.runId, { workflow: req.workflow, input: JSON.parse(inputText) as Json });
+      this.dispatch(req.runId);
+    }
     return { runId: req.runId, created };
   }
 
@@ -193,6 +211,7 @@ export class SqliteExecutor implements DurableExecutor {
       return;
     }
     this.dropReady(runId);
+    this.fresh.delete(runId);
     await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
     this.notifyTerminal(runId);
   }
@@ -250,7 +269,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0);
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.moreDue);
   }
 
   private resolveIdle(): void {
@@ -289,6 +308,7 @@ export class SqliteExecutor implements DurableExecutor {
         .finally(() => {
           this.running--;
           this.pump();
+          this.claimMoreIfDrained();
           this.resolveIdle();
         });
     }
@@ -307,21 +327,37 @@ export class SqliteExecutor implements DurableExecutor {
       do {
         act.again = false;
         if (this.stopping) return;
-        const row = this.store.getRunRow(runId);
-        if (!row || isTerminal(row.status) || row.status === 'blocked') return;
-        act.cancel ||= row.cancel_requested === 1;
+        const fresh = this.fresh.get(runId);
+        let workflow: string;
+        let input: Json;
+        let entries: JournalEntry[] | undefined;
+        let status: string;
+        if (fresh) {
+          // Just created by startRun and not touched since: pending, empty journal.
+          this.fresh.delete(runId);
+          ({ workflow, input } = fresh);
+          entries = [];
+          status = 'pending';
+        } else {
+          const row = this.store.getRunRow(runId);
+          if (!row || isTerminal(row.status) || row.status === 'blocked') return;
+          act.cancel ||= row.cancel_requested === 1;
+          workflow = row.workflow;
+          input = JSON.parse(row.input) as Json;
+          status = row.status;
+        }
         if (act.cancel) {
           await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
           this.notifyTerminal(runId);
           return;
         }
-        const wf = this.o.registry.find(row.workflow);
+        const wf = this.o.registry.find(workflow);
         if (!wf) {
           await this.queue.enqueue(() => this.store.setStatus(runId, 'blocked', undefined, this.now()));
           return;
         }
-        if (row.status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, row.workflow, JSON.parse(row.input) as Json, act), wf.definition.fn, wf.definition.stepDefaults);
+        if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
+        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults);
         const outcome = await session.run();
         if (this.stopping) return;
         await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
@@ -354,16 +390,16 @@ export class SqliteExecutor implements DurableExecutor {
     }
   }
 
-  private journalFor(runId: string, workflow: string, input: Json, act: ActiveRun): RunJournal {
+  private journalFor(runId: string, workflow: string, input: Json, entries: JournalEntry[], act: ActiveRun): RunJournal {
     const { store, queue } = this;
     return {
       runId,
       workflow,
       input,
-      entries: store.journal(runId),
+      entries,
       now: () => this.now(),
       random: this.o.random,
-      record: (entry) => queue.enqueue(() => store.recordStep(runId, entry)),
+      record: (entry) => queue.enqueue(() => store.recordStep(runId, entry, resultTextOf.get(entry))),
       takeSignal: (signalName, entry) =>
         queue.enqueue(() => {
           const got = store.takeSignal(runId, signalName, entry.seq);
@@ -425,6 +461,12 @@ export class SqliteExecutor implements DurableExecutor {
 
   // ---- the one timer -----------------------------------------------------------------
 
+  private claimMoreIfDrained(): void {
+    if (!this.moreDue || this.stopping || this.ready.length > DUE_BATCH / 2) return;
+    this.moreDue = false;
+    setImmediate(() => this.onTimer());
+  }
+
   /** Arms (or re-arms earlier) the single timer. */
   private armAt(at: number): void {
     if (this.stopping) return;
@@ -446,13 +488,21 @@ export class SqliteExecutor implements DurableExecutor {
     const now = this.now();
     const { claimed, fired } = this.store.transaction(() => {
       const ids = this.store.dueRunIds(now, DUE_BATCH);
-      for (const id of ids) this.store.setStatus(id, 'running', undefined, now);
+      for (const id of ids) {
+        this.store.setStatus(id, 'running', undefined, now);
+        // A sleep that is due is over: record it here, so the woken run replays past it
+        // without a write of its own (the same write replay would make, one transaction earlier).
+        this.store.wakeSleep(id, now);
+      }
       return { claimed: ids, fired: this.schedules.fireDue(now) };
     });
     for (const id of fired) this.dispatch(id);
     for (const id of claimed) this.dispatch(id);
     if (claimed.length === DUE_BATCH) {
-      setImmediate(() => this.onTimer());
+      // More are due (a catch-up): claim the next batch once this backlog has mostly drained,
+      // so a restart with many overdue timers streams through bounded memory.
+      this.moreDue = true;
+      this.claimMoreIfDrained();
       return;
     }
     const wake = this.store.nextWakeAt();

@@ -73,21 +73,25 @@ export class SqliteStore {
   constructor(readonly db: Database.Database) {
     const q = (sql: string) => db.prepare(sql);
     this.s = {
+      // Hot statements take positional parameters (cheaper to bind than named ones).
       insertRun: q(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, created_seq)
-                    VALUES (@run_id, @workflow, @version, 'pending', @input, @now, @now, @created_seq)
+                    VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)
                     ON CONFLICT (run_id) DO NOTHING`),
       getRun: q(`SELECT * FROM runs WHERE run_id = ?`),
-      setStatus: q(`UPDATE runs SET status = @status, wake_at = @wake_at, updated_at = @now WHERE run_id = @run_id`),
-      finishRun: q(`UPDATE runs SET status = @status, output = @output, error = @error, wake_at = NULL, updated_at = @now WHERE run_id = @run_id`),
+      setStatus: q(`UPDATE runs SET status = ?, wake_at = ?, updated_at = ? WHERE run_id = ?`),
+      finishRun: q(`UPDATE runs SET status = ?, output = ?, error = ?, wake_at = NULL, updated_at = ? WHERE run_id = ?`),
       requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now WHERE run_id = @run_id`),
       resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0, updated_at = @now WHERE run_id = @run_id`),
       steps: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq`),
       lastStep: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq DESC LIMIT 1`),
       upsertStep: q(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
-                     VALUES (@run_id, @seq, @name, @kind, @status, @attempts, @result, @error, @started_at, @ended_at, @wake_at, @next_retry_at)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                      ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
                        attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
                        ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at`),
+      // A due sleep is finished by the claim itself, so the woken run replays past it.
+      wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = ?
+                     WHERE run_id = ? AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= ?`),
       due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
       nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
       // Runs an engine was executing, plus waiting runs whose signal landed just before a crash.
@@ -108,10 +112,8 @@ export class SqliteStore {
     return this.db.transaction(fn)();
   }
 
-  insertRun(r: { runId: string; workflow: string; version: string; input: Json; now: number }): boolean {
-    const info = this.s.insertRun.run({
-      run_id: r.runId, workflow: r.workflow, version: r.version, input: JSON.stringify(r.input), now: r.now, created_seq: this.nextSeq,
-    });
+  insertRun(r: { runId: string; workflow: string; version: string; input: Json; inputText?: string; now: number }): boolean {
+    const info = this.s.insertRun.run(r.runId, r.workflow, r.version, r.inputText ?? JSON.stringify(r.input), r.now, r.now, this.nextSeq);
     if (info.changes > 0) this.nextSeq++;
     return info.changes > 0;
   }
@@ -121,15 +123,11 @@ export class SqliteStore {
   }
 
   setStatus(runId: string, status: RunStatus, wakeAt: number | undefined, now: number): void {
-    this.s.setStatus.run({ run_id: runId, status, wake_at: wakeAt ?? null, now });
+    this.s.setStatus.run(status, wakeAt ?? null, now, runId);
   }
 
   finishRun(runId: string, status: 'succeeded' | 'failed' | 'cancelled', now: number, output?: Json, error?: ErrorInfo): void {
-    this.s.finishRun.run({
-      run_id: runId, status, now,
-      output: output === undefined ? null : JSON.stringify(output),
-      error: error === undefined ? null : JSON.stringify(error),
-    });
+    this.s.finishRun.run(status, output === undefined ? null : JSON.stringify(output), error === undefined ? null : JSON.stringify(error), now, runId);
   }
 
   requestCancel(runId: string, now: number): void {
@@ -149,13 +147,19 @@ export class SqliteStore {
     return row && toEntry(row);
   }
 
-  recordStep(runId: string, e: JournalEntry): void {
-    this.s.upsertStep.run({
-      run_id: runId, seq: e.seq, name: e.name, kind: e.kind, status: e.status, attempts: e.attempts,
-      result: e.result === undefined ? null : JSON.stringify(e.result),
-      error: e.error === undefined ? null : JSON.stringify(e.error),
-      started_at: e.startedAt ?? null, ended_at: e.endedAt ?? null, wake_at: e.wakeAt ?? null, next_retry_at: e.nextRetryAt ?? null,
-    });
+  /** `resultText`: the JSON text of e.result when the caller already has it. */
+  recordStep(runId: string, e: JournalEntry, resultText?: string): void {
+    this.s.upsertStep.run(
+      runId, e.seq, e.name, e.kind, e.status, e.attempts,
+      resultText ?? (e.result === undefined ? null : JSON.stringify(e.result)),
+      e.error === undefined ? null : JSON.stringify(e.error),
+      e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null,
+    );
+  }
+
+  /** Marks the run's due sleep step finished (inside the claim of a due run). */
+  wakeSleep(runId: string, now: number): void {
+    this.s.wakeSleep.run(now, runId, now);
   }
 
   dueRunIds(now: number, limit: number): string[] {
