@@ -24,6 +24,15 @@ export const TOKENS = {
 export interface Overrides {
   clock?: Clock;
   random?: () => number;
+  /** The Restate adapter, loaded only when that backend is chosen (see loadBackend). */
+  restate?: typeof import('../src/adapters/restate/executor.ts').RestateExecutor;
+}
+
+/** Loads the chosen backend's heavy modules (the Restate SDK) only when it is chosen. */
+export async function loadBackend(config: ResolvedConfig): Promise<Overrides> {
+  if (config.backend !== 'restate') return {};
+  const { RestateExecutor } = await import('../src/adapters/restate/executor.ts');
+  return { restate: RestateExecutor };
 }
 
 export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}): Container {
@@ -40,8 +49,13 @@ export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}
         return new SqliteExecutor({
           ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns, calendar: cronCalendar,
         });
-      case 'restate':
-        throw new NotSupportedError("backend 'restate' is not available yet in this build; use backend: 'sqlite'");
+      case 'restate': {
+        if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
+        return new overrides.restate({
+          ...common, dataDir: cfg.dataDir, durability: cfg.durability, calendar: cronCalendar,
+          ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl,
+        });
+      }
     }
   });
   c.bind<Engine>(TOKENS.engine).toDynamicValue(

@@ -1,0 +1,52 @@
+// The SDK endpoint: an HTTP/2 server on 127.0.0.1 serving every workflow. The SDK matches
+// its routes as path suffixes, so the same handler answers under any `/v/<tag>/` prefix:
+// each code version is registered as its own deployment URI, and runs pinned to an older
+// deployment keep being served (by the code this process has).
+import './polyfill.ts';
+import * as restate from '@restatedev/restate-sdk';
+import http2 from 'node:http2';
+
+type Service = Parameters<typeof restate.createEndpointHandler>[0]['services'][number];
+
+export class SdkEndpoint {
+  private server: http2.Http2Server | undefined;
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  port = 0;
+
+  constructor(private readonly services: Service[]) {}
+
+  async listen(preferredPort: number): Promise<number> {
+    const handler = restate.createEndpointHandler({ services: this.services });
+    const server = http2.createServer(handler);
+    server.on('session', (s) => {
+      this.sessions.add(s);
+      s.once('close', () => this.sessions.delete(s));
+    });
+    this.server = server;
+    this.port = await new Promise<number>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        if (preferredPort !== 0 && err.code === 'EADDRINUSE') {
+          server.listen(0, '127.0.0.1');
+          return;
+        }
+        reject(err);
+      };
+      server.on('error', onError);
+      server.listen(preferredPort, '127.0.0.1', () => {
+        server.off('error', onError);
+        const addr = server.address();
+        resolve(typeof addr === 'object' && addr ? addr.port : 0);
+      });
+    });
+    return this.port;
+  }
+
+  /** Stops serving; invocations in flight see a broken stream and Restate retries them later. */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const s of this.sessions) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+}

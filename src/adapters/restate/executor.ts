@@ -1,0 +1,427 @@
+// DurableExecutor on Restate. Runs execute as Restate workflow invocations (workflow id =
+// run id) served by this process's SDK endpoint; the server is the embedded restate-server
+// (started and stopped by PID) unless URLs are configured.
+//
+// A local SQLite file (the same schema as the SQLite backend, in the same data dir) keeps
+// what Restate does not: the run index doubling as an outbox (a run row is written first,
+// then forwarded to Restate, and re-forwarded at start if a crash came between; Restate
+// dedups by workflow id), the event inbox, and runs whose code diverged from their journal.
+import './polyfill.ts';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { eventRunId } from '../../domain/ids.ts';
+import type { Json } from '../../domain/json.ts';
+import { isTerminal } from '../../domain/run-status.ts';
+import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { TriggerState } from '../../ports/triggers.ts';
+import type { WorkflowRegistry } from '../../runtime/registry.ts';
+import { CommitQueue } from '../sqlite/commit-queue.ts';
+import { LocalTriggers } from '../sqlite/local-triggers.ts';
+import type { CalendarFactory } from '../sqlite/schedule-book.ts';
+import { OwnerLease } from '../sqlite/owner-lease.ts';
+import { openDatabase, SqliteStore, type Durability } from '../sqlite/store.ts';
+import { AdminApi, sqlString } from './admin-api.ts';
+import { SdkEndpoint } from './endpoint.ts';
+import { httpJson } from './http-json.ts';
+import type { RunHooks } from './run-handler.ts';
+import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
+import { RestateServer } from './server-process.ts';
+import { buildService, serviceName, workflowName } from './workflow-service.ts';
+
+export interface RestateExecutorOptions {
+  dataDir: string;
+  durability: Durability;
+  clock: Clock;
+  registry: WorkflowRegistry;
+  /** An existing Restate (cluster or managed): both set = start no server. */
+  ingressUrl?: string;
+  adminUrl?: string;
+  calendar: CalendarFactory;
+}
+
+const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
+
+export class RestateExecutor implements DurableExecutor {
+  readonly backend = 'restate';
+  readonly capabilities = { manualClock: false, retryFailedRuns: true };
+
+  private store!: SqliteStore;
+  private queue!: CommitQueue;
+  private lease!: OwnerLease;
+  private server: RestateServer | undefined;
+  private endpoint!: SdkEndpoint;
+  private admin!: AdminApi;
+  private ingress!: string;
+  private started = false;
+  private stopping = false;
+  private readonly settledWaiters = new Map<string, Set<() => void>>();
+  private readonly services: string[];
+  private local: LocalTriggers | undefined;
+  private triggerState: TriggerState | undefined;
+  private cancelTimer: (() => void) | undefined;
+  private unsubscribeJump: (() => void) | undefined;
+
+  constructor(private readonly o: RestateExecutorOptions) {
+    this.services = o.registry.all().map((w) => serviceName(w.definition.name));
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.store = new SqliteStore(openDatabase(this.o.dataDir, this.o.durability));
+    this.queue = new CommitQueue(this.store);
+    this.lease = new OwnerLease(this.store, randomUUID());
+    try {
+      this.lease.acquire();
+      await this.connect();
+      this.local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar, () => this.o.clock.now());
+      this.triggerState = this.local.state(() => this.ensureStarted(), () => void this.fireSchedules());
+      this.started = true;
+      await this.forwardPending();
+      this.unsubscribeJump = this.o.clock.onJump?.(() => void this.fireSchedules());
+      await this.fireSchedules();
+    } catch (err) {
+      await this.teardown();
+      throw err;
+    }
+  }
+
+  private async connect(): Promise<void> {
+    if (this.o.ingressUrl && this.o.adminUrl) {
+      this.ingress = this.o.ingressUrl.replace(/\/$/, '');
+      this.admin = new AdminApi(this.o.adminUrl.replace(/\/$/, ''));
+    } else if (this.o.ingressUrl || this.o.adminUrl) {
+      throw new StorageError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
+    } else {
+      this.server = new RestateServer(this.o.dataDir);
+      this.server.onUnexpectedExit = () => void this.restartServer();
+      await this.server.start();
+      this.ingress = this.server.ingressUrl;
+      this.admin = new AdminApi(this.server.adminUrl);
+    }
+    const hooks: RunHooks = {
+      emit: (req) => this.emit(req),
+      diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
+      settled: (runId) => this.wakeSettled(runId),
+    };
+    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)));
+    const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
+    const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
+    writeFileSync(portFile, String(port), { mode: 0o600 });
+    await this.registerDeployments(port);
+  }
+
+  /** One deployment per code version (tag); deployments of earlier versions are repointed to
+   *  this process's port, and invocations that backed off while no endpoint answered resume now. */
+  private async registerDeployments(port: number): Promise<void> {
+    const tag = createHash('sha256').update(this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',')).digest('hex').slice(0, 12);
+    const engineId = this.engineId();
+    const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
+    for (const d of mine) {
+      const path = d.uri ? new URL(d.uri).pathname : '/';
+      const uri = `http://127.0.0.1:${port}${path}`;
+      if (d.uri !== uri) await this.admin.repoint(d.id, uri);
+    }
+    const uri = `http://127.0.0.1:${port}/v/${tag}/`;
+    if (!mine.some((d) => d.uri && new URL(d.uri).pathname === `/v/${tag}/`)) await this.admin.register(uri, { tranquil: engineId, tag });
+    if (this.services.length === 0) return;
+    const stuck = await this.admin.query<{ id: string }>(
+      `SELECT id FROM sys_invocation WHERE status = 'backing-off' AND target_service_name IN (${this.services.map(sqlString).join(',')})`,
+    );
+    await Promise.all(stuck.map((s) => this.admin.resume(s.id)));
+  }
+
+  /** restate-server died under us: start it again on the same store and ports (bounded),
+   *  then let invocations that backed off meanwhile resume at once. */
+  private restarts: number[] = [];
+  private async restartServer(): Promise<void> {
+    if (this.stopping || !this.server) return;
+    const now = Date.now();
+    this.restarts = this.restarts.filter((t) => now - t < 60_000);
+    if (this.restarts.length >= 5) {
+      console.error('tranquil: restate-server exited 5 times within a minute; not restarting it again');
+      return;
+    }
+    this.restarts.push(now);
+    console.error('tranquil: restate-server exited unexpectedly; restarting it');
+    try {
+      await this.server.start();
+      await this.registerDeployments(this.endpoint.port);
+    } catch (err) {
+      console.error(`tranquil: restarting restate-server failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Identifies this data dir's deployments among others on a shared Restate. */
+  private engineId(): string {
+    const row = this.store.db.prepare(`SELECT value FROM settings WHERE key = 'restate.engine-id'`).get() as { value: string } | undefined;
+    if (row) return row.value;
+    const id = randomUUID();
+    this.store.db.prepare(`INSERT INTO settings (key, value) VALUES ('restate.engine-id', ?)`).run(id);
+    return id;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started || this.stopping) return;
+    this.stopping = true;
+    await this.teardown();
+  }
+
+  private async teardown(): Promise<void> {
+    this.cancelTimer?.();
+    this.unsubscribeJump?.();
+    await this.endpoint?.close().catch(() => {});
+    await this.server?.stop().catch(() => {});
+    while (this.queue && this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    this.lease?.release();
+    this.store?.close();
+    for (const waiters of this.settledWaiters.values()) for (const w of waiters) w();
+  }
+
+  private ensureStarted(): void {
+    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+  }
+
+  /** Event inbox, schedules and webhook secrets live in the local file (see LocalTriggers). */
+  get triggers(): TriggerState | undefined {
+    return this.triggerState;
+  }
+
+  /** Fires due schedule slots into the outbox (the slot's run id dedups, as on SQLite),
+   *  forwards them, and arms the one timer at the next slot. */
+  private async fireSchedules(): Promise<void> {
+    if (!this.started || this.stopping || !this.local) return;
+    const local = this.local;
+    const now = this.o.clock.now();
+    const fired = this.store.transaction(() => local.schedules.fireDue(now));
+    const rows = fired.map((id) => this.store.getRunRow(id)).filter((r) => r !== undefined);
+    if (rows.length) await this.forward(rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, input: JSON.parse(r.input) as Json }))).catch((err) => {
+      console.error(`tranquil: forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
+    });
+    this.cancelTimer?.();
+    const next = local.schedules.nextAt();
+    if (next !== undefined && !this.stopping) this.cancelTimer = this.o.clock.setTimer(next, () => void this.fireSchedules());
+  }
+
+  // ---- starting runs (outbox) --------------------------------------------------------
+
+  async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
+    this.ensureStarted();
+    const wf = this.o.registry.get(req.workflow);
+    const created = await this.queue.enqueue(() =>
+      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, now: this.o.clock.now() }),
+    );
+    if (created) await this.forward([{ runId: req.runId, workflow: req.workflow, input: req.input }]);
+    return { runId: req.runId, created };
+  }
+
+  private async forward(runs: { runId: string; workflow: string; input: Json }[]): Promise<void> {
+    await Promise.all(
+      runs.map(async (r) => {
+        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
+        if (!res.ok) throw new StorageError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
+      }),
+    );
+    await this.queue.enqueue(() => {
+      for (const r of runs) this.store.setStatus(r.runId, 'running', undefined, this.o.clock.now());
+    });
+  }
+
+  /** Runs written locally but not confirmed by Restate before a crash or stop. */
+  private async forwardPending(): Promise<void> {
+    const pending = this.store.listRunRows({ status: 'pending', limit: 10_000 });
+    if (pending.length) await this.forward(pending.map((r) => ({ runId: r.run_id, workflow: r.workflow, input: JSON.parse(r.input) as Json })));
+  }
+
+  async emit(req: EmitRequest): Promise<EmitResult> {
+    this.ensureStarted();
+    const result = await this.queue.enqueue(() => {
+      const existing = this.store.eventRunIds(req.id);
+      if (existing) return { runIds: existing, duplicate: true, created: [] as { runId: string; workflow: string; input: Json }[] };
+      const now = this.o.clock.now();
+      const created: { runId: string; workflow: string; input: Json }[] = [];
+      const runIds = this.o.registry.subscribers(req.name).map((workflow) => {
+        const runId = eventRunId(req.id, workflow);
+        if (this.store.insertRun({ runId, workflow, version: this.o.registry.get(workflow).version, input: req.payload, now })) created.push({ runId, workflow, input: req.payload });
+        return runId;
+      });
+      this.store.insertEvent(req.id, req.name, req.payload, runIds, now);
+      return { runIds, duplicate: false, created };
+    });
+    if (result.created.length) await this.forward(result.created);
+    return { runIds: result.runIds, duplicate: result.duplicate };
+  }
+
+  // ---- views -------------------------------------------------------------------------
+
+  private async invocation(runId: string, workflow?: string): Promise<{ inv: InvocationRow; workflow: string } | undefined> {
+    const services = workflow ? [serviceName(workflow)] : this.services;
+    if (services.length === 0) return undefined;
+    const rows = await this.admin.query<InvocationRow>(
+      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_key = ${sqlString(runId)}
+       AND target_service_name IN (${services.map(sqlString).join(',')})`,
+    );
+    const inv = rows[0];
+    if (!inv) return undefined;
+    return { inv, workflow: workflowName(inv.svc) ?? inv.svc };
+  }
+
+  private divergence(runId: string): ErrorInfo | undefined {
+    const row = this.store.getRunRow(runId);
+    if (row?.status !== 'failed' || !row.error) return undefined;
+    return JSON.parse(row.error) as ErrorInfo;
+  }
+
+  async getRun(runId: string): Promise<RunView | undefined> {
+    this.ensureStarted();
+    const local = this.store.getRunRow(runId);
+    const found = await this.invocation(runId, local?.workflow);
+    if (!found) {
+      // Written locally, not yet accepted by Restate: pending.
+      return local ? this.store.view(local, false) : undefined;
+    }
+    const state = await this.admin.query<{ key: string; value_utf8: string | null }>(
+      `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(found.inv.svc)} AND service_key = ${sqlString(runId)}`,
+    );
+    return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId));
+  }
+
+  async listRuns(filter: RunFilter): Promise<RunView[]> {
+    this.ensureStarted();
+    const services = filter.workflow ? [serviceName(filter.workflow)] : this.services;
+    if (services.length === 0) return [];
+    const inList = services.map(sqlString).join(',');
+    const invs = await this.admin.query<InvocationRow>(
+      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_name IN (${inList}) ORDER BY created_at DESC`,
+    );
+    const state = await this.admin.query<{ svc: string; run_id: string; key: string; value_utf8: string | null }>(
+      `SELECT service_name AS svc, service_key AS run_id, key, value_utf8 FROM state WHERE service_name IN (${inList}) AND key IN ('~run', '~meta')`,
+    );
+    const byRun = new Map<string, { key: string; value_utf8: string | null }[]>();
+    for (const s of state) {
+      const k = `${s.svc}/${s.run_id}`;
+      byRun.set(k, [...(byRun.get(k) ?? []), s]);
+    }
+    const views = invs
+      .map((inv) => buildView(workflowName(inv.svc) ?? inv.svc, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, this.divergence(inv.run_id)))
+      .filter((v) => !filter.status || v.status === filter.status);
+    return views.slice(0, filter.limit ?? 100);
+  }
+
+  // ---- operations --------------------------------------------------------------------
+
+  private async requireView(runId: string): Promise<RunView> {
+    const v = await this.getRun(runId);
+    if (!v) throw new UnknownRunError(runId);
+    return v;
+  }
+
+  async signal(runId: string, name: string, payload: Json): Promise<void> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); signal '${name}' not delivered`);
+    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/signal`, { name, payload });
+    if (!res.ok) throw new StorageError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+  }
+
+  async cancel(runId: string): Promise<void> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); nothing to cancel`);
+    const found = await this.invocation(runId, v.workflow);
+    if (!found) throw new RunStateError(`run ${runId} is not yet accepted by Restate; try again`);
+    const status = await this.admin.cancel(found.inv.id);
+    if (status === 409) throw new RunStateError(`run ${runId} already finished; nothing to cancel`);
+    if (status >= 300) throw new StorageError(`restate refused to cancel run ${runId} (${status})`);
+  }
+
+  async retry(runId: string): Promise<void> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (v.status !== 'failed') throw new RunStateError(`run ${runId} is ${v.status}; only a failed run can be retried`);
+    if (this.divergence(runId)) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
+    const cycleBefore = await this.cycleOf(runId, v.workflow);
+    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, {});
+    if (res.status === 409 || res.status === 500) throw new RunStateError(`run ${runId} cannot be retried now: ${res.text.slice(0, 200)}`);
+    if (!res.ok) throw new StorageError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+    // Return once the run has left this failure (running again, or failed anew in a later
+    // cycle), so a result() right after sees the new attempt, not the old failure.
+    const deadline = Date.now() + 30_000;
+    for (let i = 0; (await this.requireView(runId)).status === 'failed' && (await this.cycleOf(runId, v.workflow)) === cycleBefore; i++) {
+      if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not resume within 30s of its retry`);
+      await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
+    }
+  }
+
+  /** How many times the run has failed and been parked (`~cycle`, written by the handler). */
+  private async cycleOf(runId: string, workflow: string): Promise<number> {
+    const rows = await this.admin.query<{ value_utf8: string | null }>(
+      `SELECT value_utf8 FROM state WHERE service_name = ${sqlString(serviceName(workflow))} AND service_key = ${sqlString(runId)} AND key = '~cycle'`,
+    );
+    return rows[0]?.value_utf8 ? Number(JSON.parse(rows[0].value_utf8)) : -1;
+  }
+
+  async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {
+    this.ensureStarted();
+    const deadline = Date.now() + timeoutMs;
+    let v: RunView | undefined;
+    for (let i = 0; ; i++) {
+      try {
+        v = await this.requireView(runId);
+      } catch (err) {
+        // Unknown run: answer now. Transport errors (the server restarting): keep waiting.
+        if (err instanceof UnknownRunError || v === undefined && !(err instanceof TypeError || err instanceof StorageError)) throw err;
+      }
+      if (v && isTerminal(v.status)) return v;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
+      // Woken at once when this process's handler settles the run; polls cover runs
+      // executed elsewhere and the moment between the handler and the server's record.
+      await this.settledOrAfter(runId, Math.min(left, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]!));
+      if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+    }
+  }
+
+  private settledOrAfter(runId: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const waiters = this.settledWaiters.get(runId) ?? new Set();
+      this.settledWaiters.set(runId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0) this.settledWaiters.delete(runId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  private wakeSettled(runId: string): void {
+    // A short delay: the handler's last state write reaches the server just after this.
+    setTimeout(() => {
+      for (const w of [...(this.settledWaiters.get(runId) ?? [])]) w();
+    }, 2);
+  }
+
+  /** The run's code no longer matches its journal: record why, then end the invocation. */
+  private async recordDivergence(runId: string, workflow: string, error: ErrorInfo): Promise<void> {
+    await this.queue.enqueue(() => {
+      this.store.insertRun({ runId, workflow, version: this.o.registry.find(workflow)?.version ?? 'unknown', input: null, now: this.o.clock.now() });
+      this.store.finishRun(runId, 'failed', this.o.clock.now(), undefined, error);
+    });
+    const found = await this.invocation(runId, workflow);
+    if (found) await this.admin.kill(found.inv.id);
+    this.wakeSettled(runId);
+  }
+
+  async idle(): Promise<void> {
+    // Time is real on Restate (capabilities.manualClock = false): nothing to drain here.
+  }
+}
+

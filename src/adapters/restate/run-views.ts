@@ -1,0 +1,104 @@
+// RunView from Restate's admin SQL: the invocation row says whether the run is alive or how
+// it completed; the workflow's own state (`~meta`, `~run`, `~s<p>`, written by the run
+// handler) says what it is doing. Same shape as the SQLite backend's views.
+import type { ErrorInfo } from '../../domain/errors.ts';
+import type { Json } from '../../domain/json.ts';
+import type { RunStatus } from '../../domain/run-status.ts';
+import type { RunView, StepView } from '../../domain/run-view.ts';
+import type { RunState } from './run-handler.ts';
+
+export interface InvocationRow {
+  id: string;
+  svc: string;
+  run_id: string;
+  status: string;
+  completion_result: string | null;
+  completion_failure: string | null;
+  created_at: string | number | null;
+  modified_at: string | number | null;
+  last_failure: string | null;
+  last_failure_error_code: string | null;
+}
+
+export const INVOCATION_COLUMNS = `id, target_service_name AS svc, target_service_key AS run_id, status, completion_result,
+  completion_failure, created_at, modified_at, last_failure, last_failure_error_code`;
+
+export interface RunStateRows {
+  meta?: { version: string; input: Json; startedAt?: string };
+  run?: RunState;
+  steps: StepView[];
+}
+
+const iso = (v: string | number | null | undefined): string => {
+  if (v === null || v === undefined) return new Date(0).toISOString();
+  const d = typeof v === 'number' ? new Date(v) : new Date(/^\d+$/.test(v) ? Number(v) : v);
+  return Number.isNaN(d.getTime()) ? String(v) : d.toISOString();
+};
+
+export function collectState(rows: { key: string; value_utf8: string | null }[]): RunStateRows {
+  const out: RunStateRows = { steps: [] };
+  for (const r of rows) {
+    if (r.value_utf8 == null) continue;
+    const v = JSON.parse(r.value_utf8) as unknown;
+    if (r.key === '~meta') out.meta = v as RunStateRows['meta'];
+    else if (r.key === '~run') out.run = v as RunState;
+    else if (/^~s\d+$/.test(r.key)) out.steps.push(v as StepView);
+  }
+  out.steps.sort((a, b) => a.seq - b.seq);
+  return out;
+}
+
+/** `[409] Cancelled` / `[500] boom` -> parts. */
+function parseFailure(f: string | null): { code: number; message: string } {
+  const m = /^\[(\d+)\]\s*([\s\S]*)$/.exec(f ?? '');
+  return m ? { code: Number(m[1]), message: m[2]! } : { code: 0, message: f ?? 'unknown failure' };
+}
+
+export function buildView(workflow: string, inv: InvocationRow, state: RunStateRows, diverged: ErrorInfo | undefined): RunView {
+  let status: RunStatus;
+  let error: ErrorInfo | undefined;
+  let output: Json | undefined;
+  let wakeAt: string | undefined;
+  const run = state.run;
+  if (diverged) {
+    status = 'failed';
+    error = diverged;
+  } else if (inv.status === 'completed') {
+    if (inv.completion_result === 'success') {
+      status = 'succeeded';
+      output = run?.output ?? null;
+    } else {
+      const f = parseFailure(inv.completion_failure);
+      if (f.code === 409) status = 'cancelled';
+      else {
+        status = 'failed';
+        error = run?.error ?? { name: 'Error', message: f.message };
+      }
+    }
+  } else if (inv.status === 'paused') {
+    // Invocation-level retries exhausted (the endpoint kept failing): needs an operator.
+    status = 'blocked';
+    error = { name: 'Error', message: inv.last_failure ?? 'invocation paused by Restate' };
+  } else if (!run || ['pending', 'scheduled', 'inboxed', 'ready'].includes(inv.status)) {
+    status = run ? (run.status as RunStatus) : 'pending';
+  } else {
+    status = run.status as RunStatus;
+    if (run.status === 'failed') error = run.error;
+    if (run.status === 'succeeded') output = run.output ?? null;
+    wakeAt = run.wakeAt;
+  }
+  const v: RunView = {
+    runId: inv.run_id,
+    workflow,
+    version: state.meta?.version ?? 'unknown',
+    status,
+    input: state.meta?.input ?? null,
+    createdAt: iso(inv.created_at),
+    updatedAt: iso(inv.modified_at),
+    steps: state.steps,
+  };
+  if (output !== undefined) v.output = output;
+  if (error !== undefined) v.error = error;
+  if (wakeAt !== undefined) v.wakeAt = wakeAt;
+  return v;
+}

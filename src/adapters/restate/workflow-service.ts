@@ -1,0 +1,68 @@
+// One restate.workflow per Tranquil workflow: `run` (the run itself, keyed by run id),
+// and the shared handlers `signal` (FIFO per name, kept until a wait takes it) and `retry`
+// (resumes a parked-failed run).
+import './polyfill.ts';
+import * as restate from '@restatedev/restate-sdk';
+import type { Json } from '../../domain/json.ts';
+import type { RegisteredWorkflow } from '../../runtime/registry.ts';
+import { RestateRun, type RunHooks, type RunState } from './run-handler.ts';
+
+/** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
+ *  with anything else deployed on the same Restate. The mapping is one-to-one because
+ *  Tranquil names never contain `_` followed by... they may: so `_` is doubled first. */
+export function serviceName(workflow: string): string {
+  return `tq_${workflow.replace(/_/g, '__').replace(/-/g, '_')}`;
+}
+
+export function workflowName(service: string): string | undefined {
+  if (!service.startsWith('tq_')) return undefined;
+  return service.slice(3).replace(/__|_/g, (m) => (m === '__' ? '_' : '-'));
+}
+
+export const RETENTION_DAYS = 7;
+
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
+  const { definition, version } = w;
+  return restate.workflow({
+    name: serviceName(definition.name),
+    handlers: {
+      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks).execute(req?.input ?? null),
+
+      signal: async (ctx: restate.WorkflowSharedContext, req: { name: string; payload: Json }) => {
+        const t = await ctx.date.now();
+        // Slot k of a name is resolved by the k-th signal; a wait takes slots in order.
+        for (let slot = 1; slot <= 1_000_000; slot++) {
+          const promise = ctx.promise<{ v: Json; t: number }>(`evt:${req.name}#${slot}`);
+          if ((await promise.peek()) !== undefined) continue;
+          try {
+            await promise.resolve({ v: req.payload ?? null, t });
+            return { slot };
+          } catch (err) {
+            if (err instanceof restate.TerminalError) continue; // lost a race for this slot
+            throw err;
+          }
+        }
+        throw new restate.TerminalError(`signal queue of '${req.name}' is full`);
+      },
+
+      retry: async (ctx: restate.WorkflowSharedContext) => {
+        const run = await ctx.get<RunState>('~run');
+        const cycle = (await ctx.get<number>('~cycle')) ?? 0;
+        if (run?.status !== 'failed') throw new restate.TerminalError(`run ${ctx.key} is ${run?.status ?? 'pending'}; only a failed run can be retried`, { errorCode: 409 });
+        await ctx.promise<boolean>(`~retry#${cycle}`).resolve(true);
+        return { cycle: cycle + 1 };
+      },
+    },
+    options: {
+      // Numbers (ms), not strings: a string duration is silently read as 0 by the server.
+      workflowRetention: RETENTION_DAYS * 86_400_000,
+      journalRetention: RETENTION_DAYS * 86_400_000,
+      // A run idle this long (sleeping, waiting, parked) suspends and frees its endpoint
+      // stream; it is replayed when it wakes. The server default holds it for a minute.
+      inactivityTimeout: 10_000,
+      // Invocation-level retries only cover crashes and an unreachable endpoint: step
+      // retries are the engine's own loop.
+      retryPolicy: { initialInterval: 100, exponentiationFactor: 2, maxInterval: 2000, maxAttempts: 100_000, onMaxAttempts: 'pause' },
+    },
+  });
+}

@@ -1,0 +1,92 @@
+// Restate backend: a run survives the engine process (its SDK endpoint) dying mid-run, and
+// restate-server itself dying mid-run. Real processes, stopped by PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { manual, workflow } from '@tranquil/sdk';
+import { createEngine } from '@tranquil/engine';
+
+const dirs: string[] = [];
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
+  for (const d of dirs) {
+    // A server orphaned by a failed test: stop it by the PID it recorded.
+    const pidFile = join(d, 'restate', 'server.pid');
+    if (existsSync(pidFile)) {
+      try {
+        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(d, { recursive: true, force: true });
+  }
+});
+
+function child(dataDir: string, log: string, wait: boolean) {
+  const c = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'engine-child.ts')], {
+    env: { ...process.env, DATA_DIR: dataDir, LOG: log, WAIT: wait ? '1' : '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(c);
+  c.once('exit', () => children.delete(c));
+  let out = '';
+  const seen = (text: string) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => out.includes(text) && resolve(out);
+      c.stdout!.on('data', (d) => ((out += String(d)), check()));
+      c.once('exit', (code) => (out.includes(text) ? resolve(out) : reject(new Error(`child exited (${code}) before '${text}': ${out}`))));
+    });
+  return { c, seen };
+}
+
+it('a run survives a SIGKILL of the engine process mid-run (the endpoint), finishing with the same keys', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-restart-'));
+  dirs.push(dir);
+  const log = join(dir, 'attempts.log');
+  const first = child(join(dir, 'data'), log, false);
+  await first.seen('READY');
+  // Wait until step a ran and the run is in its sleep, then kill the engine process.
+  for (let i = 0; i < 200 && !(existsSync(log) && readFileSync(log, 'utf8').includes('a ')); i++) await new Promise((r) => setTimeout(r, 25));
+  process.kill(first.c.pid!, 'SIGKILL');
+  // The orphaned restate-server keeps the run; a new engine process adopts it and serves it.
+  const second = child(join(dir, 'data'), log, true);
+  const out = await second.seen('DONE');
+  expect(out).toMatch(/DONE succeeded \{"a":"A","b":"B","at":\d+\}/);
+  const lines = readFileSync(log, 'utf8').trim().split('\n');
+  expect(lines.filter((l) => l.startsWith('a ')).map((l) => l.split(' ')[1])).toEqual(['r1/a']);
+  expect(new Set(lines.filter((l) => l.startsWith('b ')).map((l) => l.split(' ')[1]))).toEqual(new Set(['r1/b']));
+}, 90_000);
+
+it('a run survives a SIGKILL of restate-server mid-run: the engine restarts it and the run finishes', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-server-'));
+  dirs.push(dir);
+  const calls: string[] = [];
+  const wf = workflow('survivor', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => {
+      await step.do('before', ({ idempotencyKey }) => calls.push(`before ${idempotencyKey}`));
+      await step.sleep('nap', 1200);
+      await step.do('after', ({ idempotencyKey }) => calls.push(`after ${idempotencyKey}`));
+      return 'ok';
+    });
+  });
+  const engine = await createEngine({ backend: 'restate', dataDir: join(dir, 'data'), workflows: [wf] });
+  await engine.start();
+  try {
+    const { runId } = await engine.trigger('survivor', null);
+    for (let i = 0; i < 200 && (await engine.runs.get(runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 25));
+    const pid = Number(readFileSync(join(dir, 'data', 'restate', 'server.pid'), 'utf8'));
+    process.kill(pid, 'SIGKILL');
+    const view = await engine.result(runId, { timeout: '60s' });
+    expect(view.status).toBe('succeeded');
+    expect(calls.filter((c) => c.startsWith('before'))).toEqual([`before ${runId}/before`]);
+    expect(new Set(calls.filter((c) => c.startsWith('after')))).toEqual(new Set([`after ${runId}/after`]));
+    expect(Number(readFileSync(join(dir, 'data', 'restate', 'server.pid'), 'utf8'))).not.toBe(pid);
+  } finally {
+    await engine.stop();
+  }
+}, 90_000);
