@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parseDuration, type Duration } from '../src/domain/duration.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { ManualClock } from '../src/adapters/clock/manual-clock.ts';
+import type { FaultPoints } from '../src/adapters/sqlite/fault-points.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 import { buildContainer, TOKENS } from './container.ts';
 import { resolveConfig, type EngineConfig } from './config.ts';
@@ -15,11 +16,15 @@ export interface TestEngineOptions extends Omit<EngineConfig, 'backend'> {
   startAt?: string | number;
   /** Deterministic random source for ctx.random() and retry jitter. */
   random?: () => number;
+  /** Named fault points a test arms to crash or pause the engine (reliability tests). */
+  faults?: FaultPoints;
 }
 
 export interface TestEngine {
   engine: Engine;
   dataDir: string;
+  /** The manual clock itself, for clock jumps (`clock.set(t, true)` moves it backwards). */
+  clock: ManualClock;
   now(): number;
   /** Moves the clock forward, firing everything that comes due in order; resolves when idle. */
   advance(duration: Duration): Promise<void>;
@@ -30,7 +35,7 @@ export interface TestEngine {
 }
 
 export async function createTestEngine(options: TestEngineOptions = {}): Promise<TestEngine> {
-  const { startAt, random, ...rest } = options;
+  const { startAt, random, faults, ...rest } = options;
   const start = startAt === undefined ? Date.parse('2026-01-01T00:00:00Z') : typeof startAt === 'number' ? startAt : Date.parse(startAt);
   if (!Number.isFinite(start)) throw new ValidationError(`startAt: '${String(startAt)}' is not a time`);
   const ownDir = rest.dataDir === undefined;
@@ -44,6 +49,7 @@ export async function createTestEngine(options: TestEngineOptions = {}): Promise
   return {
     engine,
     dataDir,
+    clock,
     now: () => clock.now(),
     idle,
     async advance(duration) {
