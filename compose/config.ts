@@ -21,7 +21,12 @@ export const configSchema = z
       .strict()
       .optional(),
     restate: z
-      .object({ ingressUrl: z.string().url().optional(), adminUrl: z.string().url().optional() })
+      .object({
+        ingressUrl: z.string().url().optional(),
+        adminUrl: z.string().url().optional(),
+        /** Request identity keys of an external Restate; the endpoint then serves only it. */
+        identityKeys: z.array(z.string().regex(/^publickeyv1_[1-9A-HJ-NP-Za-km-z]+$/, 'expected publickeyv1_<base58>')).optional(),
+      })
       .strict()
       .optional(),
   })

@@ -53,7 +53,7 @@ export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
         return new overrides.restate({
           ...common, dataDir: cfg.dataDir, durability: cfg.durability, calendar: cronCalendar,
-          ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl,
+          ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
         });
       }
     }

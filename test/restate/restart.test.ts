@@ -90,3 +90,46 @@ it('a run survives a SIGKILL of restate-server mid-run: the engine restarts it a
     await engine.stop();
   }
 }, 90_000);
+
+it('a code change registers a new deployment; a run in flight finishes after the change', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-deploy-'));
+  dirs.push(dir);
+  const dataDir = join(dir, 'data');
+  // Two versions of the source (the version is a digest of the code text).
+  const v1wf = workflow('evolving', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => {
+      await step.sleep('nap', 800);
+      return step.do('finish', () => 'v1');
+    });
+  });
+  const v2wf = workflow('evolving', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => {
+      await step.sleep('nap', 800);
+      return step.do('finish', () => 'v2');
+    });
+  });
+  const v1 = await createEngine({ backend: 'restate', dataDir, workflows: [v1wf] });
+  await v1.start();
+  const { runId } = await v1.trigger('evolving', null);
+  for (let i = 0; i < 200 && (await v1.runs.get(runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 25));
+  const versionBefore = (await v1.runs.get(runId)).version;
+  await v1.stop();
+  const v2 = await createEngine({ backend: 'restate', dataDir, workflows: [v2wf] });
+  await v2.start();
+  try {
+    const view = await v2.result(runId, { timeout: '30s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.version).toBe(versionBefore);
+    expect(view.output).toBe('v2'); // served by the code this process has (docs/restate.md)
+    const { admin } = JSON.parse(readFileSync(join(dataDir, 'restate', 'ports.json'), 'utf8')) as { admin: number };
+    const res = await fetch(`http://127.0.0.1:${admin}/deployments`);
+    const deployments = ((await res.json()) as { deployments: { uri: string; metadata?: Record<string, string> }[] }).deployments;
+    const ours = deployments.filter((d) => d.metadata?.tranquil);
+    expect(ours).toHaveLength(2);
+    expect(new Set(ours.map((d) => new URL(d.uri).pathname)).size).toBe(2);
+  } finally {
+    await v2.stop();
+  }
+}, 90_000);

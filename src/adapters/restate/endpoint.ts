@@ -11,14 +11,30 @@ type Service = Parameters<typeof restate.createEndpointHandler>[0]['services'][n
 export class SdkEndpoint {
   private server: http2.Http2Server | undefined;
   private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly sockets = new Set<import('node:net').Socket>();
+  private closing = false;
   port = 0;
 
-  constructor(private readonly services: Service[]) {}
+  /** identityKeys: only requests signed by these Restate keys are served (none = any caller). */
+  constructor(
+    private readonly services: Service[],
+    private readonly identityKeys: string[] = [],
+  ) {}
 
   async listen(preferredPort: number): Promise<number> {
-    const handler = restate.createEndpointHandler({ services: this.services });
+    const handler = restate.createEndpointHandler({
+      services: this.services,
+      ...(this.identityKeys.length ? { identityKeys: this.identityKeys } : {}),
+    });
     const server = http2.createServer(handler);
+    server.on('connection', (socket: import('node:net').Socket) => {
+      if (this.closing) return void socket.destroy();
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     server.on('session', (s) => {
+      // restate-server reconnects at once; while closing, such sessions are dropped so close() ends.
+      if (this.closing) return void s.destroy();
       this.sessions.add(s);
       s.once('close', () => this.sessions.delete(s));
     });
@@ -46,7 +62,16 @@ export class SdkEndpoint {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    this.closing = true;
     for (const s of this.sessions) s.destroy();
-    await new Promise<void>((r) => server.close(() => r()));
+    for (const socket of this.sockets) socket.destroy();
+    // Bounded: a peer that never lets go must not hold engine.stop() hostage.
+    await new Promise<void>((r) => {
+      const timer = setTimeout(r, 2000);
+      server.close(() => {
+        clearTimeout(timer);
+        r();
+      });
+    });
   }
 }

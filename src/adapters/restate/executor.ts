@@ -40,6 +40,8 @@ export interface RestateExecutorOptions {
   /** An existing Restate (cluster or managed): both set = start no server. */
   ingressUrl?: string;
   adminUrl?: string;
+  /** Request identity public keys of an external Restate (`publickeyv1_...`). */
+  identityKeys?: string[];
   calendar: CalendarFactory;
 }
 
@@ -109,7 +111,8 @@ export class RestateExecutor implements DurableExecutor {
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
       settled: (runId) => this.wakeSettled(runId),
     };
-    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)));
+    const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
+    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });

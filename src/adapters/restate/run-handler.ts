@@ -89,9 +89,11 @@ export class RestateRun {
   }
 
   async execute(input: Json): Promise<Json> {
-    const start = await this.rctx.run('~start', () => ({ t: Date.now() }));
+    // The version is journaled with the start: state writes are compared on replay, so
+    // everything written must come from the journal, not from the code now running.
+    const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
     this.startClock = start.t;
-    this.rctx.set('~meta', { version: this.version, input, startedAt: iso(start.t) });
+    this.rctx.set('~meta', { version: start.version, input, startedAt: iso(start.t) });
     for (let cycle = 0; ; cycle++) {
       this.pos = 0;
       this.namer = new StepNamer();

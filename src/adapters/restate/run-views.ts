@@ -79,8 +79,8 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     // Invocation-level retries exhausted (the endpoint kept failing): needs an operator.
     status = 'blocked';
     error = { name: 'Error', message: inv.last_failure ?? 'invocation paused by Restate' };
-  } else if (!run || ['pending', 'scheduled', 'inboxed', 'ready'].includes(inv.status)) {
-    status = run ? (run.status as RunStatus) : 'pending';
+  } else if (!run) {
+    status = 'pending'; // accepted, the handler has not started yet
   } else {
     status = run.status as RunStatus;
     if (run.status === 'failed') error = run.error;

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
 import { freePort, httpJson, portFree } from './http-json.ts';
+import { ensureRequestIdentity } from './request-identity.ts';
 
 export interface RestatePorts {
   ingress: number;
@@ -62,6 +63,8 @@ export class RestateServer {
   private adoptedPid: number | undefined;
   private stopping = false;
   ports!: RestatePorts;
+  /** The public key the endpoint checks request signatures against. */
+  identityKey = '';
   /** Called when a server this object spawned exits without being asked to. */
   onUnexpectedExit: (() => void) | undefined;
 
@@ -82,6 +85,8 @@ export class RestateServer {
 
   async start(): Promise<void> {
     mkdirSync(this.baseDir, { recursive: true, mode: 0o700 });
+    const identity = ensureRequestIdentity(this.baseDir);
+    this.identityKey = identity.publicKey;
     const pidFile = join(this.baseDir, 'server.pid');
     const portsFile = join(this.baseDir, 'ports.json');
     const saved = existsSync(portsFile) ? (JSON.parse(readFileSync(portsFile, 'utf8')) as RestatePorts) : undefined;
@@ -110,6 +115,7 @@ export class RestateServer {
           RESTATE_ADMIN__BIND_PORT: String(this.ports.admin),
           // 4 partitions instead of 24: half the cold start and ~90 MiB less memory on one machine.
           RESTATE_DEFAULT_NUM_PARTITIONS: '4',
+          RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: identity.privateKeyFile,
           RESTATE_DISABLE_TELEMETRY: 'true',
           RESTATE_LOG_DISABLE_ANSI_CODES: 'true',
           DO_NOT_TRACK: '1',
