@@ -5,9 +5,9 @@ import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
 import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
 import { cronCalendar } from '../src/adapters/cron/cron-calendar.ts';
-import { startWebhookListener } from '../src/adapters/http/webhook-listener.ts';
 import type { Clock } from '../src/ports/clock.ts';
 import type { DurableExecutor } from '../src/ports/executor.ts';
+import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { WorkflowRegistry } from '../src/runtime/registry.ts';
 import type { ResolvedConfig } from './config.ts';
@@ -34,6 +34,10 @@ export async function loadBackend(config: ResolvedConfig): Promise<Overrides> {
   const { RestateExecutor } = await import('../src/adapters/restate/executor.ts');
   return { restate: RestateExecutor };
 }
+
+/** hono and its node server load only when a webhook listener actually starts. */
+const lazyWebhookListener: WebhookListenerFactory = async (options, handler) =>
+  (await import('../src/adapters/http/webhook-listener.ts')).startWebhookListener(options, handler);
 
 export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}): Container {
   const c = new Container({ defaultScope: 'Singleton' });
@@ -62,7 +66,7 @@ export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}
     (ctx) =>
       new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
-        webhookListener: startWebhookListener,
+        webhookListener: lazyWebhookListener,
       }),
   );
   return c;
