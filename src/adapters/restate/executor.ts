@@ -20,7 +20,7 @@ import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '
 import type { TriggerState } from '../../ports/triggers.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { CommitQueue } from '../sqlite/commit-queue.ts';
-import { LocalTriggers } from '../sqlite/local-triggers.ts';
+import { LocalTriggers, lateTriggerState } from '../sqlite/local-triggers.ts';
 import type { CalendarFactory } from '../sqlite/schedule-book.ts';
 import { OwnerLease } from '../sqlite/owner-lease.ts';
 import { openDatabase, SqliteStore, type Durability } from '../sqlite/store.ts';
@@ -191,9 +191,10 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   /** Event inbox, schedules and webhook secrets live in the local file (see LocalTriggers). */
-  get triggers(): TriggerState | undefined {
-    return this.triggerState;
-  }
+  readonly triggers: TriggerState = lateTriggerState(() => {
+    this.ensureStarted();
+    return this.triggerState!;
+  });
 
   /** Fires due schedule slots into the outbox (the slot's run id dedups, as on SQLite),
    *  forwards them, and arms the one timer at the next slot. */

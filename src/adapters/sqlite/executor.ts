@@ -4,7 +4,7 @@
 // run row's next state, the ONE armed timer at min(wake_at), start-up recovery, and the
 // waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
 // a caller is answered only after its transaction committed.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { RunStateError, StorageError, TimeoutError, UnknownRunError } from '../../domain/errors.ts';
 import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
@@ -21,8 +21,8 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { OwnerLease } from './owner-lease.ts';
-import { ScheduleBook, type CalendarFactory } from './schedule-book.ts';
-import { TriggerTables } from './trigger-tables.ts';
+import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
+import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
 import { openDatabase, SqliteStore, type Durability } from './store.ts';
 
 export interface SqliteExecutorOptions {
@@ -73,8 +73,8 @@ export class SqliteExecutor implements DurableExecutor {
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
-  private tables!: TriggerTables;
   private schedules!: ScheduleBook;
+  private triggerState: TriggerState | undefined;
   private unsubscribeJump: (() => void) | undefined;
 
   constructor(private readonly o: SqliteExecutorOptions) {}
@@ -95,15 +95,9 @@ export class SqliteExecutor implements DurableExecutor {
       throw err;
     }
     this.started = true;
-    this.tables = new TriggerTables(this.store.db);
-    this.schedules = new ScheduleBook(this.store, this.tables, this.o.registry, this.o.calendar ?? cronCalendar);
-    this.store.transaction(() => {
-      this.schedules.register(this.now());
-      // Webhook secrets are minted at first registration, so a URL is stable from then on.
-      for (const w of this.o.registry.all()) {
-        if (w.definition.triggers.some((t) => t.type === 'webhook')) this.mintWebhookSecret(w.definition.name);
-      }
-    });
+    const local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar ?? cronCalendar, () => this.now());
+    this.schedules = local.schedules;
+    this.triggerState = local.state(() => this.ensureStarted(), () => this.onTimer());
     // A wall-clock jump (laptop sleep, NTP step) means the armed timer's notion of "when"
     // is stale: re-scan at once instead of waiting for it.
     this.unsubscribeJump = this.o.clock.onJump?.(() => this.onTimer());
@@ -429,35 +423,11 @@ export class SqliteExecutor implements DurableExecutor {
 
   // ---- trigger state ------------------------------------------------------------------
 
-  private mintWebhookSecret(workflow: string): string {
-    const existing = this.tables.webhookSecret(workflow);
-    if (existing) return existing;
-    this.tables.insertWebhookSecret(workflow, randomBytes(32).toString('base64url'), this.now());
-    return this.tables.webhookSecret(workflow)!;
-  }
-
-  readonly triggers: TriggerState = {
-    listEvents: async (filter) => (this.ensureStarted(), this.tables.listEvents(filter)),
-    listSchedules: async () => (this.ensureStarted(), this.tables.listSchedules()),
-    listSlots: async (filter) => (this.ensureStarted(), this.tables.listSlots(filter)),
-    webhookSecret: async (workflow) => {
-      this.ensureStarted();
-      return this.queue.enqueue(() => this.mintWebhookSecret(workflow));
-    },
-    webhookPort: async () => {
-      this.ensureStarted();
-      const v = this.tables.setting('webhook.port');
-      return v === undefined ? undefined : Number(v);
-    },
-    saveWebhookPort: async (port) => {
-      this.ensureStarted();
-      await this.queue.enqueue(() => this.tables.setSetting('webhook.port', String(port)));
-    },
-    rescan: async () => {
-      this.ensureStarted();
-      this.onTimer();
-    },
-  };
+  /** Event inbox, schedules, slot ledger, webhook secrets: see LocalTriggers. */
+  readonly triggers: TriggerState = lateTriggerState(() => {
+    this.ensureStarted();
+    return this.triggerState!;
+  });
 
   // ---- the one timer -----------------------------------------------------------------
 

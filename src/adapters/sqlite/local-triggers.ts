@@ -65,3 +65,17 @@ export class LocalTriggers {
     };
   }
 }
+
+/** A TriggerState usable before start: every call checks the engine is started, then
+ *  goes to the state built at start. */
+export function lateTriggerState(get: () => TriggerState): TriggerState {
+  return {
+    listEvents: (filter) => get().listEvents(filter),
+    listSchedules: () => get().listSchedules(),
+    listSlots: (filter) => get().listSlots(filter),
+    webhookSecret: (workflow) => get().webhookSecret(workflow),
+    webhookPort: () => get().webhookPort(),
+    saveWebhookPort: (port) => get().saveWebhookPort(port),
+    rescan: () => get().rescan(),
+  };
+}
