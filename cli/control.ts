@@ -13,6 +13,7 @@ import { listen, type Listening } from '../src/adapters/http/listen.ts';
 import { secretsEqual } from '../src/adapters/http/secret-compare.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 import { applyOp, opSchema, type Op } from './ops.ts';
+import { pidAlive } from '../src/adapters/os/pid.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -67,14 +68,6 @@ export function readServeFile(dataDir: string): ServeInfo | undefined {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The running serve for this data dir, if any (a file left by a dead serve is ignored). */
 export function findServe(dataDir: string): ServeInfo | undefined {

@@ -3,7 +3,6 @@
 // first unrecorded one executes. The session ends with a RunOutcome the moment the run
 // finishes, fails, suspends or is cancelled; workflow code still awaiting then is left
 // on a promise that never settles (so a user's try/catch cannot swallow a suspension).
-import { parseDuration, type Duration } from '../domain/duration.ts';
 import {
   NonDeterminismError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
@@ -17,6 +16,7 @@ import type { RunJournal } from '../ports/run-journal.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
+import { stepApi } from './step-api.ts';
 import { withTimeout } from './with-timeout.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
@@ -111,41 +111,11 @@ export class RunSession {
   }
 
   private stepApi(): StepApi {
-    const self = this;
-    return {
-      do<T>(name: string, a: StepOptions | StepBody<T>, b?: StepBody<T>): Promise<T> {
-        const [options, body] = typeof a === 'function' ? [undefined, a] : [a, b];
-        if (typeof body !== 'function') {
-          return Promise.reject(new ValidationError(`step.do('${String(name)}'): missing step function`));
-        }
-        return self.doStep(name, options, body);
-      },
-      sleep(name: string, duration: Duration): Promise<void> {
-        let ms: number;
-        try {
-          ms = parseDuration(duration, `step.sleep('${String(name)}') duration`);
-        } catch (err) {
-          return Promise.reject(new ValidationError((err as Error).message));
-        }
-        return self.sleepStep(name, (now) => now + ms);
-      },
-      sleepUntil(name: string, at: Date | number): Promise<void> {
-        const t = at instanceof Date ? at.getTime() : at;
-        if (typeof t !== 'number' || !Number.isFinite(t)) {
-          return Promise.reject(new ValidationError(`step.sleepUntil('${String(name)}'): expected a Date or epoch ms`));
-        }
-        return self.sleepStep(name, () => t);
-      },
-      waitForEvent<T>(name: string, options?: { timeout?: Duration }): Promise<T> {
-        let timeoutMs: number | undefined;
-        try {
-          if (options?.timeout !== undefined) timeoutMs = parseDuration(options.timeout, `step.waitForEvent('${String(name)}') timeout`);
-        } catch (err) {
-          return Promise.reject(new ValidationError((err as Error).message));
-        }
-        return self.waitStep(name, timeoutMs) as Promise<T>;
-      },
-    };
+    return stepApi({
+      do: (name, options, body) => this.doStep(name, options, body),
+      sleep: (name, wakeAtFrom) => this.sleepStep(name, wakeAtFrom),
+      wait: (name, timeoutMs) => this.waitStep(name, timeoutMs),
+    });
   }
 
   private context(): WorkflowContext {

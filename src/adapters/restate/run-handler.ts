@@ -9,7 +9,6 @@
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
-import { parseDuration, type Duration } from '../../domain/duration.ts';
 import {
   NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo, type ErrorInfo,
 } from '../../domain/errors.ts';
@@ -17,6 +16,7 @@ import { roundTrip, type Json } from '../../domain/json.ts';
 import { decideRetry } from '../../domain/retry-policy.ts';
 import type { StepKind, StepView } from '../../domain/run-view.ts';
 import { StepNamer, idempotencyKey } from '../../domain/step-names.ts';
+import { stepApi } from '../../runtime/step-api.ts';
 import { withTimeout } from '../../runtime/with-timeout.ts';
 import { normalizeStepOptions } from '../../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext } from '../../../sdk/types.ts';
@@ -212,37 +212,11 @@ export class RestateRun {
   }
 
   private stepApi(): StepApi {
-    const self = this;
-    return {
-      do<T>(name: string, a: StepOptions | StepBody<T>, b?: StepBody<T>): Promise<T> {
-        const [options, body] = typeof a === 'function' ? [undefined, a] : [a, b];
-        if (typeof body !== 'function') return Promise.reject(new ValidationError(`step.do('${String(name)}'): missing step function`));
-        return self.doStep(name, options, body) as Promise<T>;
-      },
-      sleep(name: string, duration: Duration): Promise<void> {
-        let ms: number;
-        try {
-          ms = parseDuration(duration, `step.sleep('${String(name)}') duration`);
-        } catch (err) {
-          return Promise.reject(new ValidationError((err as Error).message));
-        }
-        return self.sleepStep(name, (t) => t + ms);
-      },
-      sleepUntil(name: string, at: Date | number): Promise<void> {
-        const t = at instanceof Date ? at.getTime() : at;
-        if (typeof t !== 'number' || !Number.isFinite(t)) return Promise.reject(new ValidationError(`step.sleepUntil('${String(name)}'): expected a Date or epoch ms`));
-        return self.sleepStep(name, () => t);
-      },
-      waitForEvent<T>(name: string, options?: { timeout?: Duration }): Promise<T> {
-        let timeoutMs: number | undefined;
-        try {
-          if (options?.timeout !== undefined) timeoutMs = parseDuration(options.timeout, `step.waitForEvent('${String(name)}') timeout`);
-        } catch (err) {
-          return Promise.reject(new ValidationError((err as Error).message));
-        }
-        return self.waitStep(name, timeoutMs) as Promise<T>;
-      },
-    };
+    return stepApi({
+      do: (name, options, body) => this.doStep(name, options, body),
+      sleep: (name, wakeAtFrom) => this.sleepStep(name, wakeAtFrom),
+      wait: (name, timeoutMs) => this.waitStep(name, timeoutMs),
+    });
   }
 
   private context(): WorkflowContext {

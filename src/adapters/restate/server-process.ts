@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, closeSync
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
+import { pidAlive, signalPid as signal } from '../os/pid.ts';
 import { freePort, httpJson, portFree } from './http-json.ts';
 import { ensureRequestIdentity } from './request-identity.ts';
 
@@ -28,25 +29,7 @@ function binaryPath(): string {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
-/** Sends a signal by PID; false if the process is already gone. */
-function signal(pid: number, sig: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, sig);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
-  }
-}
 
 /** True when pid is a restate-server we started on this base dir (guards against PID reuse). */
 function isOurServer(pid: number, baseDir: string): boolean {

@@ -4,6 +4,7 @@
 // Heartbeats use the wall clock on purpose: ownership is about real processes, not run time.
 import { hostname } from 'node:os';
 import { StorageError } from '../../domain/errors.ts';
+import { pidAlive } from '../os/pid.ts';
 import type { SqliteStore } from './store.ts';
 
 interface OwnerRow {
@@ -13,14 +14,6 @@ interface OwnerRow {
   heartbeat_at: number;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export class OwnerLease {
   private timer: NodeJS.Timeout | undefined;

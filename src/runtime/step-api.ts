@@ -1,0 +1,47 @@
+// The StepApi surface over a backend's three step primitives. Argument checking lives here
+// once, so both backends reject the same bad calls with the same messages.
+import { parseDuration, type Duration } from '../domain/duration.ts';
+import { ValidationError } from '../domain/errors.ts';
+import type { StepApi, StepBody, StepOptions } from '../../sdk/types.ts';
+
+export interface StepPrimitives {
+  do(name: string, options: StepOptions | undefined, body: StepBody<unknown>): Promise<unknown>;
+  /** wakeAtFrom(now) gives the absolute wake time. */
+  sleep(name: string, wakeAtFrom: (now: number) => number): Promise<void>;
+  wait(name: string, timeoutMs: number | undefined): Promise<unknown>;
+}
+
+const reject = (message: string) => Promise.reject(new ValidationError(message));
+
+export function stepApi(p: StepPrimitives): StepApi {
+  return {
+    do<T>(name: string, a: StepOptions | StepBody<T>, b?: StepBody<T>): Promise<T> {
+      const [options, body] = typeof a === 'function' ? [undefined, a] : [a, b];
+      if (typeof body !== 'function') return reject(`step.do('${String(name)}'): missing step function`);
+      return p.do(name, options, body) as Promise<T>;
+    },
+    sleep(name: string, duration: Duration): Promise<void> {
+      let ms: number;
+      try {
+        ms = parseDuration(duration, `step.sleep('${String(name)}') duration`);
+      } catch (err) {
+        return reject((err as Error).message);
+      }
+      return p.sleep(name, (now) => now + ms);
+    },
+    sleepUntil(name: string, at: Date | number): Promise<void> {
+      const t = at instanceof Date ? at.getTime() : at;
+      if (typeof t !== 'number' || !Number.isFinite(t)) return reject(`step.sleepUntil('${String(name)}'): expected a Date or epoch ms`);
+      return p.sleep(name, () => t);
+    },
+    waitForEvent<T>(name: string, options?: { timeout?: Duration }): Promise<T> {
+      let timeoutMs: number | undefined;
+      try {
+        if (options?.timeout !== undefined) timeoutMs = parseDuration(options.timeout, `step.waitForEvent('${String(name)}') timeout`);
+      } catch (err) {
+        return reject((err as Error).message);
+      }
+      return p.wait(name, timeoutMs) as Promise<T>;
+    },
+  };
+}
