@@ -1,7 +1,8 @@
-// The `tranquil` CLI (commander). Reading commands open the data dir read-only; mutating
-// commands go to a running `serve` over its control endpoint, or, when none runs, start an
-// engine in-process on the data dir, apply the command, let the work settle (bounded) and
-// stop. Every command takes --json and --data-dir; bad input exits 1 with one line.
+// The `tranquil` CLI (commander); cli/main.ts is the entry that runs it. Reading commands
+// open the data dir read-only; mutating commands go to a running `serve` over its control
+// endpoint, or, when none runs, start an engine in-process on the data dir, apply the
+// command, let the work settle (bounded) and stop. Every command takes --json and
+// --data-dir; bad input exits 1 with one line.
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -222,7 +223,3 @@ export async function main(argv: string[]): Promise<void> {
     process.exitCode = 1;
   }
 }
-
-await main(process.argv);
-// Exit explicitly: a step body abandoned by an in-process engine must not keep the CLI alive.
-process.exit(process.exitCode ?? 0);
