@@ -27,7 +27,13 @@ const filterSchema = z
   .strict();
 
 function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  const r = schema.safeParse(value);
+  let r: ReturnType<typeof schema.safeParse>;
+  try {
+    r = schema.safeParse(value);
+  } catch (err) {
+    // A proxy or getter that throws while being read: still a bad argument, not a crash.
+    throw new ValidationError(`${what}: cannot be read (${(err as Error)?.message ?? String(err)})`);
+  }
   if (!r.success) {
     const issue = r.error.issues[0];
     const path = issue?.path.length ? `.${issue.path.join('.')}` : '';
@@ -49,6 +55,7 @@ const MAX_WAIT_MS = 2 ** 31 - 1;
 // Built once: a zod schema is costly to construct, and trigger/emit are hot paths.
 const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
 const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
+const resultOptionsSchema = z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict();
 
 const eventFilterSchema = z
   .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
@@ -180,10 +187,11 @@ export class Engine {
 
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
     const id = check(idSchema, runId, 'runId');
+    const opts = check(resultOptionsSchema, options, 'result options');
     let timeoutMs = MAX_WAIT_MS;
-    if (options.timeout !== undefined) {
+    if (opts.timeout !== undefined) {
       try {
-        timeoutMs = Math.min(MAX_WAIT_MS, Math.max(0, parseDuration(options.timeout, 'result timeout')));
+        timeoutMs = Math.min(MAX_WAIT_MS, Math.max(0, parseDuration(opts.timeout, 'result timeout')));
       } catch (err) {
         throw new ValidationError((err as Error).message);
       }

@@ -1,7 +1,7 @@
 // The SQLite file: opening it safely, and every statement the executor runs. Methods are
 // synchronous (better-sqlite3); callers group writes into transactions via CommitQueue.
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
@@ -48,10 +48,12 @@ export function openDatabase(dataDir: string, durability: Durability): Database.
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = join(dataDir, DB_FILE);
   const existed = existsSync(file);
+  if (existed) refuseDamaged(file);
   let db: Database.Database | undefined;
   try {
+    // Created owner-only before SQLite opens it (its -wal/-shm files take the same mode).
+    if (!existed) closeSync(openSync(file, 'a', 0o600));
     db = new Database(file);
-    if (!existed) chmodSync(file, 0o600);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
@@ -60,6 +62,24 @@ export function openDatabase(dataDir: string, durability: Durability): Database.
   } catch (err) {
     db?.close();
     throw new StorageError(`cannot open ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** A damaged file (truncated, overwritten, broken b-tree) is refused before anything is
+ *  written to it: a read-only quick_check (structure, not content; ~1 ms per MB). */
+function refuseDamaged(file: string): void {
+  let ro: Database.Database | undefined;
+  let verdict: string;
+  try {
+    ro = new Database(file, { readonly: true, fileMustExist: true });
+    verdict = String(ro.pragma('quick_check(1)', { simple: true })).replace(/^\*\*\* in database \w+ \*\*\*\n/, '');
+  } catch (err) {
+    verdict = (err as Error).message;
+  } finally {
+    ro?.close();
+  }
+  if (verdict !== 'ok') {
+    throw new StorageError(`refusing to open ${file}: the database file is damaged (${verdict.split('\n')[0]}); it was left untouched: restore it from a backup or move it away`);
   }
 }
 
