@@ -61,6 +61,7 @@ export class RestateExecutor implements DurableExecutor {
   private started = false;
   private stopping = false;
   private readonly settledWaiters = new Map<string, Set<() => void>>();
+  private readonly settledViews = new Map<string, RunView>();
   private readonly services: string[];
   private local: LocalTriggers | undefined;
   private triggerState: TriggerState | undefined;
@@ -109,7 +110,7 @@ export class RestateExecutor implements DurableExecutor {
     const hooks: RunHooks = {
       emit: (req) => this.emit(req),
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
-      settled: (runId) => this.wakeSettled(runId),
+      settled: (runId, view) => this.wakeSettled(runId, view),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys);
@@ -284,14 +285,17 @@ export class RestateExecutor implements DurableExecutor {
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
     const local = this.store.getRunRow(runId);
-    const found = await this.invocation(runId, local?.workflow);
+    const stateOf = (svc: string) =>
+      this.admin.query<{ key: string; value_utf8: string | null }>(
+        `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(svc)} AND service_key = ${sqlString(runId)}`,
+      );
+    // With the workflow known from the local index, both queries go out at once.
+    const [found, early] = await Promise.all([this.invocation(runId, local?.workflow), local ? stateOf(serviceName(local.workflow)) : undefined]);
     if (!found) {
       // Written locally, not yet accepted by Restate: pending.
       return local ? this.store.view(local, false) : undefined;
     }
-    const state = await this.admin.query<{ key: string; value_utf8: string | null }>(
-      `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(found.inv.svc)} AND service_key = ${sqlString(runId)}`,
-    );
+    const state = early ?? (await stateOf(found.inv.svc));
     return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId));
   }
 
@@ -373,21 +377,54 @@ export class RestateExecutor implements DurableExecutor {
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {
     this.ensureStarted();
     const deadline = Date.now() + timeoutMs;
-    let v: RunView | undefined;
-    for (let i = 0; ; i++) {
-      try {
+    const abort = new AbortController();
+    const never = () => new Promise<boolean>(() => {});
+    try {
+      let workflow = this.store.getRunRow(runId)?.workflow;
+      let v: RunView | undefined;
+      if (!workflow) {
         v = await this.requireView(runId);
-      } catch (err) {
-        // Unknown run: answer now. Transport errors (the server restarting): keep waiting.
-        if (err instanceof UnknownRunError || v === undefined && !(err instanceof TypeError || err instanceof StorageError)) throw err;
+        if (isTerminal(v.status)) return v;
+        workflow = v.workflow;
       }
-      if (v && isTerminal(v.status)) return v;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
-      // Woken at once when this process's handler settles the run; polls cover runs
-      // executed elsewhere and the moment between the handler and the server's record.
-      await this.settledOrAfter(runId, Math.min(left, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]!));
-      if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+      // Restate's attach answers the moment the invocation completes (durably); the view
+      // this process's handler wrote is then the committed one, so no query is needed.
+      // Parked-failed runs never complete: those are found by polling the server's view.
+      let completed = this.attach(workflow, runId, abort.signal).then((ok) => ok || never());
+      for (let i = 0; ; i++) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
+        const pollMs = Math.min(left, 50 * 2 ** Math.min(i, 4));
+        let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs).then(() => false)]);
+        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        const cached = this.settledViews.get(runId);
+        if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
+          // Settled here: the completion is a moment away; wait for it rather than query.
+          if (!done) done = await Promise.race([completed, new Promise<boolean>((r) => setTimeout(() => r(false), Math.min(left, 2000)))]);
+          if (done) return cached;
+        }
+        if (done) completed = never();
+        try {
+          v = await this.requireView(runId);
+        } catch (err) {
+          // Transport errors (the server restarting): keep waiting until the deadline.
+          if (err instanceof UnknownRunError || !(err instanceof TypeError || err instanceof StorageError)) throw err;
+        }
+        if (v && isTerminal(v.status)) return v;
+      }
+    } finally {
+      abort.abort();
+    }
+  }
+
+  /** Resolves true once the run's invocation completed (any outcome), false if aborted. */
+  private async attach(workflow: string, runId: string, signal: AbortSignal): Promise<boolean> {
+    try {
+      const r = await fetch(`${this.ingress}/restate/workflow/${serviceName(workflow)}/${encodeURIComponent(runId)}/attach`, { signal });
+      await r.arrayBuffer();
+      return r.status !== 404;
+    } catch {
+      return false;
     }
   }
 
@@ -406,7 +443,12 @@ export class RestateExecutor implements DurableExecutor {
     });
   }
 
-  private wakeSettled(runId: string): void {
+  private wakeSettled(runId: string, view?: RunView): void {
+    if (view) {
+      this.settledViews.set(runId, view);
+      // Bounded: only recent outcomes are kept for result() callers.
+      if (this.settledViews.size > 10_000) this.settledViews.delete(this.settledViews.keys().next().value!);
+    }
     // A short delay: the handler's last state write reaches the server just after this.
     setTimeout(() => {
       for (const w of [...(this.settledWaiters.get(runId) ?? [])]) w();

@@ -14,7 +14,7 @@ import {
 } from '../../domain/errors.ts';
 import { roundTrip, type Json } from '../../domain/json.ts';
 import { decideRetry } from '../../domain/retry-policy.ts';
-import type { StepKind, StepView } from '../../domain/run-view.ts';
+import type { RunView, StepKind, StepView } from '../../domain/run-view.ts';
 import { StepNamer, idempotencyKey } from '../../domain/step-names.ts';
 import { stepApi } from '../../runtime/step-api.ts';
 import { withTimeout } from '../../runtime/with-timeout.ts';
@@ -27,8 +27,9 @@ export interface RunHooks {
   emit(req: { name: string; payload: Json; id: string }): Promise<unknown>;
   /** The code no longer matches the journal: record it outside Restate and end the invocation. */
   diverged(runId: string, workflow: string, error: ErrorInfo): Promise<void>;
-  /** A run reached succeeded / failed (parked) / cancelled in this process. */
-  settled(runId: string): void;
+  /** A run reached succeeded / failed (parked) / cancelled in this process; `view` is its
+   *  state as this handler wrote it (durable once Restate completes the invocation). */
+  settled(runId: string, view: RunView): void;
 }
 
 export interface RunState {
@@ -76,6 +77,8 @@ export class RestateRun {
   private readonly randoms: number[] = [];
   private randomIdx = 0;
   private lastFailed: { name: string; error: ErrorInfo } | undefined;
+  /** What the state writes said, kept to hand engine.result() a view without a query. */
+  private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
 
   constructor(
     private readonly rctx: restate.WorkflowContext,
@@ -93,7 +96,8 @@ export class RestateRun {
     // everything written must come from the journal, not from the code now running.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
     this.startClock = start.t;
-    this.rctx.set('~meta', { version: start.version, input, startedAt: iso(start.t) });
+    this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
+    this.rctx.set('~meta', this.written.meta);
     for (let cycle = 0; ; cycle++) {
       this.pos = 0;
       this.namer = new StepNamer();
@@ -103,12 +107,12 @@ export class RestateRun {
       const outcome = await this.cycle(input);
       if (outcome.type === 'succeeded') {
         this.setRun({ status: 'succeeded', output: outcome.output });
-        this.hooks.settled(this.runId);
+        this.hooks.settled(this.runId, this.view());
         return outcome.output;
       }
       if (outcome.type === 'cancelled') {
         this.setRun({ status: 'cancelled' });
-        this.hooks.settled(this.runId);
+        this.hooks.settled(this.runId, this.view());
         throw new restate.CancelledError();
       }
       if (outcome.type === 'diverged') {
@@ -120,7 +124,7 @@ export class RestateRun {
       // workflow runs again from the top with recorded results kept.
       this.setRun({ status: 'failed', error: outcome.error });
       this.rctx.set('~cycle', cycle);
-      this.hooks.settled(this.runId);
+      this.hooks.settled(this.runId, this.view());
       let woke: 'retry' | 'ttl';
       try {
         woke = await restate.RestatePromise.race([
@@ -130,7 +134,7 @@ export class RestateRun {
       } catch (err) {
         if (err instanceof restate.CancelledError) {
           this.setRun({ status: 'cancelled' });
-          this.hooks.settled(this.runId);
+          this.hooks.settled(this.runId, this.view());
         }
         throw err;
       }
@@ -167,11 +171,31 @@ export class RestateRun {
   }
 
   private setRun(s: RunState): void {
+    this.written.run = s;
     this.rctx.set('~run', s);
   }
 
   private setStep(p: number, v: Omit<StepView, 'seq'>): void {
-    this.rctx.set(`~s${p}`, { seq: p, ...v });
+    const step = { seq: p, ...v };
+    this.written.steps.set(p, step);
+    this.rctx.set(`~s${p}`, step);
+  }
+
+  private view(): RunView {
+    const run = this.written.run;
+    const v: RunView = {
+      runId: this.runId,
+      workflow: this.def.name,
+      version: this.written.meta?.version ?? this.version,
+      status: run?.status ?? 'running',
+      input: this.written.meta?.input ?? null,
+      createdAt: this.written.meta?.startedAt ?? new Date(this.startClock).toISOString(),
+      updatedAt: new Date(Math.max(this.clock, Date.now())).toISOString(),
+      steps: [...this.written.steps.values()].sort((a, b) => a.seq - b.seq),
+    };
+    if (run?.output !== undefined) v.output = run.output;
+    if (run?.error !== undefined) v.error = run.error;
+    return v;
   }
 
   private begin(kind: StepKind, rawName: string): { p: number; name: string } {
