@@ -19,9 +19,9 @@ beforeAll(async () => {
   await engine.start();
 }, 60_000);
 afterAll(async () => {
-  await engine.stop();
+  await engine?.stop();
   rmSync(dir, { recursive: true, force: true });
-});
+}, 30_000);
 
 /** Local addresses (hex ip:port) of LISTEN sockets from /proc/net/tcp and tcp6. */
 function listeners(): { ip: string; port: number }[] {

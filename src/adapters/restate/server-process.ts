@@ -110,8 +110,13 @@ export class RestateServer {
     this.stopping = false;
     const spawned = this.child;
     spawned.once('exit', () => {
+      process.off('exit', this.killOnExit);
       if (!this.stopping && this.child === spawned) this.onUnexpectedExit?.();
     });
+    // A process that exits without engine.stop() (process.exit, a fatal error) takes its
+    // server with it. Only SIGKILL of the engine leaves it running, for the next engine on
+    // this data dir to adopt, so runs in flight keep going.
+    process.once('exit', this.killOnExit);
     const exited = () => (this.child && (this.child.exitCode !== null || this.child.signalCode !== null) ? this.child : undefined);
     await this.waitReady(() => {
       const c = exited();
@@ -134,9 +139,14 @@ export class RestateServer {
     }
   }
 
+  private readonly killOnExit = (): void => {
+    if (this.child?.pid) signal(this.child.pid, 'SIGKILL');
+  };
+
   /** SIGTERM by PID, SIGKILL after a bound. */
   async stop(boundMs = 10_000): Promise<void> {
     this.stopping = true;
+    process.off('exit', this.killOnExit);
     const pid = this.pid;
     if (!pid || !pidAlive(pid)) return;
     const gone = this.child
