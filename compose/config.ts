@@ -36,7 +36,12 @@ export type EngineConfig = z.input<typeof configSchema>;
 export type ResolvedConfig = z.output<typeof configSchema> & { backend: 'sqlite' | 'restate' };
 
 export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const r = configSchema.safeParse(input ?? {});
+  let r: ReturnType<typeof configSchema.safeParse>;
+  try {
+    r = configSchema.safeParse(input ?? {});
+  } catch (err) {
+    throw new ValidationError(`engine config: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
+  }
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new ValidationError(`engine config${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);

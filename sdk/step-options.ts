@@ -36,6 +36,15 @@ const NO_DEFAULTS: StepOptions = {};
  *  cached by the identity of both objects: step.do without options, or with a hoisted options
  *  object, validates once instead of on every call. The result is frozen (shared). */
 export function resolveStepOptions(stepName: string, defaults: StepOptions | undefined, options: StepOptions | undefined): NormalizedStepOptions {
+  try {
+    return resolveCached(stepName, defaults, options);
+  } catch (err) {
+    if (err instanceof ValidationError) throw err;
+    throw new ValidationError(`step '${stepName}' options: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // spreading a proxy that throws
+  }
+}
+
+function resolveCached(stepName: string, defaults: StepOptions | undefined, options: StepOptions | undefined): NormalizedStepOptions {
   const d = defaults ?? NO_DEFAULTS;
   if (options === undefined) {
     let hit = byDefaults.get(d);
@@ -58,7 +67,12 @@ function freeze(o: NormalizedStepOptions): NormalizedStepOptions {
 }
 
 export function normalizeStepOptions(stepName: string, options: StepOptions | undefined): NormalizedStepOptions {
-  const r = optionsSchema.safeParse(options ?? {});
+  let r: ReturnType<typeof optionsSchema.safeParse>;
+  try {
+    r = optionsSchema.safeParse(options ?? {});
+  } catch (err) {
+    throw new ValidationError(`step '${stepName}' options: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
+  }
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new ValidationError(`step '${stepName}' options.${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`);

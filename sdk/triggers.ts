@@ -21,7 +21,12 @@ const nameSchema = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:\-/]+$/, 'let
 const pathSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only');
 
 function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
-  const r = schema.safeParse(value);
+  let r: ReturnType<typeof schema.safeParse>;
+  try {
+    r = schema.safeParse(value);
+  } catch (err) {
+    throw new ValidationError(`${field}: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
+  }
   if (!r.success) throw new ValidationError(`${field}: ${r.error.issues[0]?.message ?? 'invalid'}`);
   return r.data;
 }
@@ -60,9 +65,18 @@ export function webhook(options: { path: string; validate?: WebhookValidator }):
   const opts = check(z.object({ path: z.unknown(), validate: z.unknown().optional() }).strict(), options, 'webhook options');
   const path = check(pathSchema, opts.path, 'webhook path');
   const v = opts.validate;
-  const okValidator = v === undefined || typeof v === 'function' || (typeof v === 'object' && v !== null && typeof (v as { safeParse?: unknown }).safeParse === 'function');
+  const okValidator = v === undefined || typeof v === 'function' || (typeof v === 'object' && v !== null && typeof readSafeParse(v) === 'function');
   if (!okValidator) throw new ValidationError('webhook validate: expected a zod schema or a function');
   return { type: 'webhook', path, validate: v as WebhookValidator | undefined };
+}
+
+/** A validator's safeParse, or undefined when reading it throws (a proxy, a getter). */
+function readSafeParse(v: object): unknown {
+  try {
+    return (v as { safeParse?: unknown }).safeParse;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One identity per trigger: two triggers with the same key are a duplicate. */

@@ -31,7 +31,7 @@ export const workflowNameSchema = z
   .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
 
 export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O> {
-  const parsed = workflowNameSchema.safeParse(name);
+  const parsed = typeof name === 'string' ? workflowNameSchema.safeParse(name) : workflowNameSchema.safeParse(undefined);
   if (!parsed.success) throw new ValidationError(`workflow name: ${parsed.error.issues[0]?.message}`);
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -40,7 +40,7 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
   let stepDefaults: StepOptions = {};
   build({
     trigger(t) {
-      if (!t || typeof t !== 'object' || typeof (t as Trigger).type !== 'string') {
+      if (!t || typeof t !== 'object' || typeof readType(t) !== 'string') {
         throw new ValidationError(`workflow '${name}' trigger: use manual(), event(), schedule() or webhook()`);
       }
       const key = triggerKey(t);
@@ -54,6 +54,7 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
       fn = f;
     },
     defaults(options) {
+      if (typeof options !== 'object' || options === null) throw new ValidationError(`workflow '${name}' defaults: expected an options object`);
       normalizeStepOptions(`(defaults of workflow '${name}')`, options); // throws naming the field
       stepDefaults = Object.freeze({ ...options, retries: options.retries && Object.freeze({ ...options.retries }) });
     },
@@ -62,6 +63,19 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
   return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults });
 }
 
+/** A trigger's `type`, or undefined when reading it throws (a proxy, a getter). */
+function readType(t: object): unknown {
+  try {
+    return (t as Trigger).type;
+  } catch {
+    return undefined;
+  }
+}
+
 export function isWorkflowDefinition(v: unknown): v is WorkflowDefinition {
-  return typeof v === 'object' && v !== null && (v as WorkflowDefinition).kind === WORKFLOW_BRAND;
+  try {
+    return typeof v === 'object' && v !== null && (v as WorkflowDefinition).kind === WORKFLOW_BRAND;
+  } catch {
+    return false; // a proxy or getter that throws is not a definition
+  }
 }

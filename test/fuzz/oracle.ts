@@ -36,7 +36,15 @@ const nasty = fc.constantFrom<unknown>(
   })(),
   { toJSON() { throw new Error('toJSON exploded'); } },
   Object.defineProperty({}, 'boom', { enumerable: true, get() { throw new Error('getter exploded'); } }),
-  new Proxy({}, { ownKeys() { throw new Error('proxy exploded'); }, get() { throw new Error('proxy exploded'); } }),
+  new Proxy({}, {
+    // Explodes on every read except the hook fast-check uses to print it in a counterexample.
+    has: (_t, k) => k === fc.toStringMethod,
+    ownKeys() { throw new Error('proxy exploded'); },
+    get(_t, k) {
+      if (k === fc.toStringMethod) return () => 'ThrowingProxy';
+      throw new Error('proxy exploded');
+    },
+  }),
   Symbol('s'),
   10n ** 30n,
   () => 1,
