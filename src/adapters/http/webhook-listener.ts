@@ -33,7 +33,12 @@ async function readBody(c: Context): Promise<Parsed> {
     }
   }
   if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
-    const form = await c.req.parseBody({ all: true });
+    let form: Awaited<ReturnType<typeof c.req.parseBody>>;
+    try {
+      form = await c.req.parseBody({ all: true });
+    } catch (err) {
+      return { ok: false, status: 400, reason: `body is not a valid form: ${(err as Error).message}` }; // was a 500
+    }
     const body: Record<string, Json> = {};
     for (const [k, v] of Object.entries(form)) {
       const values = Array.isArray(v) ? v : [v];
