@@ -4,6 +4,7 @@ import { Container } from 'inversify';
 import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
 import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
+import type { FaultPoints } from '../src/adapters/sqlite/fault-points.ts';
 import { cronCalendar } from '../src/adapters/cron/cron-calendar.ts';
 import type { Clock } from '../src/ports/clock.ts';
 import type { DurableExecutor } from '../src/ports/executor.ts';
@@ -24,6 +25,8 @@ export const TOKENS = {
 export interface Overrides {
   clock?: Clock;
   random?: () => number;
+  /** Test-only fault points for the SQLite executor (reliability tests). */
+  faults?: FaultPoints;
   /** The Restate adapter, loaded only when that backend is chosen (see loadBackend). */
   restate?: typeof import('../src/adapters/restate/executor.ts').RestateExecutor;
 }
@@ -52,6 +55,7 @@ export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}
       case 'sqlite':
         return new SqliteExecutor({
           ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns, calendar: cronCalendar,
+          faults: overrides.faults,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");

@@ -42,7 +42,7 @@ export async function createTestEngine(options: TestEngineOptions = {}): Promise
   const dataDir = rest.dataDir ?? mkdtempSync(join(tmpdir(), 'tranquil-test-'));
   const clock = new ManualClock(start);
   const config = resolveConfig({ ...rest, dataDir, backend: 'sqlite' });
-  const engine = buildContainer(config, { clock, random }).get<Engine>(TOKENS.engine);
+  const engine = buildContainer(config, { clock, random, faults }).get<Engine>(TOKENS.engine);
   await engine.start();
   const idle = () => engine.executor.idle();
   await idle();

@@ -6,6 +6,8 @@
 // transaction rolls back and the batch is replayed with a savepoint per write, so one bad
 // write fails alone instead of failing its neighbours.
 import type { Database } from 'better-sqlite3';
+import { StorageError } from '../../domain/errors.ts';
+import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
 
 interface Pending {
@@ -22,10 +24,14 @@ export class CommitQueue {
   private readonly all: (batch: Pending[]) => unknown[];
   private readonly each: (batch: Pending[]) => Map<number, unknown>;
 
-  constructor(store: SqliteStore) {
+  constructor(store: SqliteStore, faults?: FaultPoints) {
     const db: Database = store.db;
     // Wrappers built once: better-sqlite3's transaction() is costly to create per call.
-    this.all = db.transaction((batch: Pending[]) => batch.map((p) => p.write()));
+    this.all = db.transaction((batch: Pending[]) => {
+      const results = batch.map((p) => p.write());
+      if (faults?.hit('mid-batch')) throw new FaultCrash('mid-batch');
+      return results;
+    });
     const savepoint = db.transaction((write: () => unknown) => write());
     this.each = db.transaction((batch: Pending[]) => {
       const outcomes = new Map<number, unknown>();
@@ -33,6 +39,9 @@ export class CommitQueue {
         try {
           outcomes.set(i, { ok: savepoint(p.write) });
         } catch (err) {
+          // SQLite rolled the whole transaction back (disk full, I/O error): nothing of this
+          // batch stands, and later writes must not run outside a transaction.
+          if (!db.inTransaction) throw err;
           outcomes.set(i, { err });
         }
       });
@@ -75,13 +84,14 @@ export class CommitQueue {
     try {
       outcomes = this.each(batch);
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      const e = asStorageError(err);
+      for (const p of batch) p.reject(e);
       return;
     }
     this.count(batch.length);
     batch.forEach((p, i) => {
       const o = outcomes.get(i) as { ok?: unknown; err?: unknown };
-      if ('err' in o) p.reject(o.err);
+      if ('err' in o) p.reject(asStorageError(o.err));
       else p.resolve(o.ok);
     });
   }
@@ -90,4 +100,12 @@ export class CommitQueue {
     this.stats.transactions++;
     this.stats.writes += writes;
   }
+}
+
+/** SQLite could not store a write (SQLITE_BUSY past busy_timeout, SQLITE_FULL, I/O): the
+ *  caller gets a StorageError that says so in one line. A write's own errors pass as they are. */
+function asStorageError(err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return err;
+  return new StorageError(`storage: ${(err as Error).message} (${code}); nothing of this write was stored`);
 }

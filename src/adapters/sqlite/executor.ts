@@ -20,6 +20,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
 import { CommitQueue } from './commit-queue.ts';
+import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { OwnerLease } from './owner-lease.ts';
 import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
 import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
@@ -34,12 +35,16 @@ export interface SqliteExecutorOptions {
   maxConcurrentRuns: number;
   /** Cron arithmetic for schedule() triggers; cron-parser unless a test swaps it. */
   calendar?: CalendarFactory;
+  /** Test-only named fault points (crash or pause here); absent in production. */
+  faults?: FaultPoints;
 }
 
 interface ActiveRun {
   cancel: boolean;
   /** Something happened while executing (a signal): run again after this outcome. */
   again: boolean;
+  /** A journal write failed (disk full, lock held too long): the session is given up. */
+  lose?: (err: unknown) => void;
 }
 
 /** Due runs claimed per transaction by the timer. */
@@ -76,6 +81,8 @@ export class SqliteExecutor implements DurableExecutor {
   private schedules!: ScheduleBook;
   private triggerState: TriggerState | undefined;
   private unsubscribeJump: (() => void) | undefined;
+  /** Runs whose last advance failed on storage, with how many times in a row. */
+  private readonly setbacks = new Map<string, number>();
 
   constructor(private readonly o: SqliteExecutorOptions) {}
 
@@ -86,7 +93,7 @@ export class SqliteExecutor implements DurableExecutor {
   async start(): Promise<void> {
     if (this.started) return;
     this.store = new SqliteStore(openDatabase(this.o.dataDir, this.o.durability));
-    this.queue = new CommitQueue(this.store);
+    this.queue = new CommitQueue(this.store, this.o.faults);
     this.lease = new OwnerLease(this.store, randomUUID());
     try {
       this.lease.acquire();
@@ -95,6 +102,9 @@ export class SqliteExecutor implements DurableExecutor {
       throw err;
     }
     this.started = true;
+    this.o.faults?.onCrash(() => this.abandon());
+    const f = this.o.faults?.hit('after-lease-claim');
+    if (f) await f;
     const local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar ?? cronCalendar, () => this.now());
     this.schedules = local.schedules;
     this.triggerState = local.state(() => this.ensureStarted(), () => this.onTimer());
@@ -120,6 +130,17 @@ export class SqliteExecutor implements DurableExecutor {
     await new Promise((r) => setImmediate(r));
     while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
     this.lease.release();
+    this.store.close();
+    this.resolveIdle();
+  }
+
+  /** Fault injection only: behave as if the process died here. Nothing is flushed or
+   *  released (the lease row stays, as a dead process leaves it) and nothing is written after. */
+  private abandon(): void {
+    this.stopping = true;
+    this.unsubscribeJump?.();
+    this.cancelTimer?.();
+    this.lease.abandon();
     this.store.close();
     this.resolveIdle();
   }
@@ -310,8 +331,12 @@ export class SqliteExecutor implements DurableExecutor {
 
   private reportCrash(runId: string, err: unknown): void {
     if (this.stopping) return;
-    // A storage failure mid-run: the run stays as the file says and is replayed on restart.
-    console.error(`tranquil: run ${runId} could not be advanced: ${(err as Error)?.message ?? err}`);
+    // A storage failure mid-run (disk full, a lock held too long): the run stays as the file
+    // says and is replayed from there after a backoff (and on restart); it never fails for it.
+    const n = (this.setbacks.get(runId) ?? 0) + 1;
+    this.setbacks.set(runId, n);
+    if (n === 1 || n % 10 === 0) console.error(`tranquil: run ${runId} could not be advanced (${n}x, will retry): ${(err as Error)?.message ?? err}`);
+    setTimeout(() => this.dispatch(runId), Math.min(30_000, 50 * 2 ** n)).unref();
   }
 
   private async execute(runId: string): Promise<void> {
@@ -352,9 +377,13 @@ export class SqliteExecutor implements DurableExecutor {
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults);
-        const outcome = await session.run();
+        const lost = new Promise<never>((_, reject) => (act.lose = reject));
+        const outcome = await Promise.race([session.run(), lost]);
         if (this.stopping) return;
+        const f = this.o.faults?.hit('before-outcome-commit');
+        if (f) await f;
         await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
+        if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
           // A signal that arrived mid-execution is picked up now; a cancel, at once.
@@ -386,6 +415,11 @@ export class SqliteExecutor implements DurableExecutor {
 
   private journalFor(runId: string, workflow: string, input: Json, entries: JournalEntry[], act: ActiveRun): RunJournal {
     const { store, queue } = this;
+    const faults = this.o.faults;
+    // A journal write that fails is a storage failure, not a step failure: the workflow
+    // never sees it; the session is given up (the write never settles) and execute() learns.
+    const durable = <T>(p: Promise<T>): Promise<T> => p.catch((err) => (act.lose?.(err), new Promise<never>(() => {})));
+    const record = (entry: JournalEntry) => durable(queue.enqueue(() => store.recordStep(runId, entry, resultTextOf.get(entry))));
     return {
       runId,
       workflow,
@@ -393,22 +427,33 @@ export class SqliteExecutor implements DurableExecutor {
       entries,
       now: () => this.now(),
       random: this.o.random,
-      record: (entry) => queue.enqueue(() => store.recordStep(runId, entry, resultTextOf.get(entry))),
+      record: faults ? (entry) => this.aroundStepCommit(faults, () => record(entry)) : record,
       takeSignal: (signalName, entry) =>
-        queue.enqueue(() => {
+        durable(queue.enqueue(() => {
           const got = store.takeSignal(runId, signalName, entry.seq);
           if (got) store.recordStep(runId, { ...entry, result: got.payload });
           return got;
-        }),
+        })),
       emit: async (entry, event) => {
-        const result = await queue.enqueue(() => {
+        const result = await durable(queue.enqueue(() => {
           store.recordStep(runId, entry);
+          if (faults?.hit('mid-emit')) throw new FaultCrash('mid-emit');
           return this.publish(event);
-        });
+        }));
         for (const id of result.created) this.dispatch(id);
       },
-      cancelRequested: () => act.cancel,
+      // A stopped (or crashed) engine starts no further step: the session ends at the next boundary.
+      cancelRequested: () => act.cancel || this.stopping,
     };
+  }
+
+  /** Test-only: the step-commit fault points around one journal write. */
+  private async aroundStepCommit(faults: FaultPoints, write: () => Promise<void>): Promise<void> {
+    const before = faults.hit('before-step-commit');
+    if (before) await before;
+    await write();
+    const after = faults.hit('after-step-commit');
+    if (after) await after;
   }
 
   private notifyTerminal(runId: string): void {
@@ -456,16 +501,26 @@ export class SqliteExecutor implements DurableExecutor {
   private onTimer(): void {
     if (this.stopping) return;
     const now = this.now();
-    const { claimed, fired } = this.store.transaction(() => {
-      const ids = this.store.dueRunIds(now, DUE_BATCH);
-      for (const id of ids) {
-        this.store.setStatus(id, 'running', undefined, now);
-        // A sleep that is due is over: record it here, so the woken run replays past it
-        // without a write of its own (the same write replay would make, one transaction earlier).
-        this.store.wakeSleep(id, now);
-      }
-      return { claimed: ids, fired: this.schedules.fireDue(now) };
-    });
+    let claim: { claimed: string[]; fired: string[] };
+    try {
+      claim = this.store.transaction(() => {
+        const ids = this.store.dueRunIds(now, DUE_BATCH);
+        for (const id of ids) {
+          this.store.setStatus(id, 'running', undefined, now);
+          // A sleep that is due is over: record it here, so the woken run replays past it
+          // without a write of its own (the same write replay would make, one transaction earlier).
+          this.store.wakeSleep(id, now);
+        }
+        return { claimed: ids, fired: this.schedules.fireDue(now) };
+      });
+    } catch (err) {
+      // A storage failure (disk full, a lock held too long) claimed nothing: try again soon.
+      console.error(`tranquil: due timers could not be claimed (will retry): ${(err as Error)?.message ?? err}`);
+      setTimeout(() => this.onTimer(), 1000).unref();
+      return;
+    }
+    const { claimed, fired } = claim;
+    if (this.o.faults?.hit('after-timer-write')) return;
     for (const id of fired) this.dispatch(id);
     for (const id of claimed) this.dispatch(id);
     if (claimed.length === DUE_BATCH) {

@@ -43,6 +43,11 @@ export class OwnerLease {
     this.timer.unref();
   }
 
+  /** Fault injection: stop heartbeating and leave the row, as a process that died would. */
+  abandon(): void {
+    clearInterval(this.timer);
+  }
+
   release(): void {
     clearInterval(this.timer);
     if (this.store.db.open) this.store.db.prepare(`DELETE FROM owner WHERE id = 1 AND owner_id = ?`).run(this.ownerId);
