@@ -156,6 +156,8 @@ export class RunSession {
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
     await this.flushPending();
+    // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
+    if (this.outcome || this.journal.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
     const attempt = decision.attempt;
     const key = idempotencyKey(this.journal.runId, call.name);
     const startedAt = this.journal.now();

@@ -1,0 +1,52 @@
+// Every failure the reliability harness found, kept as a regression test (the fix is named
+// next to each). Seeds replay exactly: `npm run sim -- --seed N [--no-fault-points]`.
+import { describe, expect, it } from 'vitest';
+import { manual, workflow } from '@tranquil/sdk';
+import { createTestEngine } from '@tranquil/engine/testing';
+import { ValidationError } from '../../src/domain/errors.ts';
+import { runSeed } from './sim/harness.ts';
+
+describe('simulation seeds that once failed', () => {
+  // A stopped or crashed engine kept starting step bodies of runs whose workflow caught the
+  // error of a failed journal write (fix: executor journalFor.cancelRequested includes
+  // `stopping`; failed writes give the session up).
+  for (const seed of [20, 34, 145, 156, 163, 191, 192]) {
+    it(`seed ${seed} (no fault points)`, async () => {
+      expect((await runSeed(seed, { faultPoints: false })).violations).toEqual([]);
+    });
+  }
+  // A crash at a fault point landing while a step flushed its pending writes still let that
+  // step's body start (fix: run-session doStep re-checks cancelRequested after the flush).
+  for (const seed of [14, 23, 122, 135, 142, 190, 202, 278, 290]) {
+    it(`seed ${seed} (fault points)`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
+});
+
+describe('fuzz findings', () => {
+  it('engine.result() with null or unreadable options is a ValidationError (was a TypeError)', async () => {
+    const wf = workflow('w', (w) => {
+      w.trigger(manual());
+      w.run(() => 1);
+    });
+    const t = await createTestEngine({ workflows: [wf] });
+    try {
+      const { runId } = await t.engine.trigger('w');
+      await t.idle();
+      await expect(t.engine.result(runId, null as never)).rejects.toBeInstanceOf(ValidationError);
+      const unreadable = new Proxy({}, { get() { throw new Error('boom'); }, ownKeys() { throw new Error('boom'); } });
+      await expect(t.engine.result(runId, unreadable as never)).rejects.toBeInstanceOf(ValidationError);
+      await expect(t.engine.trigger('w', null, unreadable as never)).rejects.toBeInstanceOf(ValidationError);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('w.defaults(null) is a ValidationError (was a TypeError)', () => {
+    expect(() => workflow('w', (w) => {
+      w.defaults(null as never);
+      w.run(() => 1);
+    })).toThrow(ValidationError);
+  });
+});
