@@ -301,8 +301,6 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         t = await createTestEngine({ dataDir, workflows: defs, startAt: clockNow, random: engineRandom, faults, durability: 'normal', maxConcurrentRuns: rng.pick([1, 4, 100]) });
         starting = false;
         live = true;
-        const te = t;
-        faults.onCrash(() => hardAbandon(te.engine.executor));
         ro ??= new Database(dbFile, { readonly: true });
         if (crashed()) {
           clockNow = t.now();
@@ -635,14 +633,3 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
 }
 
-/** Until the executor registers its own abandon hook: make it inert as a dead process is. */
-function hardAbandon(executor: unknown): void {
-  const ex = executor as Record<string, any>;
-  if (ex.stopping) return;
-  ex.stopping = true;
-  ex.unsubscribeJump?.();
-  ex.cancelTimer?.();
-  clearInterval(ex.lease.timer);
-  ex.store.close();
-  ex.resolveIdle();
-}
