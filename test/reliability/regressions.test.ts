@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine } from '@tranquil/engine/testing';
-import { ValidationError } from '../../src/domain/errors.ts';
+import { createEngine } from '@tranquil/engine';
+import { StorageError, ValidationError } from '../../src/domain/errors.ts';
 import { runSeed } from './sim/harness.ts';
 
 describe('simulation seeds that once failed', () => {
@@ -49,4 +50,10 @@ describe('fuzz findings', () => {
       w.run(() => 1);
     })).toThrow(ValidationError);
   });
+});
+
+it('a data dir that cannot be created (a NUL in the path, found by the CLI fuzzer) is a StorageError, not a TypeError', async () => {
+  const e = await createEngine({ dataDir: 'bad\u0000dir', workflows: [] });
+  await expect(e.start()).rejects.toBeInstanceOf(StorageError);
+  await expect(e.start()).rejects.toThrow(/cannot create data dir/);
 });

@@ -45,7 +45,11 @@ interface StepRow {
 export const DB_FILE = 'tranquil.db';
 
 export function openDatabase(dataDir: string, durability: Durability): Database.Database {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new StorageError(`cannot create data dir ${JSON.stringify(dataDir)}: ${(err as Error).message}`); // EACCES, ENOTDIR, a NUL in the path
+  }
   const file = join(dataDir, DB_FILE);
   const existed = existsSync(file);
   if (existed) refuseDamaged(file);
