@@ -447,14 +447,17 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       }
       const open = ro!.prepare(`SELECT run_id, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')`).all() as { run_id: string; status: string }[];
       if (open.length === 0 || (round >= 4 && stuckRows().length === 0)) break;
-      for (const o of open) {
-        if (o.status !== 'waiting') continue;
-        const w = ro!.prepare(`SELECT name FROM steps WHERE run_id = ? AND kind = 'wait' AND status = 'waiting'`).get(o.run_id) as { name: string } | undefined;
-        if (!w) continue;
-        const n = ++signalNo;
-        const name = w.name.replace(/#\d+$/, '');
-        await t!.engine.signal(o.run_id, name, { n, final: true });
-        signalAcks.push({ runId: o.run_id, name, n });
+      // Answer every open wait, again and again (a program may wait several times in a row).
+      for (let pass = 0; pass < 12; pass++) {
+        const waiting = ro!.prepare(`SELECT r.run_id, s.name FROM runs r JOIN steps s ON s.run_id = r.run_id AND s.kind = 'wait' AND s.status = 'waiting' WHERE r.status = 'waiting'`).all() as { run_id: string; name: string }[];
+        if (waiting.length === 0) break;
+        for (const w of waiting) {
+          const n = ++signalNo;
+          const name = w.name.replace(/#\d+$/, '');
+          await t!.engine.signal(w.run_id, name, { n, final: true });
+          signalAcks.push({ runId: w.run_id, name, n });
+        }
+        await t!.idle();
       }
       await t!.advance('3d');
     }
