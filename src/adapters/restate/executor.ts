@@ -391,10 +391,14 @@ export class RestateExecutor implements DurableExecutor {
       // this process's handler wrote is then the committed one, so no query is needed.
       // Parked-failed runs never complete: those are found by polling the server's view.
       let completed = this.attach(workflow, runId, abort.signal).then((ok) => ok || never());
+      let attachPending = true;
       for (let i = 0; ; i++) {
         const left = deadline - Date.now();
         if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
-        const pollMs = Math.min(left, 50 * 2 ** Math.min(i, 4));
+        // While attach is pending it (or this process's handler) says when to look; the SQL
+        // view, costly for the server, is read rarely: runs executed elsewhere, or parked.
+        const cachedBefore = this.settledViews.get(runId);
+        const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? 2000 : 250);
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs).then(() => false)]);
         if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
@@ -403,7 +407,10 @@ export class RestateExecutor implements DurableExecutor {
           if (!done) done = await Promise.race([completed, new Promise<boolean>((r) => setTimeout(() => r(false), Math.min(left, 2000)))]);
           if (done) return cached;
         }
-        if (done) completed = never();
+        if (done) {
+          completed = never();
+          attachPending = false;
+        }
         try {
           v = await this.requireView(runId);
         } catch (err) {

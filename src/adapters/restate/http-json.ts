@@ -11,7 +11,8 @@ export async function httpJson(method: string, url: string, body?: unknown, opts
   const r = await fetch(url, {
     method,
     signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000),
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), accept: 'application/json', ...opts.headers },
+    // identity: compressing small local JSON answers only costs CPU on both sides.
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), accept: 'application/json', 'accept-encoding': 'identity', ...opts.headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await r.text();
