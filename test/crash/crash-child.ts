@@ -1,7 +1,7 @@
 // Child process for the crash test: runs the engine on DATA_DIR, starts RUNS runs (caller
 // ids, so a restart re-triggering them is deduplicated) and appends one line per step
 // attempt to LOG. Killed with SIGKILL at random moments by the parent test.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { createEngine } from '../../compose/index.ts';
 import { manual, workflow } from '../../sdk/index.ts';
@@ -33,7 +33,8 @@ const wf = workflow('crashy', (w) => {
   });
 });
 
-const engine = await createEngine({ dataDir, workflows: [wf], maxConcurrentRuns: 50 });
+const backend = process.env.BACKEND === 'restate' ? 'restate' : 'sqlite';
+const engine = await createEngine({ backend, dataDir, workflows: [wf], maxConcurrentRuns: 50 });
 await engine.start();
 // Every generation adds new runs, so runs are in flight at every kill; re-triggering the
 // previous generation's ids must start nothing new.
@@ -49,8 +50,13 @@ const poll = setInterval(async () => {
   const open = (await engine.runs.list({ limit: 10_000 })).filter((r) => !['succeeded', 'failed', 'cancelled'].includes(r.status));
   if (open.length === 0) {
     clearInterval(poll);
+    // VIEWS: every run's full view, for checks that cannot read a SQLite file (Restate).
+    if (process.env.VIEWS) {
+      const all = await engine.runs.list({ limit: 10_000 });
+      writeFileSync(process.env.VIEWS, JSON.stringify(await Promise.all(all.map((r) => engine.runs.get(r.runId)))));
+    }
     await engine.stop();
     process.stdout.write('ALL_DONE\n');
     process.exit(0);
   }
-}, 20);
+}, backend === 'restate' ? 300 : 20); // the Restate view is an admin SQL query: poll gently
