@@ -2,7 +2,7 @@
 // their slot ledger, webhook secrets. A backend exposes it as `executor.triggers` (optional:
 // a backend without it answers NotSupportedError from the facade).
 import type { Json } from '../domain/json.ts';
-import type { CatchUpPolicy, SlotFate } from '../domain/schedule.ts';
+import type { CatchUpPolicy, SlotFacts, SlotFate } from '../domain/schedule.ts';
 
 export interface EventView {
   id: string;
@@ -33,15 +33,9 @@ export interface ScheduleView {
   nextAt?: string;
 }
 
-export interface SlotView {
+/** A slot's recorded fate (SlotFacts: slot, fate, reason, runId, count, until) and where. */
+export interface SlotView extends SlotFacts {
   workflow: string;
-  slot: string;
-  fate: SlotFate;
-  reason: string;
-  runId?: string;
-  /** > 1 for a summarised range of dropped slots, ending at `until`. */
-  count: number;
-  until?: string;
   recordedAt: string;
 }
 
