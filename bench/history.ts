@@ -1,0 +1,60 @@
+// npm run bench:history: how cost grows with history. For N = 10^3 .. 10^6 runs already in
+// the file (all sleeping until 2036, written straight into the schema the engine created),
+// an engine in a child process reports start time, RSS, run-start latency and timer wake
+// lateness; the file's bytes per run are measured after a VACUUM. Flat or logarithmic in N
+// is the goal; linear would be a bug. Writes bench/results/<ISO>-history.json.
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../compose/index.ts';
+
+const SIZES = process.argv.includes('--quick') ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
+const root = mkdtempSync(join(tmpdir(), 'tranquil-history-'));
+
+async function prepare(n: number): Promise<{ dir: string; bytesPerRun: number }> {
+  const dir = join(root, `n${n}`);
+  const schema = await createEngine({ dataDir: dir, workflows: [] });
+  await schema.start();
+  await schema.stop();
+  const db = new Database(join(dir, 'tranquil.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF'); // preparation only: the engine under test opens it normally
+  const wake = Date.parse('2036-01-01T00:00:00Z');
+  const run = db.prepare(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, wake_at, created_seq)
+                          VALUES (?, 'sleeper', 'v', 'sleeping', '{"n":1}', ?, ?, ?, ?)`);
+  const step = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (?, 0, 'long', 'sleep', 'sleeping', 1, ?, ?)`);
+  const now = Date.now();
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const id = `hist-${i.toString(36).padStart(8, '0')}`;
+      run.run(id, now, now, wake, i + 1);
+      step.run(id, now, wake);
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.exec('VACUUM');
+  db.close();
+  return { dir, bytesPerRun: statSync(join(dir, 'tranquil.db')).size / n };
+}
+
+const rows: Record<string, number>[] = [];
+try {
+  for (const n of SIZES) {
+    const { dir, bytesPerRun } = await prepare(n);
+    const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(import.meta.dirname, 'history-child.ts'), dir], { encoding: 'utf8', timeout: 600_000 });
+    const r = { runsInFile: n, bytesPerRun, ...(JSON.parse(out.trim().split('\n').pop()!) as Record<string, number>) };
+    rows.push(r);
+    console.error(`[history] N=${n}: ${JSON.stringify(r)}`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+const fmt = (v: number) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
+console.log('| runs already in the file | DB bytes per run | engine start (ms) | RSS after start + 260 runs (MiB) | run start to result, 1 step (ms, median) | wake lateness p50 / max (ms), 200 timers |');
+console.log('|---|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${fmt(r.runsInFile!)} | ${fmt(r.bytesPerRun!)} | ${fmt(r.startMs!)} | ${fmt(r.rssMiB!)} | ${fmt(r.runStartLatencyMs!)} | ${fmt(r.wakeLatenessP50Ms!)} / ${fmt(r.wakeLatenessMaxMs!)} |`);
+mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+writeFileSync(join(import.meta.dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z-history.json`), JSON.stringify({ machine: { node: process.version }, rows }, null, 1));
