@@ -458,9 +458,20 @@ async function main(): Promise<void> {
   if (want('raw')) benchRaw(res);
   for (const spec of BACKENDS) await benchBackend(spec, res);
   if (PROFILE) await profile(res).catch((err) => { res.profile = { error: String(err?.message ?? err) }; });
+  // How cost grows with history (10^3..10^6 runs already in the file): bench/history.ts.
+  let historyTable = '';
+  if (want('h')) {
+    try {
+      historyTable = execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'history.ts'), ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'inherit'] });
+      (res as unknown as Record<string, unknown>).history = historyTable;
+    } catch (err) {
+      log(`history failed: ${(err as Error).message}`);
+    }
+  }
   res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
   const table = renderTable(res);
   console.log(table);
+  if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);
   mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
   const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
