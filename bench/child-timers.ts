@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { ALL_WORKFLOWS, sleeper, wakeProbe } from './lib/workflows.ts';
 import { peakRssMiB, rssMiB } from './lib/proc-mem.ts';
-import { percentile, sleep } from './lib/stats.ts';
+import { percentile } from './lib/stats.ts';
 
 interface Args {
   mode: 'same-instant' | 'spread' | 'overdue-build' | 'restart';

@@ -20,7 +20,7 @@ import { nowMs, sleep, summarize } from './lib/stats.ts';
 import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
 import { writeDocs } from './lib/report-docs.ts';
-import { renderTable, type Results, type Fig, type BackendKey, BACKENDS } from './lib/report.ts';
+import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');

@@ -276,8 +276,8 @@ export class RestateExecutor implements DurableExecutor {
     return { inv, workflow: workflowName(inv.svc) ?? inv.svc };
   }
 
-  private divergence(runId: string): ErrorInfo | undefined {
-    const row = this.store.getRunRow(runId);
+  /** The NonDeterminismError recorded for a run whose code diverged; `row` if already read. */
+  private divergence(runId: string, row = this.store.getRunRow(runId)): ErrorInfo | undefined {
     if (row?.status !== 'failed' || !row.error) return undefined;
     return JSON.parse(row.error) as ErrorInfo;
   }
@@ -296,7 +296,7 @@ export class RestateExecutor implements DurableExecutor {
       return local ? this.store.view(local, false) : undefined;
     }
     const state = early ?? (await stateOf(found.inv.svc));
-    return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId));
+    return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId, local));
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {

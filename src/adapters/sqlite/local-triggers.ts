@@ -17,7 +17,7 @@ export class LocalTriggers {
   constructor(
     store: SqliteStore,
     private readonly queue: CommitQueue,
-    private readonly registry: WorkflowRegistry,
+    registry: WorkflowRegistry,
     calendar: CalendarFactory,
     private readonly now: () => number,
   ) {
