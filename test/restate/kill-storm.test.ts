@@ -33,16 +33,16 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function child(gen: number, views?: string) {
+function child(gen: number, prevReady: boolean, views?: string) {
   const c = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'crash', 'crash-child.ts')], {
-    env: { ...process.env, BACKEND: 'restate', DATA_DIR: dataDir, LOG: log, RUNS: String(RUNS), GEN: String(gen), ...(views ? { VIEWS: views } : {}) },
+    env: { ...process.env, BACKEND: 'restate', DATA_DIR: dataDir, LOG: log, RUNS: String(RUNS), GEN: String(gen), PREV_READY: prevReady ? '1' : '0', ...(views ? { VIEWS: views } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.add(c);
   let out = '';
-  const ready = new Promise<void>((resolve) => {
-    c.stdout!.on('data', (d) => ((out += String(d)), out.includes('READY') && resolve()));
-    c.once('exit', () => resolve());
+  const ready = new Promise<boolean>((resolve) => {
+    c.stdout!.on('data', (d) => ((out += String(d)), out.includes('READY') && resolve(true)));
+    c.once('exit', () => resolve(out.includes('READY')));
   });
   const exited = new Promise<boolean>((resolve) => c.once('exit', () => (children.delete(c), resolve(out.includes('ALL_DONE')))));
   return { c, ready, exited };
@@ -50,9 +50,10 @@ function child(gen: number, views?: string) {
 
 it(`runs on Restate survive ${KILLS} SIGKILLs of the engine (and some of restate-server) with runs in flight`, async () => {
   let serverKills = 0;
+  let prevReady = true;
   for (let k = 0; k < KILLS; k++) {
-    const { c, ready, exited } = child(k);
-    await ready;
+    const { c, ready, exited } = child(k, prevReady);
+    prevReady = await ready;
     await new Promise((r) => setTimeout(r, 10 + Math.random() * 150));
     kill(c.pid);
     if (k % 3 === 2) {
@@ -62,7 +63,7 @@ it(`runs on Restate survive ${KILLS} SIGKILLs of the engine (and some of restate
     await exited;
   }
   const viewsFile = join(dir, 'views.json');
-  const last = child(KILLS, viewsFile);
+  const last = child(KILLS, prevReady, viewsFile);
   expect(await last.exited).toBe(true);
 
   const views = JSON.parse(readFileSync(viewsFile, 'utf8')) as RunView[];

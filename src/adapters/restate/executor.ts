@@ -117,7 +117,22 @@ export class RestateExecutor implements DurableExecutor {
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });
-    await this.registerDeployments(port);
+    await this.settleAdmin(() => this.registerDeployments(port));
+  }
+
+  /** A server that just (re)started can answer one query and fail the next while its node
+   *  finishes starting ("node was shut down or removed"): retry transport and admin errors
+   *  for a bounded time instead of failing engine.start(). */
+  private async settleAdmin(fn: () => Promise<void>, boundMs = 30_000): Promise<void> {
+    const deadline = Date.now() + boundMs;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (!(err instanceof StorageError || err instanceof TypeError) || Date.now() + wait > deadline) throw err;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
   }
 
   /** One deployment per code version (tag); deployments of earlier versions are repointed to
@@ -155,7 +170,7 @@ export class RestateExecutor implements DurableExecutor {
     console.error('tranquil: restate-server exited unexpectedly; restarting it');
     try {
       await this.server.start();
-      await this.registerDeployments(this.endpoint.port);
+      await this.settleAdmin(() => this.registerDeployments(this.endpoint.port));
     } catch (err) {
       console.error(`tranquil: restarting restate-server failed: ${(err as Error).message}`);
     }
