@@ -29,6 +29,7 @@ export class ReadOnlyData {
       db.pragma('busy_timeout = 5000');
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version === 0 || version > MIGRATIONS.length) throw new Error(`schema version ${version}, this CLI understands 1..${MIGRATIONS.length}`);
+      if (version < MIGRATIONS.length) throw new Error(`schema version ${version} is older than this CLI (${MIGRATIONS.length}): start the engine once on this data dir to upgrade it`);
       return new ReadOnlyData(db);
     } catch (err) {
       db?.close();

@@ -44,6 +44,9 @@ interface StepRow {
 
 export const DB_FILE = 'tranquil.db';
 
+/** The run's integer key in the steps table, looked up from its run_id. */
+const RUN_SEQ = '(SELECT created_seq FROM runs WHERE run_id = ?)';
+
 export function openDatabase(dataDir: string, durability: Durability): Database.Database {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -106,16 +109,17 @@ export class SqliteStore {
       finishRun: q(`UPDATE runs SET status = ?, output = ?, error = ?, wake_at = NULL, updated_at = ? WHERE run_id = ?`),
       requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now WHERE run_id = @run_id`),
       resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0, updated_at = @now WHERE run_id = @run_id`),
-      steps: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq`),
-      lastStep: q(`SELECT * FROM steps WHERE run_id = ? ORDER BY seq DESC LIMIT 1`),
-      upsertStep: q(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                     ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
+      // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
+      steps: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq`),
+      lastStep: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq DESC LIMIT 1`),
+      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
+                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
                        attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
                        ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at`),
       // A due sleep is finished by the claim itself, so the woken run replays past it.
       wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = ?
-                     WHERE run_id = ? AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= ?`),
+                     WHERE run_seq = ${RUN_SEQ} AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= ?`),
       due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
       nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
       // Runs an engine was executing, plus waiting runs whose signal landed just before a crash.
@@ -174,7 +178,7 @@ export class SqliteStore {
   /** `resultText`: the JSON text of e.result when the caller already has it. */
   recordStep(runId: string, e: JournalEntry, resultText?: string): void {
     this.s.upsertStep.run(
-      runId, e.seq, e.name, e.kind, e.status, e.attempts,
+      runId, runId, e.seq, e.name, e.kind, e.status, e.attempts,
       resultText ?? (e.result === undefined ? null : JSON.stringify(e.result)),
       e.error === undefined ? null : JSON.stringify(e.error),
       e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null,

@@ -1,0 +1,92 @@
+// A data dir written by the previous schema (v2: steps keyed by text run_id) is upgraded in
+// place on start: finished runs keep their journal, and a run asleep at the upgrade wakes
+// and finishes from its recorded steps (no recorded step body runs again).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, expect, it } from 'vitest';
+import { createEngine, type Engine } from '@tranquil/engine';
+import { manual, workflow } from '@tranquil/sdk';
+import { MIGRATIONS } from '../../src/adapters/sqlite/schema.ts';
+
+const dirs: string[] = [];
+const engines: Engine[] = [];
+afterEach(async () => {
+  for (const e of engines.splice(0)) await e.stop().catch(() => {});
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const calls = { a: 0, b: 0 };
+const napper = workflow('napper', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => {
+    const a = await step.do('a', () => (calls.a++, `A:${JSON.stringify(input)}`));
+    if ((input as { nap?: boolean }).nap) await step.sleep('pause', 400);
+    const b = await step.do('b', () => (calls.b++, 'B'));
+    return { a, b };
+  });
+});
+
+async function boot(dataDir: string): Promise<Engine> {
+  const e = await createEngine({ dataDir, workflows: [napper] });
+  await e.start();
+  engines.push(e);
+  return e;
+}
+
+/** Rewrites the file into schema v2's steps layout, exactly as MIGRATIONS[0..1] define it. */
+function downgradeToV2(file: string): void {
+  const db = new Database(file);
+  try {
+    db.transaction(() => {
+      const rows = db.prepare(`SELECT * FROM steps`).all() as Record<string, unknown>[];
+      db.exec(`DROP TABLE steps; DROP INDEX runs_seq; CREATE INDEX runs_newest ON runs (created_seq DESC);`);
+      const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
+      db.exec(v2steps);
+      const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
+        VALUES (@run_id, @seq, @name, @kind, @status, @attempts, @result, @error, @started_at, @ended_at, @wake_at, @next_retry_at)`);
+      for (const { run_seq: _drop, ...r } of rows) ins.run(r);
+      // A step row whose run is gone: unreachable by any API, not carried over.
+      ins.run({ run_id: 'ghost', seq: 0, name: 'x', kind: 'do', status: 'succeeded', attempts: 1, result: '1', error: null, started_at: 1, ended_at: 1, wake_at: null, next_retry_at: null });
+      db.pragma('user_version = 2');
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+it('a v2 data dir is upgraded on start: journals kept, a sleeping run finishes without re-running recorded steps', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
+  dirs.push(dir);
+  let e = await boot(dir);
+  const done = await e.trigger('napper', { n: 1 });
+  expect((await e.result(done.runId)).status).toBe('succeeded');
+  const nap = await e.trigger('napper', { nap: true });
+  for (let i = 0; i < 100 && (await e.runs.get(nap.runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 10));
+  expect((await e.runs.get(nap.runId)).status).toBe('sleeping');
+  const before = { done: await e.runs.get(done.runId), nap: await e.runs.get(nap.runId) };
+  await e.stop();
+  engines.splice(0);
+  downgradeToV2(join(dir, 'tranquil.db'));
+
+  const callsBefore = { ...calls };
+  e = await boot(dir);
+  expect(await e.runs.get(done.runId)).toEqual(before.done);
+  const finished = await e.result(nap.runId, { timeout: '10s' });
+  expect(finished.status).toBe('succeeded');
+  expect(finished.output).toEqual({ a: 'A:{"nap":true}', b: 'B' });
+  expect(finished.steps.slice(0, 1)).toEqual(before.nap.steps.slice(0, 1));
+  expect(calls).toEqual({ a: callsBefore.a, b: callsBefore.b + 1 });
+  await e.stop();
+  engines.splice(0);
+
+  const db = new Database(join(dir, 'tranquil.db'), { readonly: true });
+  try {
+    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(db.prepare(`SELECT count(*) AS n FROM steps WHERE run_id = 'ghost'`).get()).toEqual({ n: 0 });
+    expect(db.prepare(`SELECT count(*) AS n FROM steps`).get()).toEqual({ n: 2 + 3 });
+  } finally {
+    db.close();
+  }
+});
