@@ -1,9 +1,11 @@
 // Cron arithmetic on cron-parser (v5): the SlotCalendar the pure schedule planner needs.
 // Time zones and DST are cron-parser's job; an expression with no future slot yields undefined.
-import { CronExpressionParser } from 'cron-parser';
+// cron-parser itself loads when the first calendar is made (cron-parser-loader.ts).
 import type { SlotCalendar } from '../../domain/schedule.ts';
+import { cronParser } from './cron-parser-loader.ts';
 
 export function cronCalendar(expression: string, timezone = 'UTC'): SlotCalendar {
+  const { CronExpressionParser } = cronParser();
   const at = (t: number) => CronExpressionParser.parse(expression, { currentDate: new Date(t), tz: timezone });
   const safe = (f: () => number): number | undefined => {
     try {

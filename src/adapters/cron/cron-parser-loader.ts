@@ -1,0 +1,12 @@
+// cron-parser (with luxon) loads on first use, not with the engine: an engine whose workflows
+// have no schedule trigger never pays for it. Synchronous (createRequire), because the
+// SlotCalendar the planner calls is synchronous. The production build (scripts/build.mjs)
+// replaces this body with a bundled require('cron-parser'): same module, one copy in dist.
+import { createRequire } from 'node:module';
+
+type CronParser = typeof import('cron-parser');
+let mod: CronParser | undefined;
+
+export function cronParser(): CronParser {
+  return (mod ??= createRequire(import.meta.url)('cron-parser') as CronParser);
+}
