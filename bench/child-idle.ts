@@ -1,8 +1,10 @@
 // Child process for start-up and idle-memory figures (the harness's own memory must not count).
-// Usage: node --import tsx bench/child-idle.ts '<json args>'
+// Usage: node --import tsx bench/child-idle.ts '<json args>'  (the sources, dev loader), or
+//        node bench/.build/child-idle.js '<json args>'        (the production build: this file
+//        bundled by scripts/build.mjs --bench, importing the engine from dist/)
 //   { mode: 'engine', backend, durability, dataDir }: start an engine on a fresh dir, finish one
 //     10-step run, then idle; prints one JSON line, then stays alive until the parent stops it.
-//   { mode: 'bare' }: node + tsx loader only, for the floor.
+//   { mode: 'bare' }: node alone (or node + tsx loader), for the floor.
 const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
 const keepAlive = setInterval(() => {}, 1 << 30);
 const report = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');

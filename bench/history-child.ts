@@ -1,6 +1,8 @@
 // Child of bench/history.ts: opens an engine on a data dir that already holds N sleeping
 // runs (prepared by the parent) and reports start time, RSS, run-start latency and timer
 // wake lateness, as one JSON line. A child per size, so RSS is this engine's alone.
+// history.ts runs it compiled (bench/.build/history-child.js, engine from dist/, plain node)
+// and under the tsx dev loader.
 import { createEngine } from '../compose/index.ts';
 import { manual, workflow } from '../sdk/index.ts';
 

@@ -3,12 +3,15 @@
 // an engine in a child process reports start time, RSS, run-start latency and timer wake
 // lateness; the file's bytes per run are measured after a VACUUM. Flat or logarithmic in N
 // is the goal; linear would be a bug. Writes bench/results/<ISO>-history.json.
+// The child runs the production build (dist/, plain node: scripts/build.mjs, rebuilt here
+// first); the same child under the tsx dev loader then gives the RSS alongside (rssTsxMiB).
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
+import { compiledChild } from './lib/children.ts';
 
 const SIZES = process.argv.includes('--quick') ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
 const root = mkdtempSync(join(tmpdir(), 'tranquil-history-'));
@@ -24,13 +27,17 @@ async function prepare(n: number): Promise<{ dir: string; bytesPerRun: number }>
   const wake = Date.parse('2036-01-01T00:00:00Z');
   const run = db.prepare(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, wake_at, created_seq)
                           VALUES (?, 'sleeper', 'v', 'sleeping', '{"n":1}', ?, ?, ?, ?)`);
-  const step = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (?, 0, 'long', 'sleep', 'sleeping', 1, ?, ?)`);
+  // Journal rows keyed by the run's created_seq (schema 3) or by run_id alone (before it).
+  const bySeq = (db.pragma('table_info(steps)') as { name: string }[]).some((c) => c.name === 'run_seq');
+  const step = bySeq
+    ? db.prepare(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (@seq, @id, 0, 'long', 'sleep', 'sleeping', 1, @now, @wake)`)
+    : db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (@id, 0, 'long', 'sleep', 'sleeping', 1, @now, @wake)`);
   const now = Date.now();
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const id = `hist-${i.toString(36).padStart(8, '0')}`;
       run.run(id, now, now, wake, i + 1);
-      step.run(id, now, wake);
+      step.run({ seq: i + 1, id, now, wake });
     }
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -43,8 +50,12 @@ const rows: Record<string, number>[] = [];
 try {
   for (const n of SIZES) {
     const { dir, bytesPerRun } = await prepare(n);
-    const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(import.meta.dirname, 'history-child.ts'), dir], { encoding: 'utf8', timeout: 600_000 });
-    const r = { runsInFile: n, bytesPerRun, ...(JSON.parse(out.trim().split('\n').pop()!) as Record<string, number>) };
+    const child = (argv: string[]) =>
+      JSON.parse(execFileSync(process.execPath, ['--expose-gc', ...argv, dir], { encoding: 'utf8', timeout: 600_000 }).trim().split('\n').pop()!) as Record<string, number>;
+    const compiled = child([compiledChild('history-child.ts')]);
+    // Second, on the same file (now N + 260 runs): only its RSS is reported.
+    const tsx = child(['--import', 'tsx', join(import.meta.dirname, 'history-child.ts')]);
+    const r = { runsInFile: n, bytesPerRun, ...compiled, rssTsxMiB: tsx.rssMiB! };
     rows.push(r);
     console.error(`[history] N=${n}: ${JSON.stringify(r)}`);
     rmSync(dir, { recursive: true, force: true });
@@ -53,8 +64,8 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 const fmt = (v: number) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
-console.log('| runs already in the file | DB bytes per run | engine start (ms) | RSS after start + 260 runs (MiB) | run start to result, 1 step (ms, median) | wake lateness p50 / max (ms), 200 timers |');
+console.log('| runs already in the file | DB bytes per run | engine start (ms) | RSS after start + 260 runs (MiB), dist / under tsx | run start to result, 1 step (ms, median) | wake lateness p50 / max (ms), 200 timers |');
 console.log('|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${fmt(r.runsInFile!)} | ${fmt(r.bytesPerRun!)} | ${fmt(r.startMs!)} | ${fmt(r.rssMiB!)} | ${fmt(r.runStartLatencyMs!)} | ${fmt(r.wakeLatenessP50Ms!)} / ${fmt(r.wakeLatenessMaxMs!)} |`);
+for (const r of rows) console.log(`| ${fmt(r.runsInFile!)} | ${fmt(r.bytesPerRun!)} | ${fmt(r.startMs!)} | ${fmt(r.rssMiB!)} / ${fmt(r.rssTsxMiB!)} | ${fmt(r.runStartLatencyMs!)} | ${fmt(r.wakeLatenessP50Ms!)} / ${fmt(r.wakeLatenessMaxMs!)} |`);
 mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
 writeFileSync(join(import.meta.dirname, 'results', `${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z-history.json`), JSON.stringify({ machine: { node: process.version }, rows }, null, 1));

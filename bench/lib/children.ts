@@ -1,9 +1,29 @@
-// Child processes of the harness: spawned with the tsx loader, tracked and stopped by PID only.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Child processes of the harness: spawned with the tsx loader (spawnTs) or, for the figures
+// that describe a production deployment, as the compiled build under plain node
+// (spawnCompiled); tracked and stopped by PID only.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const live = new Set<ChildProcess>();
+
+let built = false;
+/**
+ * Builds dist/ and the bench children that import it (bench/.build/), once per process:
+ * `node scripts/build.mjs --bench`, well under a second, so every bench measures the
+ * current sources.
+ */
+export function ensureCompiled(): void {
+  if (built) return;
+  execFileSync(process.execPath, [`${REPO}/scripts/build.mjs`, '--bench'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
+  built = true;
+}
+
+/** The compiled form of a bench child script (bench/x.ts -> bench/.build/x.js), built on first use. */
+export function compiledChild(script: string): string {
+  ensureCompiled();
+  return `${REPO}/bench/.build/${script.replace(/\.ts$/, '.js')}`;
+}
 
 export interface Spawned {
   child: ChildProcess;
@@ -14,7 +34,16 @@ export interface Spawned {
 }
 
 export function spawnTs(script: string, args: unknown, nodeFlags: string[] = []): Spawned {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', `${REPO}/bench/${script}`, JSON.stringify(args)], {
+  return spawnNode(script, [...nodeFlags, '--import', 'tsx', `${REPO}/bench/${script}`], args);
+}
+
+/** The same child from the production build (dist/, bundled by scripts/build.mjs), plain node. */
+export function spawnCompiled(script: string, args: unknown, nodeFlags: string[] = []): Spawned {
+  return spawnNode(script, [...nodeFlags, compiledChild(script)], args);
+}
+
+function spawnNode(script: string, argv: string[], args: unknown): Spawned {
+  const child = spawn(process.execPath, [...argv, JSON.stringify(args)], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env },
