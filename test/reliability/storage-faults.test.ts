@@ -208,6 +208,27 @@ describe('disk full', () => {
   });
 });
 
+it('a clean stop marks the file as left; the next start consumes the mark, and a crash leaves none', async () => {
+  const dir = newDir();
+  const file = join(dir, 'tranquil.db');
+  const e = await boot(dir);
+  expect((await e.result((await e.trigger('steady', {})).runId, { timeout: '10s' })).status).toBe('succeeded');
+  await e.stop();
+  expect(existsSync(`${file}.clean`)).toBe(true);
+  const again = await boot(dir);
+  expect(existsSync(`${file}.clean`)).toBe(false);
+  expect((await again.result((await again.trigger('steady', {})).runId, { timeout: '10s' })).status).toBe('succeeded');
+  // A process that dies without stop(): no mark, so the next start checks the whole file.
+  const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
+    import { createEngine } from '@tranquil/engine';
+    const e = await createEngine({ dataDir: ${JSON.stringify(join(dir, 'other'))}, workflows: [] });
+    await e.start();
+    process.kill(process.pid, 'SIGKILL');`], { cwd: process.cwd(), encoding: 'utf8' });
+  expect(child.signal).toBe('SIGKILL');
+  expect(existsSync(join(dir, 'other', 'tranquil.db'))).toBe(true);
+  expect(existsSync(join(dir, 'other', 'tranquil.db.clean'))).toBe(false);
+});
+
 describe('a damaged database file: the engine refuses to start and touches nothing', () => {
   const damages: [string, (file: string) => void][] = [
     ['truncated to half', (f) => truncateSync(f, Math.floor(statSync(f).size / 2))],
@@ -232,6 +253,8 @@ describe('a damaged database file: the engine refuses to start and touches nothi
       await e.stop();
       const file = join(dir, 'tranquil.db');
       expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0); // checkpointed at close
+      // A clean stop lets the next start skip the whole-file check, unless the file changed since.
+      expect(existsSync(`${file}.clean`)).toBe(true);
       damage(file);
       const before = readFileSync(file);
       const again = await createEngine({ dataDir: dir, workflows: [steady] });

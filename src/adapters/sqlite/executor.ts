@@ -130,7 +130,7 @@ export class SqliteExecutor implements DurableExecutor {
     await new Promise((r) => setImmediate(r));
     while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
     this.lease.release();
-    this.store.close();
+    this.store.close({ clean: true });
     this.resolveIdle();
   }
 
