@@ -5,12 +5,12 @@
 // waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
 // a caller is answered only after its transaction committed.
 import { randomUUID } from 'node:crypto';
-import { RunStateError, StorageError, TimeoutError, UnknownRunError } from '../../domain/errors.ts';
+import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
 import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal } from '../../domain/run-status.ts';
-import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { RunJournal } from '../../ports/run-journal.ts';
@@ -24,7 +24,7 @@ import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { OwnerLease } from './owner-lease.ts';
 import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
 import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
-import { openDatabase, SqliteStore, type Durability } from './store.ts';
+import { openDatabase, SqliteStore, toStepView, type Durability } from './store.ts';
 
 export interface SqliteExecutorOptions {
   dataDir: string;
@@ -45,7 +45,12 @@ interface ActiveRun {
   again: boolean;
   /** A journal write failed (disk full, lock held too long): the session is given up. */
   lose?: (err: unknown) => void;
+  /** Every entry this run ever recorded, as committed (results as JSON text), when the
+   *  whole journal was written by this execution; lets the finished view skip a re-read. */
+  written?: Map<number, WrittenEntry>;
 }
+
+type WrittenEntry = Omit<JournalEntry, 'result' | 'error'> & { resultText?: string; errorText?: string };
 
 /** Due runs claimed per transaction by the timer. */
 const DUE_BATCH = 2000;
@@ -389,7 +394,7 @@ export class SqliteExecutor implements DurableExecutor {
           // A signal that arrived mid-execution is picked up now; a cancel, at once.
           if (act.cancel) act.again = true;
         } else {
-          this.notifyTerminal(runId);
+          this.notifyTerminal(runId, act.written);
           return;
         }
       } while (act.again);
@@ -419,7 +424,22 @@ export class SqliteExecutor implements DurableExecutor {
     // A journal write that fails is a storage failure, not a step failure: the workflow
     // never sees it; the session is given up (the write never settles) and execute() learns.
     const durable = <T>(p: Promise<T>): Promise<T> => p.catch((err) => (act.lose?.(err), new Promise<never>(() => {})));
-    const record = (entry: JournalEntry) => durable(queue.enqueue(() => store.recordStep(runId, entry, resultTextOf.get(entry))));
+    // A snapshot of what was written (text, not the object: the workflow may mutate its copy).
+    act.written = entries.length === 0 ? new Map() : undefined;
+    const wrote = (entry: JournalEntry, resultText?: string) => {
+      if (!act.written) return;
+      const { result, error, ...meta } = entry;
+      const w: WrittenEntry = meta;
+      if (result !== undefined) w.resultText = resultText ?? JSON.stringify(result);
+      if (error !== undefined) w.errorText = JSON.stringify(error);
+      act.written.set(entry.seq, w);
+    };
+    const record = (entry: JournalEntry) =>
+      durable(queue.enqueue(() => {
+        const text = resultTextOf.get(entry);
+        store.recordStep(runId, entry, text);
+        wrote(entry, text);
+      }));
     return {
       runId,
       workflow,
@@ -431,12 +451,17 @@ export class SqliteExecutor implements DurableExecutor {
       takeSignal: (signalName, entry) =>
         durable(queue.enqueue(() => {
           const got = store.takeSignal(runId, signalName, entry.seq);
-          if (got) store.recordStep(runId, { ...entry, result: got.payload });
+          if (got) {
+            const taken = { ...entry, result: got.payload };
+            store.recordStep(runId, taken);
+            wrote(taken);
+          }
           return got;
         })),
       emit: async (entry, event) => {
         const result = await durable(queue.enqueue(() => {
           store.recordStep(runId, entry);
+          wrote(entry);
           if (faults?.hit('mid-emit')) throw new FaultCrash('mid-emit');
           return this.publish(event);
         }));
@@ -456,13 +481,14 @@ export class SqliteExecutor implements DurableExecutor {
     if (after) await after;
   }
 
-  private notifyTerminal(runId: string): void {
+  private notifyTerminal(runId: string, written?: Map<number, WrittenEntry>): void {
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.size === 0) return;
     this.terminalWaiters.delete(runId);
     const row = this.store.getRunRow(runId);
     if (!row) return;
-    const view = this.store.view(row, true);
+    const view = this.store.view(row, !written);
+    if (written) view.steps = [...written.values()].sort((a, b) => a.seq - b.seq).map(fromWritten);
     for (const w of waiters) w(view);
   }
 
@@ -537,4 +563,11 @@ export class SqliteExecutor implements DurableExecutor {
     this.timerAt = undefined;
     if (next !== undefined) this.armAt(next);
   }
+}
+
+function fromWritten({ resultText, errorText, ...meta }: WrittenEntry): StepView {
+  const e: JournalEntry = meta;
+  if (resultText !== undefined) e.result = JSON.parse(resultText) as Json;
+  if (errorText !== undefined) e.error = JSON.parse(errorText) as ErrorInfo;
+  return toStepView(e);
 }
