@@ -46,7 +46,7 @@ function downgradeToV2(file: string): void {
       db.exec(v2steps);
       const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
         VALUES (@run_id, @seq, @name, @kind, @status, @attempts, @result, @error, @started_at, @ended_at, @wake_at, @next_retry_at)`);
-      for (const { run_seq: _drop, ...r } of rows) ins.run(r);
+      for (const { run_seq: _seq, id: _id, ...r } of rows) ins.run(r);
       // A step row whose run is gone: unreachable by any API, not carried over.
       ins.run({ run_id: 'ghost', seq: 0, name: 'x', kind: 'do', status: 'succeeded', attempts: 1, result: '1', error: null, started_at: 1, ended_at: 1, wake_at: null, next_retry_at: null });
       db.pragma('user_version = 2');

@@ -96,14 +96,16 @@ export const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   );
   `,
-  /* 3: journal rows keyed by the run's integer created_seq instead of its text run_id. Run
-        ids are random (UUIDs), so (run_id, seq) scattered the steps of 100 concurrent runs
-        over ~100 b-tree pages per commit; created_seq grows with each run, so the steps of
-        runs in flight share the few right-most pages. Measured: ~2-3x commit throughput.
-        Orphan step rows (no run) are unreachable by any API and are not carried over. */ `
+  /* 3: journal rows appended in write order (rowid) and found by the run's integer
+        created_seq, not its text run_id. Run ids are random (UUIDs), so the (run_id, seq)
+        key scattered the steps of 100 concurrent runs over ~100 b-tree pages per commit;
+        now a commit dirties a few tail pages of the table and of the (run_seq, seq) index.
+        Measured: ~1.5x engine steps/s at 100 concurrent runs. Orphan step rows (no run)
+        are unreachable by any API and are not carried over. */ `
   CREATE UNIQUE INDEX runs_seq ON runs (created_seq);
   DROP INDEX runs_newest;
   CREATE TABLE steps_v3 (
+    id INTEGER PRIMARY KEY,
     run_seq INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     run_id TEXT NOT NULL,
@@ -116,15 +118,15 @@ export const MIGRATIONS: readonly string[] = [
     started_at INTEGER,
     ended_at INTEGER,
     wake_at INTEGER,
-    next_retry_at INTEGER,
-    PRIMARY KEY (run_seq, seq)
-  ) WITHOUT ROWID;
-  INSERT INTO steps_v3
+    next_retry_at INTEGER
+  );
+  INSERT INTO steps_v3 (run_seq, seq, run_id, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
     SELECT r.created_seq, s.seq, s.run_id, s.name, s.kind, s.status, s.attempts, s.result, s.error,
            s.started_at, s.ended_at, s.wake_at, s.next_retry_at
-    FROM steps s JOIN runs r ON r.run_id = s.run_id;
+    FROM steps s JOIN runs r ON r.run_id = s.run_id ORDER BY r.created_seq, s.seq;
   DROP TABLE steps;
   ALTER TABLE steps_v3 RENAME TO steps;
+  CREATE UNIQUE INDEX steps_run ON steps (run_seq, seq);
   `,
 ];
 
