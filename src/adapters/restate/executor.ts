@@ -29,6 +29,7 @@ import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import type { RunHooks } from './run-handler.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
+import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
 import { buildService, serviceName, workflowName } from './workflow-service.ts';
 
@@ -62,6 +63,8 @@ export class RestateExecutor implements DurableExecutor {
   private stopping = false;
   private readonly settledWaiters = new Map<string, Set<() => void>>();
   private readonly settledViews = new Map<string, RunView>();
+  /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
+  private readonly watch = new RunWatch(() => this.admin, (runId) => this.wakeWaiters(runId));
   private readonly services: string[];
   private local: LocalTriggers | undefined;
   private triggerState: TriggerState | undefined;
@@ -193,6 +196,7 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.cancelTimer?.();
+    this.watch.stop();
     this.unsubscribeJump?.();
     await this.endpoint?.close().catch(() => {});
     await this.server?.stop().catch(() => {});
@@ -394,6 +398,7 @@ export class RestateExecutor implements DurableExecutor {
     const deadline = Date.now() + timeoutMs;
     const abort = new AbortController();
     const never = () => new Promise<boolean>(() => {});
+    let unwatch: (() => void) | undefined;
     try {
       let workflow = this.store.getRunRow(runId)?.workflow;
       let v: RunView | undefined;
@@ -404,16 +409,21 @@ export class RestateExecutor implements DurableExecutor {
       }
       // Restate's attach answers the moment the invocation completes (durably); the view
       // this process's handler wrote is then the committed one, so no query is needed.
-      // Parked-failed runs never complete: those are found by polling the server's view.
+      // While attach is pending this waiter reads the SQL view (costly for the server) only
+      // when woken: by this process's handler settling the run, or by the shared RunWatch,
+      // which checks every waiting run in one query per tick (runs executed elsewhere,
+      // parked-failed runs, which never complete, and a lost attach). Never one query per
+      // waiter per interval: with 1000 waiters those starved the server of CPU.
       let completed = this.attach(workflow, runId, abort.signal).then((ok) => ok || never());
       let attachPending = true;
+      unwatch = this.watch.add(runId, serviceName(workflow));
       for (let i = 0; ; i++) {
         const left = deadline - Date.now();
         if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
-        // While attach is pending it (or this process's handler) says when to look; the SQL
-        // view, costly for the server, is read rarely: runs executed elsewhere, or parked.
         const cachedBefore = this.settledViews.get(runId);
-        const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? 2000 : 250);
+        // Parked failed here: it never completes, and the server shows its failed view a
+        // moment after the handler wrote it: look again soon (a few queries, once per run).
+        const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs).then(() => false)]);
         if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
@@ -429,25 +439,32 @@ export class RestateExecutor implements DurableExecutor {
         try {
           v = await this.requireView(runId);
         } catch (err) {
-          // Transport errors (the server restarting): keep waiting until the deadline.
+          // Transport errors and unanswered requests (the server restarting or overloaded):
+          // keep waiting until the deadline.
           if (err instanceof UnknownRunError || !(err instanceof TypeError || err instanceof StorageError)) throw err;
         }
         if (v && isTerminal(v.status)) return v;
       }
     } finally {
+      unwatch?.();
       abort.abort();
     }
   }
 
-  /** Resolves true once the run's invocation completed (any outcome), false if aborted. */
+  /** Resolves true once the run's invocation completed (any outcome), false if aborted or
+   *  unknown (404). A lost connection (the server restarting) attaches again. */
   private async attach(workflow: string, runId: string, signal: AbortSignal): Promise<boolean> {
-    try {
-      const r = await fetch(`${this.ingress}/restate/workflow/${serviceName(workflow)}/${encodeURIComponent(runId)}/attach`, { signal });
-      await r.arrayBuffer();
-      return r.status !== 404;
-    } catch {
-      return false;
+    for (let wait = 100; !signal.aborted; wait = Math.min(wait * 2, 2000)) {
+      try {
+        const r = await fetch(`${this.ingress}/restate/workflow/${serviceName(workflow)}/${encodeURIComponent(runId)}/attach`, { signal });
+        await r.arrayBuffer();
+        return r.status !== 404;
+      } catch {
+        if (signal.aborted || this.stopping) return false;
+        await new Promise((r) => setTimeout(r, wait));
+      }
     }
+    return false;
   }
 
   private settledOrAfter(runId: string, ms: number): Promise<void> {
@@ -472,9 +489,11 @@ export class RestateExecutor implements DurableExecutor {
       if (this.settledViews.size > 10_000) this.settledViews.delete(this.settledViews.keys().next().value!);
     }
     // A short delay: the handler's last state write reaches the server just after this.
-    setTimeout(() => {
-      for (const w of [...(this.settledWaiters.get(runId) ?? [])]) w();
-    }, 2);
+    setTimeout(() => this.wakeWaiters(runId), 2);
+  }
+
+  private wakeWaiters(runId: string): void {
+    for (const w of [...(this.settledWaiters.get(runId) ?? [])]) w();
   }
 
   /** The run's code no longer matches its journal: record why, then end the invocation. */
