@@ -1,0 +1,42 @@
+// The production build (npm run build -> dist/) runs on plain node, without tsx: a workflow
+// defined with dist/sdk.js runs to completion on dist/index.js, and errors are one set of
+// classes across the entry points (an sdk TimeoutError is the engine's TimeoutError).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'tranquil-build-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+it('dist/ runs a workflow on plain node', () => {
+  execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'pipe' });
+  const script = join(dir, 'main.mjs');
+  writeFileSync(script, `
+    import { createEngine } from ${JSON.stringify(join(REPO, 'dist/index.js'))};
+    import { workflow, manual, TimeoutError } from ${JSON.stringify(join(REPO, 'dist/sdk.js'))};
+    const greet = workflow('greet', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        const a = await step.do('a', () => 'hello ' + input.name);
+        const b = await step.do('b', () => a.length);
+        return { a, b };
+      });
+    });
+    const nap = workflow('nap', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.sleep('long', '1h'));
+    });
+    const engine = await createEngine({ dataDir: ${JSON.stringify(join(dir, 'data'))}, workflows: [greet, nap] });
+    await engine.start();
+    const done = await engine.result((await engine.trigger('greet', { name: 'dist' })).runId);
+    const err = await engine.result((await engine.trigger('nap')).runId, { timeout: '50ms' }).catch((e) => e);
+    await engine.stop();
+    console.log(JSON.stringify({ status: done.status, output: done.output, sharedErrors: err instanceof TimeoutError }));
+  `);
+  const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop()!;
+  expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true });
+});
