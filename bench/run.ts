@@ -23,7 +23,10 @@ import { summarizeProfile } from './lib/cpu-profile.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
-const argv = process.argv.slice(2);
+// Each backend is measured in its own child process (this script, worker mode), so none
+// inherits another's heap, handles or disk write-back: `{ worker: key, argv }` as argv[2].
+const WORKER = process.argv[2]?.startsWith('{') ? (JSON.parse(process.argv[2]) as { worker: string; argv: string[] }) : undefined;
+const argv = WORKER ? WORKER.argv : process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
 const DOCS = argv.includes('--docs') || (!QUICK && !argv.includes('--no-docs'));
@@ -460,7 +463,17 @@ function gitInfo(): Record<string, unknown> {
 
 // ---- main -----------------------------------------------------------------------------
 
+/** Worker mode: one backend's workloads, printed as one JSON line for the parent. */
+async function worker(key: string): Promise<void> {
+  const spec = BACKENDS.find((b) => b.key === key);
+  if (!spec) throw new Error(`unknown backend ${key}`);
+  const res: Results = { mode: QUICK ? 'quick' : 'full', startedAt: new Date().toISOString(), machine: {}, config: CFG, raw: {}, backends: {} };
+  await benchBackend(spec, res);
+  process.stdout.write(JSON.stringify({ backend: res.backends[spec.key], floor: res.floor }) + '\n');
+}
+
 async function main(): Promise<void> {
+  if (WORKER) return worker(WORKER.worker);
   const started = new Date();
   const res: Results = {
     mode: QUICK ? 'quick' : 'full',
@@ -477,7 +490,16 @@ async function main(): Promise<void> {
   watchdog.unref();
   log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
   if (want('raw')) benchRaw(res);
-  for (const spec of BACKENDS) if (!ONLY_BACKENDS || ONLY_BACKENDS.has(spec.key)) await benchBackend(spec, res);
+  for (const spec of BACKENDS) {
+    if (ONLY_BACKENDS && !ONLY_BACKENDS.has(spec.key)) continue;
+    try {
+      const out = await runChild('run.ts', { worker: spec.key, argv }, CFG.budgetMs, [], true);
+      res.backends[spec.key] = out.backend as Record<string, unknown>;
+      if (out.floor && !res.floor) res.floor = out.floor as Results['floor'];
+    } catch (err) {
+      log(`${spec.key}: worker failed: ${(err as Error).message}`);
+    }
+  }
   if (PROFILE) await profile(res).catch((err) => { res.profile = { error: String(err?.message ?? err) }; });
   // How cost grows with history (10^3..10^6 runs already in the file): bench/history.ts.
   let historyTable = '';

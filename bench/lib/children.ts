@@ -33,8 +33,8 @@ export interface Spawned {
   stderrTail(): string;
 }
 
-export function spawnTs(script: string, args: unknown, nodeFlags: string[] = []): Spawned {
-  return spawnNode(script, [...nodeFlags, '--import', 'tsx', `${REPO}/bench/${script}`], args);
+export function spawnTs(script: string, args: unknown, nodeFlags: string[] = [], echoStderr = false): Spawned {
+  return spawnNode(script, [...nodeFlags, '--import', 'tsx', `${REPO}/bench/${script}`], args, echoStderr);
 }
 
 /** The same child from the production build (dist/, bundled by scripts/build.mjs), plain node. */
@@ -42,7 +42,7 @@ export function spawnCompiled(script: string, args: unknown, nodeFlags: string[]
   return spawnNode(script, [...nodeFlags, compiledChild(script)], args);
 }
 
-function spawnNode(script: string, argv: string[], args: unknown): Spawned {
+function spawnNode(script: string, argv: string[], args: unknown, echoStderr = false): Spawned {
   const child = spawn(process.execPath, [...argv, JSON.stringify(args)], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,6 +65,7 @@ function spawnNode(script: string, argv: string[], args: unknown): Spawned {
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    if (echoStderr) process.stderr.write(d);
     err = (err + d).slice(-4000);
   });
   const exited = new Promise<number | null>((r) =>
@@ -136,8 +137,8 @@ export async function stopAllChildren(): Promise<void> {
 }
 
 /** Runs a child to completion and returns its JSON line (bounded). */
-export async function runChild(script: string, args: unknown, timeoutMs: number, nodeFlags: string[] = []): Promise<Record<string, unknown>> {
-  const s = spawnTs(script, args, nodeFlags);
+export async function runChild(script: string, args: unknown, timeoutMs: number, nodeFlags: string[] = [], echoStderr = false): Promise<Record<string, unknown>> {
+  const s = spawnTs(script, args, nodeFlags, echoStderr);
   try {
     const out = await s.nextJson(timeoutMs);
     await Promise.race([s.exited, new Promise((r) => setTimeout(r, 5000))]);
