@@ -439,7 +439,7 @@ async function benchBackend(spec: Spec, res: Results): Promise<void> {
 async function profile(res: Results): Promise<void> {
   const dir = freshDir('profile');
   try {
-    const out = await runChild('profile-100.ts', { dataDir: join(dir, 'data'), runs: QUICK ? 1500 : 4000, durability: 'full' }, 180_000, [
+    const out = await runChild('profile-100.ts', { dataDir: join(dir, 'data'), runs: QUICK ? 3000 : 12000, durability: 'full' }, 180_000, [
       '--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`,
     ]);
     await sleep(300);
