@@ -25,7 +25,9 @@ import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
 // Each backend is measured in its own child process (this script, worker mode), so none
 // inherits another's heap, handles or disk write-back: `{ worker: key, argv }` as argv[2].
-const WORKER = process.argv[2]?.startsWith('{') ? (JSON.parse(process.argv[2]) as { worker: string; argv: string[] }) : undefined;
+const WORKER = process.argv[2]?.startsWith('{') ? (JSON.parse(process.argv[2]) as { worker: string; argv: string[]; floor: boolean }) : undefined;
+/** Whether this process measures the node-alone floor (once per bench: the first idle pass). */
+const NEED_FLOOR = WORKER ? WORKER.floor : true;
 const argv = WORKER ? WORKER.argv : process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const PROFILE = argv.includes('--profile');
@@ -40,15 +42,15 @@ const CFG = QUICK
   ? {
       reps: 3, rawSeconds: 0.4, rawWarmupTx: 100,
       concRuns: { 1: 40, 10: 150, 100: 600, 1000: 1500 } as Record<number, number>,
-      startReps: 3, idleReps: 3, idleMs: 700,
-      timersN: { full: 10_000, normal: 5_000 }, timersWarmN: 2000,
+      startReps: 3, idleReps: 2, idleMs: 700, timerReps: 2,
+      timersN: { full: 5_000, normal: 5_000 }, timersWarmN: 2000,
       spread: { rate: 1000, seconds: 1 },
       budgetMs: 115_000,
     }
   : {
       reps: 5, rawSeconds: 1, rawWarmupTx: 200,
       concRuns: { 1: 100, 10: 500, 100: 2000, 1000: 5000 } as Record<number, number>,
-      startReps: 7, idleReps: 5, idleMs: 1000,
+      startReps: 7, idleReps: 5, idleMs: 1000, timerReps: 5,
       timersN: { full: 100_000, normal: 20_000 }, timersWarmN: 10_000,
       spread: { rate: 1000, seconds: 2 },
       budgetMs: 590_000,
@@ -158,7 +160,7 @@ async function benchConcurrency(spec: Spec, conc: number, out: Record<string, un
   try {
     engine = await openEngine(spec, dir);
     const e = engine;
-    await withDeadline(closedLoop(e, conc, Math.max(conc * 2, Math.ceil(runs / 3))), 120_000, 'warm-up'); // warm-up
+    await withDeadline(closedLoop(e, conc, Math.max(QUICK ? conc / 2 : conc * 2, Math.ceil(runs / 3))), 120_000, 'warm-up'); // warm-up
     const before = commitStats(e);
     // The Restate backend journals in restate-server, not in the local file: nothing to count.
     const stepsBefore = spec.backend === 'restate' ? undefined : countJournaledSteps(dir);
@@ -249,17 +251,20 @@ async function benchIdle(spec: Spec, res: Results): Promise<Record<string, Fig>>
     return idleChild({ mode: 'engine', backend: spec.backend, durability: spec.durability, dataDir: dir }, compiled).finally(() => rmDir(dir));
   };
   await run(true); // warm-ups (page cache; tsx transform cache)
-  await run(false);
+  if (!QUICK) await run(false);
   const reps = [];
   const tsx = [];
-  for (let r = 0; r < CFG.idleReps; r++) {
+  // --quick keeps to its time budget with one tsx repetition (the full run has CFG.idleReps).
+  // The Restate backend's idle child also boots a restate-server: one repetition in --quick.
+  const idleReps = QUICK && spec.backend === 'restate' ? 1 : CFG.idleReps;
+  for (let r = 0; r < idleReps; r++) {
     reps.push(await run(true));
-    tsx.push(await run(false));
+    if (!QUICK || r === 0) tsx.push(await run(false));
   }
-  if (!res.floor) {
+  if (!res.floor && NEED_FLOOR) {
     const bare = [];
     const bareTsx = [];
-    for (let r = 0; r < CFG.idleReps; r++) {
+    for (let r = 0; r < (QUICK ? 1 : CFG.idleReps); r++) {
       bare.push(await idleChild({ mode: 'bare' }, true));
       bareTsx.push(await idleChild({ mode: 'bare' }, false));
     }
@@ -293,6 +298,8 @@ async function timerChild(spec: Spec, args: Record<string, unknown>, timeoutMs: 
 
 async function benchTimers(spec: Spec, n: number): Promise<Record<string, unknown>> {
   const result: Record<string, unknown> = { n };
+  // --quick keeps to its budget: a Restate timer child also boots a restate-server.
+  const timerReps = QUICK && spec.backend === 'restate' ? 1 : CFG.timerReps;
   // One warm-up child for the timer group (tsx transform cache, page cache; every child is a
   // fresh process). At a smaller N; it also measures the scheduling rate that sets the lead time.
   const warmDir = freshDir(`${spec.key}-tw`);
@@ -311,7 +318,7 @@ async function benchTimers(spec: Spec, n: number): Promise<Record<string, unknow
   const snapshot = join(ROOT, `${spec.key}-overdue.db`);
   const same: TimerOut[] = [];
   const invalid: string[] = [];
-  for (let r = 0; r < CFG.reps; r++) {
+  for (let r = 0; r < timerReps; r++) {
     const dir = freshDir(`${spec.key}-ts`);
     try {
       const snap = r === 0 ? snapshot : undefined;
@@ -346,7 +353,7 @@ async function benchTimers(spec: Spec, n: number): Promise<Record<string, unknow
   // Restart with N overdue timers: copies of the snapshot taken while N runs slept.
   if (existsSync(snapshot)) {
     const cat: TimerOut[] = [];
-    for (let r = 1; r <= CFG.reps; r++) {
+    for (let r = 1; r <= timerReps; r++) {
       const dir = freshDir(`${spec.key}-tr`);
       try {
         copyFileSync(snapshot, join(dir, 'tranquil.db'));
@@ -370,7 +377,7 @@ async function benchTimers(spec: Spec, n: number): Promise<Record<string, unknow
   // Timers spread at `rate` due per second: wake lateness under a steady load.
   const m = Math.round(CFG.spread.rate * CFG.spread.seconds);
   const spread: TimerOut[] = [];
-  for (let r = 1; r <= CFG.reps; r++) {
+  for (let r = 1; r <= timerReps; r++) {
     const dir = freshDir(`${spec.key}-tsp`);
     try {
       const lead = leadFor(m);
@@ -493,7 +500,7 @@ async function main(): Promise<void> {
   for (const spec of BACKENDS) {
     if (ONLY_BACKENDS && !ONLY_BACKENDS.has(spec.key)) continue;
     try {
-      const out = await runChild('run.ts', { worker: spec.key, argv }, CFG.budgetMs, [], true);
+      const out = await runChild('run.ts', { worker: spec.key, argv, floor: !res.floor }, CFG.budgetMs, [], true);
       res.backends[spec.key] = out.backend as Record<string, unknown>;
       if (out.floor && !res.floor) res.floor = out.floor as Results['floor'];
     } catch (err) {
