@@ -183,6 +183,23 @@ export function runConformance(target: ConformanceTarget): void {
       expect(out.after - out.before).toBeGreaterThanOrEqual(590);
     });
 
+    test('stop() ends a pending result() with an error instead of leaving it waiting', async () => {
+      const wf = workflow('long-nap', (w) => {
+        w.trigger(manual());
+        w.run(async ({ step }) => step.sleep('nap', '1h'));
+      });
+      const { engine } = await boot([wf]);
+      const { runId } = await engine.trigger('long-nap', null);
+      await until('run to sleep', async () => (await engine.runs.get(runId)).status === 'sleeping');
+      const pending = engine.result(runId).then(() => 'resolved', (err: Error) => err);
+      await sleep(50);
+      await engine.stop();
+      // No deadline was given: without the fix this await never ends (the test times out).
+      const outcome = await pending;
+      expect(outcome).toBeInstanceOf(Error);
+      expect((outcome as Error).message).toMatch(/engine stopped/);
+    });
+
     test('waitForEvent is resolved by a signal; signals sent early are kept, FIFO, one per wait', async () => {
       const wf = workflow('approval', (w) => {
         w.trigger(manual());

@@ -2,7 +2,7 @@
 // place on start: finished runs keep their journal, and a run asleep at the upgrade wakes
 // and finishes from its recorded steps (no recorded step body runs again).
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
@@ -89,4 +89,52 @@ it('a v2 data dir is upgraded on start: journals kept, a sleeping run finishes w
   } finally {
     db.close();
   }
+});
+
+it('a v2 file whose runs share a created_seq is upgraded: the later run is renumbered, both journals kept', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
+  dirs.push(dir);
+  let e = await boot(dir);
+  const a = await e.trigger('napper', { n: 'a' });
+  const b = await e.trigger('napper', { n: 'b' });
+  const before = [await e.result(a.runId), await e.result(b.runId)];
+  await e.stop();
+  engines.splice(0);
+  downgradeToV2(join(dir, 'tranquil.db'));
+  const db = new Database(join(dir, 'tranquil.db'));
+  db.prepare(`UPDATE runs SET created_seq = (SELECT created_seq FROM runs WHERE run_id = ?) WHERE run_id = ?`).run(a.runId, b.runId);
+  db.close();
+
+  e = await boot(dir);
+  expect([await e.runs.get(a.runId), await e.runs.get(b.runId)]).toEqual(before);
+  expect((await e.runs.list({})).map((r) => r.runId).slice(-2)).toEqual([b.runId, a.runId]); // newest first
+});
+
+it('a refused start (the data dir has a live owner) leaves an older schema untouched', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
+  dirs.push(dir);
+  const e = await boot(dir);
+  await e.result((await e.trigger('napper', { n: 1 })).runId);
+  await e.stop();
+  engines.splice(0);
+  const file = join(dir, 'tranquil.db');
+  downgradeToV2(file);
+  // An older engine that owns the file right now: this process, heartbeating.
+  const db = new Database(file);
+  db.prepare(`INSERT INTO owner (id, owner_id, pid, host, heartbeat_at) VALUES (1, 'older-engine', ?, ?, ?)`).run(process.pid, hostname(), Date.now());
+  db.close();
+  const schemaOf = () => {
+    const ro = new Database(file, { readonly: true });
+    try {
+      return { version: ro.pragma('user_version', { simple: true }), sql: ro.prepare(`SELECT name, sql FROM sqlite_master ORDER BY name`).all() };
+    } finally {
+      ro.close();
+    }
+  };
+  const before = schemaOf();
+  const refused = await createEngine({ dataDir: dir, workflows: [napper] });
+  const err = await refused.start().catch((x: unknown) => x);
+  expect((err as Error).message).toMatch(/in use by another engine/);
+  expect(schemaOf()).toEqual(before);
+  expect(before.version).toBe(2);
 });

@@ -22,8 +22,8 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { CommitQueue } from '../sqlite/commit-queue.ts';
 import { LocalTriggers, lateTriggerState } from '../sqlite/local-triggers.ts';
 import type { CalendarFactory } from '../sqlite/schedule-book.ts';
-import { OwnerLease } from '../sqlite/owner-lease.ts';
-import { openDatabase, SqliteStore, type Durability } from '../sqlite/store.ts';
+import type { OwnerLease } from '../sqlite/owner-lease.ts';
+import { openOwned, SqliteStore, type Durability } from '../sqlite/store.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
@@ -61,6 +61,8 @@ export class RestateExecutor implements DurableExecutor {
   private ingress!: string;
   private started = false;
   private stopping = false;
+  /** Aborted by stop(): every result() waiter and its attach request end at once. */
+  private readonly stopped = new AbortController();
   private readonly settledWaiters = new Map<string, Set<() => void>>();
   private readonly settledViews = new Map<string, RunView>();
   /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
@@ -79,11 +81,11 @@ export class RestateExecutor implements DurableExecutor {
 
   async start(): Promise<void> {
     if (this.started) return;
-    this.store = new SqliteStore(openDatabase(this.o.dataDir, this.o.durability));
+    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
+    this.store = new SqliteStore(db);
+    this.lease = lease;
     this.queue = new CommitQueue(this.store);
-    this.lease = new OwnerLease(this.store, randomUUID());
     try {
-      this.lease.acquire();
       await this.connect();
       this.local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar, () => this.o.clock.now());
       this.triggerState = this.local.state(() => this.ensureStarted(), () => void this.fireSchedules());
@@ -195,6 +197,7 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   private async teardown(): Promise<void> {
+    this.stopped.abort();
     this.cancelTimer?.();
     this.watch.stop();
     this.unsubscribeJump?.();
@@ -397,7 +400,11 @@ export class RestateExecutor implements DurableExecutor {
     this.ensureStarted();
     const deadline = Date.now() + timeoutMs;
     const abort = new AbortController();
-    const never = () => new Promise<boolean>(() => {});
+    const onStop = () => abort.abort();
+    this.stopped.signal.addEventListener('abort', onStop, { once: true });
+    // Settles (false) when this call ends or the engine stops: no waiter outlives either.
+    const ended = new Promise<boolean>((r) => abort.signal.addEventListener('abort', () => r(false), { once: true }));
+    const never = () => ended;
     let unwatch: (() => void) | undefined;
     try {
       let workflow = this.store.getRunRow(runId)?.workflow;
@@ -424,7 +431,8 @@ export class RestateExecutor implements DurableExecutor {
         // Parked failed here: it never completes, and the server shows its failed view a
         // moment after the handler wrote it: look again soon (a few queries, once per run).
         const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
-        let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs).then(() => false)]);
+        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs, abort.signal).then(() => false)]);
         if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
         if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
@@ -447,6 +455,7 @@ export class RestateExecutor implements DurableExecutor {
       }
     } finally {
       unwatch?.();
+      this.stopped.signal.removeEventListener('abort', onStop);
       abort.abort();
     }
   }
@@ -467,18 +476,21 @@ export class RestateExecutor implements DurableExecutor {
     return false;
   }
 
-  private settledOrAfter(runId: string, ms: number): Promise<void> {
+  private settledOrAfter(runId: string, ms: number, signal: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
       const waiters = this.settledWaiters.get(runId) ?? new Set();
       this.settledWaiters.set(runId, waiters);
       const done = () => {
         clearTimeout(timer);
+        signal.removeEventListener('abort', done);
         waiters.delete(done);
         if (waiters.size === 0) this.settledWaiters.delete(runId);
         resolve();
       };
       const timer = setTimeout(done, ms);
       waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 

@@ -21,10 +21,10 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
 import { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
-import { OwnerLease } from './owner-lease.ts';
+import type { OwnerLease } from './owner-lease.ts';
 import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
 import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
-import { openDatabase, SqliteStore, toStepView, type Durability } from './store.ts';
+import { openOwned, SqliteStore, toStepView, type Durability } from './store.ts';
 
 export interface SqliteExecutorOptions {
   dataDir: string;
@@ -79,7 +79,8 @@ export class SqliteExecutor implements DurableExecutor {
   private running = 0;
   private timerAt: number | undefined;
   private cancelTimer: (() => void) | undefined;
-  private readonly terminalWaiters = new Map<string, Set<(v: RunView) => void>>();
+  /** result() callers per run: resolved with the finished view, or failed when the engine stops. */
+  private readonly terminalWaiters = new Map<string, Set<(v: RunView | Error) => void>>();
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
@@ -97,15 +98,10 @@ export class SqliteExecutor implements DurableExecutor {
 
   async start(): Promise<void> {
     if (this.started) return;
-    this.store = new SqliteStore(openDatabase(this.o.dataDir, this.o.durability));
+    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
+    this.store = new SqliteStore(db);
+    this.lease = lease;
     this.queue = new CommitQueue(this.store, this.o.faults);
-    this.lease = new OwnerLease(this.store, randomUUID());
-    try {
-      this.lease.acquire();
-    } catch (err) {
-      this.store.close();
-      throw err;
-    }
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -134,6 +130,11 @@ export class SqliteExecutor implements DurableExecutor {
     // file and are replayed by the next owner; flush what is queued so acks stay true.
     await new Promise((r) => setImmediate(r));
     while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    // A result() still waiting cannot be answered by this engine any more: it fails now
+    // instead of holding the process open until its deadline.
+    const stopped = new StorageError('engine stopped while waiting for a result');
+    for (const waiters of this.terminalWaiters.values()) for (const w of waiters) w(stopped);
+    this.terminalWaiters.clear();
     this.lease.release();
     this.store.close({ clean: true });
     this.resolveIdle();
@@ -259,9 +260,10 @@ export class SqliteExecutor implements DurableExecutor {
     return new Promise<RunView>((resolve, reject) => {
       const waiters = this.terminalWaiters.get(runId) ?? new Set();
       this.terminalWaiters.set(runId, waiters);
-      const done = (v: RunView) => {
+      const done = (v: RunView | Error) => {
         clearTimeout(timer);
-        resolve(v);
+        if (v instanceof Error) reject(v);
+        else resolve(v);
       };
       const timer = setTimeout(() => {
         waiters.delete(done);

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { StorageError } from '../../domain/errors.ts';
 import { pidAlive } from '../os/pid.ts';
-import type { SqliteStore } from './store.ts';
+import type { Database } from 'better-sqlite3';
 
 interface OwnerRow {
   owner_id: string;
@@ -20,13 +20,13 @@ export class OwnerLease {
   private readonly host = hostname();
 
   constructor(
-    private readonly store: SqliteStore,
+    private readonly db: Database,
     readonly ownerId: string,
     private readonly ttlMs = 15_000,
   ) {}
 
   acquire(): void {
-    const db = this.store.db;
+    const db = this.db;
     db.transaction(() => {
       const row = db.prepare(`SELECT * FROM owner WHERE id = 1`).get() as OwnerRow | undefined;
       if (row && row.owner_id !== this.ownerId && this.alive(row)) {
@@ -50,7 +50,7 @@ export class OwnerLease {
 
   release(): void {
     clearInterval(this.timer);
-    if (this.store.db.open) this.store.db.prepare(`DELETE FROM owner WHERE id = 1 AND owner_id = ?`).run(this.ownerId);
+    if (this.db.open) this.db.prepare(`DELETE FROM owner WHERE id = 1 AND owner_id = ?`).run(this.ownerId);
   }
 
   private alive(row: OwnerRow): boolean {
@@ -60,7 +60,7 @@ export class OwnerLease {
 
   private beat(): void {
     try {
-      this.store.db.prepare(`UPDATE owner SET heartbeat_at = ? WHERE id = 1 AND owner_id = ?`).run(Date.now(), this.ownerId);
+      this.db.prepare(`UPDATE owner SET heartbeat_at = ? WHERE id = 1 AND owner_id = ?`).run(Date.now(), this.ownerId);
     } catch {
       // A busy or closing database: the next beat retries; expiry only matters to another host.
     }

@@ -101,7 +101,11 @@ export const MIGRATIONS: readonly string[] = [
         key scattered the steps of 100 concurrent runs over ~100 b-tree pages per commit;
         now a commit dirties a few tail pages of the table and of the (run_seq, seq) index.
         Measured: ~1.5x engine steps/s at 100 concurrent runs. Orphan step rows (no run)
-        are unreachable by any API and are not carried over. */ `
+        are unreachable by any API and are not carried over. A created_seq shared by two
+        runs (possible before v3 only if a stalled owner kept writing after losing its
+        lease) is renumbered past the largest one, rowid order, so the index can be unique. */ `
+  UPDATE runs SET created_seq = (SELECT max(created_seq) FROM runs) + rowid
+    WHERE EXISTS (SELECT 1 FROM runs o WHERE o.created_seq = runs.created_seq AND o.rowid < runs.rowid);
   CREATE UNIQUE INDEX runs_seq ON runs (created_seq);
   DROP INDEX runs_newest;
   CREATE TABLE steps_v3 (
@@ -130,7 +134,8 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-export function migrate(db: Database): void {
+/** Applies the migrations up to `target` (all by default). */
+export function migrate(db: Database, target = MIGRATIONS.length): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this engine understands (${MIGRATIONS.length})`);
@@ -139,7 +144,7 @@ export function migrate(db: Database): void {
     const foreign = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number };
     if (foreign.n > 0) throw new Error('database holds tables that are not a Tranquil schema');
   }
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (let v = current; v < target; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]!);
       db.pragma(`user_version = ${v + 1}`);

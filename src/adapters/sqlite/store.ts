@@ -8,6 +8,7 @@ import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
+import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
 
 export type Durability = 'full' | 'normal';
@@ -47,7 +48,25 @@ export const DB_FILE = 'tranquil.db';
 /** The run's integer key in the steps table, looked up from its run_id. */
 const RUN_SEQ = '(SELECT created_seq FROM runs WHERE run_id = ?)';
 
-export function openDatabase(dataDir: string, durability: Durability): Database.Database {
+/** Opens the data dir's file for one owner: creates the schema's first version on a new
+ *  file, takes the owner lease, and only then upgrades the schema, so a refused engine
+ *  never changes the tables under the engine that owns the file. */
+export function openOwned(dataDir: string, durability: Durability, ownerId: string): { db: Database.Database; lease: OwnerLease } {
+  const db = openDatabase(dataDir, durability, 1);
+  const lease = new OwnerLease(db, ownerId);
+  try {
+    lease.acquire();
+    migrate(db);
+    return { db, lease };
+  } catch (err) {
+    lease.release();
+    db.close();
+    throw err instanceof StorageError ? err : new StorageError(`cannot open ${db.name}: ${(err as Error).message}`);
+  }
+}
+
+/** `schemaUpTo`: migrate only that far (the owner table exists from version 1). */
+export function openDatabase(dataDir: string, durability: Durability, schemaUpTo?: number): Database.Database {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -66,7 +85,7 @@ export function openDatabase(dataDir: string, durability: Durability): Database.
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
-    migrate(db);
+    migrate(db, schemaUpTo);
     return db;
   } catch (err) {
     db?.close();
