@@ -445,7 +445,12 @@ export class RestateExecutor implements DurableExecutor {
           attachPending = false;
         }
         try {
-          v = await this.requireView(runId);
+          // A query may queue behind others (admin queries are capped): it must not hold
+          // this call past its deadline. An abandoned one finishes in the background.
+          const view = this.requireView(runId);
+          view.catch(() => {});
+          const got = await Promise.race([view, this.settledOrAfter(runId, Math.max(0, deadline - Date.now()), abort.signal).then(() => undefined)]);
+          if (got) v = got;
         } catch (err) {
           // Transport errors and unanswered requests (the server restarting or overloaded):
           // keep waiting until the deadline.
@@ -467,6 +472,9 @@ export class RestateExecutor implements DurableExecutor {
       try {
         const r = await fetch(`${this.ingress}/restate/workflow/${serviceName(workflow)}/${encodeURIComponent(runId)}/attach`, { signal });
         await r.arrayBuffer();
+        // Our handler's terminal failures answer 500; 429/502/503/504 come from the server
+        // restarting or a proxy in front of it: attach again rather than call it completed.
+        if (r.status === 429 || (r.status >= 502 && r.status <= 504)) throw new Error(`attach answered ${r.status}`);
         return r.status !== 404;
       } catch {
         if (signal.aborted || this.stopping) return false;
