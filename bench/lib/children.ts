@@ -2,7 +2,9 @@
 // that describe a production deployment, as the compiled build under plain node
 // (spawnCompiled); tracked and stopped by PID only.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { processTree } from './proc-mem.ts';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const live = new Set<ChildProcess>();
@@ -103,10 +105,13 @@ function spawnNode(script: string, argv: string[], args: unknown, echoStderr = f
   };
 }
 
-/** SIGTERM, then SIGKILL after boundMs; by PID only. */
+/** SIGTERM, then SIGKILL after boundMs; by PID only. Descendants that outlive the child
+ *  (a restate-server whose engine was SIGKILLed before it could stop it) are stopped the
+ *  same way, by the PIDs recorded before the child was signalled. */
 export async function stopChild(s: Spawned, boundMs = 5000): Promise<void> {
   const c = s.child;
   if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) return;
+  const descendants = processTree(c.pid).filter((p) => p !== c.pid).map((pid) => ({ pid, cmd: cmdline(pid) }));
   try {
     process.kill(c.pid, 'SIGTERM');
   } catch {
@@ -119,6 +124,25 @@ export async function stopChild(s: Spawned, boundMs = 5000): Promise<void> {
   }, boundMs);
   await s.exited;
   clearTimeout(t);
+  // Only a PID that still runs the same command line: never a recycled one.
+  const left = () => descendants.filter((d) => d.cmd && cmdline(d.pid) === d.cmd);
+  for (const d of left()) signal(d.pid, 'SIGTERM');
+  for (let waited = 0; left().length > 0 && waited < 10_000; waited += 100) await new Promise((r) => setTimeout(r, 100));
+  for (const d of left()) signal(d.pid, 'SIGKILL');
+}
+
+function cmdline(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch { /* gone */ }
 }
 
 /** Stops every child still alive (used on exit paths). */
