@@ -28,6 +28,12 @@ const napper = workflow('napper', (w) => {
   });
 });
 
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
+  dirs.push(dir);
+  return dir;
+}
+
 async function boot(dataDir: string): Promise<Engine> {
   const e = await createEngine({ dataDir, workflows: [napper] });
   await e.start();
@@ -57,8 +63,7 @@ function downgradeToV2(file: string): void {
 }
 
 it('a v2 data dir is upgraded on start: journals kept, a sleeping run finishes without re-running recorded steps', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
-  dirs.push(dir);
+  const dir = newDir();
   let e = await boot(dir);
   const done = await e.trigger('napper', { n: 1 });
   expect((await e.result(done.runId)).status).toBe('succeeded');
@@ -92,8 +97,7 @@ it('a v2 data dir is upgraded on start: journals kept, a sleeping run finishes w
 });
 
 it('a v2 file whose runs share a created_seq is upgraded: the later run is renumbered, both journals kept', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
-  dirs.push(dir);
+  const dir = newDir();
   let e = await boot(dir);
   const a = await e.trigger('napper', { n: 'a' });
   const b = await e.trigger('napper', { n: 'b' });
@@ -111,8 +115,7 @@ it('a v2 file whose runs share a created_seq is upgraded: the later run is renum
 });
 
 it('a refused start (the data dir has a live owner) leaves an older schema untouched', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tranquil-upgrade-'));
-  dirs.push(dir);
+  const dir = newDir();
   const e = await boot(dir);
   await e.result((await e.trigger('napper', { n: 1 })).runId);
   await e.stop();

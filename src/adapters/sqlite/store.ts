@@ -74,7 +74,7 @@ export function openDatabase(dataDir: string, durability: Durability, schemaUpTo
   }
   const file = join(dataDir, DB_FILE);
   const existed = existsSync(file);
-  // The whole-file check costs ~2.5 ms per MB; it is skipped only when the file is exactly as
+  // The whole-file check costs ~2 ms per MB; it is skipped only when the file is exactly as
   // this engine left it at its last clean stop (see SqliteStore.close).
   if (existed && !takeCleanMark(file)) refuseDamaged(file);
   let db: Database.Database | undefined;
