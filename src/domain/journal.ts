@@ -1,7 +1,7 @@
 // A run's journal as the pure core sees it: one entry per step call, dense by seq.
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
-import type { StepKind, StepStatus } from './run-view.ts';
+import type { StepKind, StepStatus, StepView } from './run-view.ts';
 
 export interface JournalEntry {
   seq: number;
@@ -17,4 +17,18 @@ export interface JournalEntry {
   /** sleep: when it is due; wait: its deadline (absent = no timeout). */
   wakeAt?: number;
   nextRetryAt?: number;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The reported shape of an entry, identical on every backend. */
+export function toStepView(e: JournalEntry): StepView {
+  const v: StepView = { seq: e.seq, name: e.name, kind: e.kind, status: e.status, attempts: e.attempts };
+  if (e.result !== undefined) v.result = e.result;
+  if (e.error !== undefined) v.error = e.error;
+  if (e.startedAt !== undefined) v.startedAt = iso(e.startedAt);
+  if (e.endedAt !== undefined) v.endedAt = iso(e.endedAt);
+  if (e.nextRetryAt !== undefined) v.nextRetryAt = iso(e.nextRetryAt);
+  if (e.wakeAt !== undefined) v.wakeAt = iso(e.wakeAt);
+  return v;
 }

@@ -60,3 +60,32 @@ export function decideFinish(
   if (!extra) return { type: 'done' };
   return { type: 'diverged', position, expected: 'the run to finish', recorded: describeCall(extra) };
 }
+
+/** What a log that journals positions as it goes (Restate) found at a position: a step,
+ *  or the end of the run. */
+export interface RecordedStep {
+  kind: StepKind | 'end';
+  name: string;
+}
+
+const describeRecorded = (r: RecordedStep): string => (r.kind === 'end' ? 'the run finishing' : describeCall({ kind: r.kind, name: r.name }));
+
+/** The code now makes `call` at call.seq (kind 'end': the code returned there); a different
+ *  record at that position means the code changed. */
+export function decideRecorded(
+  call: { seq: number; kind: StepKind | 'end'; name: string },
+  recorded: RecordedStep,
+): { type: 'diverged'; position: number; expected: string; recorded: string } | undefined {
+  if (recorded.kind === call.kind && (call.kind === 'end' || recorded.name === call.name)) return undefined;
+  const expected = call.kind === 'end' ? 'the run to finish' : describeCall({ kind: call.kind, name: call.name });
+  return { type: 'diverged', position: call.seq, expected, recorded: describeRecorded(recorded) };
+}
+
+/** runs.retry of a failed run: the entry to reset so the failed step runs again with the
+ *  same idempotency key and a fresh attempt budget (undefined: the run failed outside a
+ *  step, so it simply replays). Every backend resets the same entry. */
+export function retryReset(journal: readonly JournalEntry[]): JournalEntry | undefined {
+  const last = journal[journal.length - 1];
+  if (!last || last.kind !== 'do' || last.status !== 'failed') return undefined;
+  return { seq: last.seq, name: last.name, kind: 'do', status: 'retrying', attempts: 0, startedAt: last.startedAt };
+}

@@ -1,18 +1,19 @@
-// One execution of a run: calls the workflow function with a StepApi backed by the run's
-// journal. Each step call asks the pure decide() what to do; recorded steps replay, the
-// first unrecorded one executes. The session ends with a RunOutcome the moment the run
-// finishes, fails, suspends or is cancelled; workflow code still awaiting then is left
-// on a promise that never settles (so a user's try/catch cannot swallow a suspension).
+// One execution of a run, the ONE replay engine of every backend: calls the workflow
+// function with a StepApi backed by the run's step log (SQLite in-process, the Restate
+// handler, a Deno child). Each step call asks the pure decide() what to do; recorded steps
+// replay, the first unrecorded one executes. The session ends with a RunOutcome the moment
+// the run finishes, fails, suspends or is cancelled; workflow code still awaiting then is
+// left on a promise that never settles (so a user's try/catch cannot swallow a suspension).
 import {
-  NonDeterminismError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
+  NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
 import { roundTrip, toJsonText, type Json } from '../domain/json.ts';
-import { decide, decideFinish, type Decision, type StepCall } from '../domain/replay.ts';
+import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
-import { StepNamer, idempotencyKey } from '../domain/step-names.ts';
-import type { RunJournal } from '../ports/run-journal.ts';
+import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
+import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
@@ -40,7 +41,7 @@ export class RunSession {
   private pendingWrites: Promise<void>[] = [];
 
   constructor(
-    private readonly journal: RunJournal,
+    private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
   ) {}
@@ -51,15 +52,18 @@ export class RunSession {
     const ctx = this.context();
     void (async () => {
       try {
-        const output = await this.fn({ input: this.journal.input, step, ctx });
+        const output = await this.fn({ input: this.log.input, step, ctx });
         if (this.outcome) return;
         await this.flushPending();
-        const fin = decideFinish(this.journal.entries, this.seq);
+        const fin = decideFinish(this.log.entries, this.seq);
         if (fin.type === 'diverged') return this.diverged(fin);
-        if (this.journal.cancelRequested()) return this.finish({ type: 'cancelled' });
+        const closed = this.log.close?.(this.seq);
+        if (closed && !this.checkRecorded({ seq: this.seq, kind: 'end', name: '' }, await this.io(closed))) return;
+        if (this.outcome) return;
+        if (this.log.cancelRequested()) return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
-          out = roundTrip(output, `workflow '${this.journal.workflow}' output`) as Json;
+          out = roundTrip(output, `workflow '${this.log.workflow}' output`) as Json;
         } catch (err) {
           return this.finish({ type: 'failed', error: toErrorInfo(err) });
         }
@@ -80,7 +84,7 @@ export class RunSession {
   }
 
   private diverged(d: { position: number; expected: string; recorded: string }): void {
-    const err = new NonDeterminismError(this.journal.runId, d.position, d.expected, d.recorded);
+    const err = new NonDeterminismError(this.log.runId, d.position, d.expected, d.recorded);
     this.finish({ type: 'failed', error: toErrorInfo(err) });
   }
 
@@ -91,12 +95,12 @@ export class RunSession {
       throw new ValidationError(`step.${kind === 'do' ? 'do' : kind}('${String(rawName)}') called inside a step.do body: steps cannot nest`);
     }
     const name = this.namer.next(rawName);
-    if (this.journal.cancelRequested()) {
+    if (this.log.cancelRequested()) {
       this.finish({ type: 'cancelled' });
       return undefined;
     }
     const call: StepCall = { seq: this.seq++, kind, name };
-    const decision = decide(this.journal.entries, call, this.journal.now());
+    const decision = decide(this.log.entries, call, this.log.now());
     if (decision.type === 'diverged') {
       this.diverged(decision);
       return undefined;
@@ -121,10 +125,10 @@ export class RunSession {
   private context(): WorkflowContext {
     const self = this;
     return {
-      runId: this.journal.runId,
-      workflow: this.journal.workflow,
-      now: () => self.journaledValue('now', 'ctx.now', () => self.journal.now()),
-      random: () => self.journaledValue('random', 'ctx.random', () => self.journal.random()),
+      runId: this.log.runId,
+      workflow: this.log.workflow,
+      now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
+      random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: Json, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
     };
   }
@@ -137,11 +141,37 @@ export class RunSession {
     const { call, decision } = started;
     if (decision.type === 'replay') return decision.entry.result as number;
     const value = produce();
-    const t = this.journal.now();
-    const write = this.journal.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: value, startedAt: t, endedAt: t });
+    const t = this.log.now();
+    const write = this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: value, startedAt: t, endedAt: t });
     write.catch(() => {});
     this.pendingWrites.push(write);
     return value;
+  }
+
+  /** Awaits a step-log operation. A log that fails under the session (Restate cancelling
+   *  the invocation, a transport error) ends it: cancelled when a cancel was requested,
+   *  else interrupted; workflow code never sees the error, so it cannot swallow it. */
+  private io<T>(p: Promise<T>): Promise<T> {
+    return p.catch((cause: unknown) => {
+      this.finish(this.log.cancelRequested() ? { type: 'cancelled' } : { type: 'interrupted', cause });
+      return never<T>();
+    });
+  }
+
+  /** A log that journals positions as it goes said which step it holds there. */
+  private checkRecorded(call: StepCall | { seq: number; kind: 'end'; name: string }, recorded: Recorded | void | undefined): boolean {
+    const d = recorded && decideRecorded(call, recorded);
+    if (!d) return true;
+    this.diverged(d);
+    return false;
+  }
+
+  /** A new step of any kind but `do` begins (its attempts mark the position for `do`). */
+  private async open(call: StepCall): Promise<boolean> {
+    const opened = this.log.open?.(call);
+    if (!opened) return true;
+    const recorded = await this.io(opened);
+    return !this.outcome && this.checkRecorded(call, recorded);
   }
 
   private async doStep<T>(rawName: string, options: StepOptions | undefined, body: StepBody<T>): Promise<T> {
@@ -157,51 +187,56 @@ export class RunSession {
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
     await this.flushPending();
     // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
-    if (this.outcome || this.journal.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
+    if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
     const attempt = decision.attempt;
-    const key = idempotencyKey(this.journal.runId, call.name);
-    const startedAt = this.journal.now();
-    let value: unknown;
-    let failure: unknown;
-    let failed = false;
-    this.bodyRunning = true;
-    try {
-      value = await withTimeout(() => body({ attempt, idempotencyKey: key }), opts.timeoutMs, call.name, attempt);
-    } catch (err) {
-      failed = true;
-      failure = err;
-    } finally {
-      this.bodyRunning = false;
+    const startedAt = decision.entry?.startedAt ?? this.log.now();
+    const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body)));
+    if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
+    const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
+    if (res.ok) {
+      const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now() };
+      if (res.value !== undefined) entry.result = res.value;
+      if (res.text !== undefined) resultTextOf.set(entry, res.text);
+      await this.io(this.log.record(entry));
+      return res.value as T;
     }
-    if (this.outcome) return never();
-    const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt: decision.entry?.startedAt ?? startedAt };
-    if (!failed) {
-      let result: Json;
-      let text: string;
-      try {
-        text = toJsonText(value, `result of step '${call.name}'`);
-        result = JSON.parse(text) as Json;
-      } catch (err) {
-        // Not storable: retrying the same code cannot help, so the run fails at once.
-        const error = toErrorInfo(err);
-        await this.journal.record({ ...base, status: 'failed', error, endedAt: this.journal.now() });
-        this.finish({ type: 'failed', error });
-        return never();
-      }
-      const entry: JournalEntry = { ...base, status: 'succeeded', result, endedAt: this.journal.now() };
-      resultTextOf.set(entry, text);
-      await this.journal.record(entry);
-      return result as T;
+    const error = res.error;
+    if (res.fatal) {
+      // Not storable: retrying the same code cannot help, so the run fails at once.
+      await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now() }));
+      this.finish({ type: 'failed', error });
+      return never();
     }
-    const error = toErrorInfo(failure);
-    const retry = decideRetry(opts.retry, attempt, failure, () => this.journal.random());
+    const retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : error, () => this.log.random());
     if (retry.retry) {
-      const nextRetryAt = this.journal.now() + retry.delayMs;
+      const nextRetryAt = this.log.now() + retry.delayMs;
       this.finish({ type: 'suspended', status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
       return never();
     }
-    await this.journal.record({ ...base, status: 'failed', error, endedAt: this.journal.now() });
+    await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now() }));
     throw fromErrorInfo(error);
+  }
+
+  /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
+  private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
+    const idempotencyKey = idempotencyKeyOf(this.log.runId, call.name);
+    let value: unknown;
+    this.bodyRunning = true;
+    try {
+      value = await withTimeout(() => body({ attempt, idempotencyKey }), timeoutMs, call.name, attempt);
+    } catch (err) {
+      return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
+    } finally {
+      this.bodyRunning = false;
+    }
+    // A void step gives undefined, on first execution and on replay alike.
+    if (value === undefined) return { ok: true };
+    try {
+      const text = toJsonText(value, `result of step '${call.name}'`);
+      return { ok: true, value: JSON.parse(text) as Json, text };
+    } catch (err) {
+      return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };
+    }
   }
 
   private async sleepStep(rawName: string, wakeAtFrom: (now: number) => number): Promise<void> {
@@ -213,16 +248,17 @@ export class RunSession {
       this.finish({ type: 'suspended', status: 'sleeping', wakeAt: decision.until });
       return never();
     }
-    const now = this.journal.now();
     if (decision.type === 'wake') {
-      await this.journal.record({ ...decision.entry, status: 'succeeded', endedAt: now });
+      await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now() }));
       return;
     }
+    if (!(await this.open(call))) return never();
+    const now = this.log.now();
     const wakeAt = wakeAtFrom(now);
     const entry: JournalEntry = { seq: call.seq, name: call.name, kind: 'sleep', status: 'sleeping', attempts: 1, startedAt: now, wakeAt };
     if (wakeAt <= now) {
       // Due at once (sleep(0), negative, or a past sleepUntil): no suspension needed.
-      await this.journal.record({ ...entry, status: 'succeeded', endedAt: now });
+      await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now }));
       return;
     }
     this.finish({ type: 'suspended', status: 'sleeping', wakeAt, entry });
@@ -234,20 +270,23 @@ export class RunSession {
     if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return replayed(decision.entry) as Json;
-    const now = this.journal.now();
+    if (decision.type !== 'await' && !(await this.open(call))) return never();
+    const opened = this.log.now();
     const entry: JournalEntry =
       decision.type === 'await'
         ? decision.entry
-        : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: now, wakeAt: timeoutMs === undefined ? undefined : now + timeoutMs };
+        : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
     await this.flushPending();
-    const got = await this.journal.takeSignal(String(rawName), { ...entry, status: 'succeeded', endedAt: now });
+    const signal = String(rawName);
+    const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now() }));
     if (got) return got.payload;
+    const now = this.log.now();
     if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
       const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-      await this.journal.record({ ...entry, status: 'timedout', error, endedAt: now });
+      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now }));
       throw fromErrorInfo(error);
     }
-    this.finish({ type: 'suspended', status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry });
+    this.finish({ type: 'suspended', status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
     return never();
   }
 
@@ -258,13 +297,16 @@ export class RunSession {
     const { call, decision } = started;
     if (decision.type === 'replay') return;
     const data = roundTrip(payload, `ctx.emit('${eventName}') payload`) as Json;
-    const id = options?.id ?? idempotencyKey(this.journal.runId, call.name);
-    const now = this.journal.now();
+    const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
+    const now = this.log.now();
     await this.flushPending();
-    await this.journal.emit(
-      { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now },
-      { name: eventName, payload: data, id },
+    const recorded = await this.io(
+      this.log.emit(
+        { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now },
+        { name: eventName, payload: data, id },
+      ),
     );
+    if (!this.checkRecorded(call, recorded)) return never();
   }
 }
 
@@ -272,7 +314,7 @@ function timeoutMsOf(e: JournalEntry): number {
   return e.wakeAt !== undefined && e.startedAt !== undefined ? e.wakeAt - e.startedAt : 0;
 }
 
-function replayed(entry: JournalEntry): Json {
-  if (entry.status === 'succeeded') return entry.result ?? null;
+function replayed(entry: JournalEntry): Json | undefined {
+  if (entry.status === 'succeeded') return entry.result;
   throw fromErrorInfo(entry.error ?? { name: 'Error', message: `step '${entry.name}' failed` });
 }

@@ -6,6 +6,7 @@ import * as restate from '@restatedev/restate-sdk';
 import type { Json } from '../../domain/json.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import { RestateRun, type RunHooks, type RunState } from './run-handler.ts';
+import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
  *  with anything else deployed on the same Restate. The mapping is one-to-one because
@@ -32,7 +33,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
         const t = await ctx.date.now();
         // Slot k of a name is resolved by the k-th signal; a wait takes slots in order.
         for (let slot = 1; slot <= 1_000_000; slot++) {
-          const promise = ctx.promise<{ v: Json; t: number }>(`evt:${req.name}#${slot}`);
+          const promise = ctx.promise<SignalEnvelope>(signalPromise(req.name, slot));
           if ((await promise.peek()) !== undefined) continue;
           try {
             await promise.resolve({ v: req.payload ?? null, t });

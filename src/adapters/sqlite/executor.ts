@@ -9,11 +9,12 @@ import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorI
 import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
+import { retryReset } from '../../domain/replay.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
-import type { RunJournal } from '../../ports/run-journal.ts';
+import type { StepLog } from '../../ports/step-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { cronCalendar } from '../cron/cron-calendar.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
@@ -243,11 +244,8 @@ export class SqliteExecutor implements DurableExecutor {
     if (row.status !== 'failed') throw new RunStateError(`run ${runId} is ${row.status}; only a failed run can be retried`);
     await this.queue.enqueue(() => {
       const last = this.store.lastEntry(runId);
-      if (last && last.kind === 'do' && last.status === 'failed') {
-        // The failed step runs again with the same idempotency key and a fresh attempt budget.
-        const reset: JournalEntry = { seq: last.seq, name: last.name, kind: 'do', status: 'retrying', attempts: 0, startedAt: last.startedAt };
-        this.store.recordStep(runId, reset);
-      }
+      const reset = last && retryReset([last]);
+      if (reset) this.store.recordStep(runId, reset);
       this.store.resetForRetry(runId, this.now());
     });
     this.dispatch(runId);
@@ -387,6 +385,8 @@ export class SqliteExecutor implements DurableExecutor {
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         const outcome = await Promise.race([session.run(), lost]);
         if (this.stopping) return;
+        // This log never rejects (a failed write gives the session up through `lost`).
+        if (outcome.type === 'interrupted') throw outcome.cause;
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
         await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
@@ -414,13 +414,15 @@ export class SqliteExecutor implements DurableExecutor {
         return this.store.finishRun(runId, 'failed', now, undefined, o.error);
       case 'cancelled':
         return this.store.finishRun(runId, 'cancelled', now);
+      case 'interrupted':
+        return;
       case 'suspended':
         if (o.entry) this.store.recordStep(runId, o.entry);
         return this.store.setStatus(runId, o.status, o.wakeAt, now);
     }
   }
 
-  private journalFor(runId: string, workflow: string, input: Json, entries: JournalEntry[], act: ActiveRun): RunJournal {
+  private journalFor(runId: string, workflow: string, input: Json, entries: JournalEntry[], act: ActiveRun): StepLog {
     const { store, queue } = this;
     const faults = this.o.faults;
     // A journal write that fails is a storage failure, not a step failure: the workflow
@@ -449,6 +451,8 @@ export class SqliteExecutor implements DurableExecutor {
       entries,
       now: () => this.now(),
       random: this.o.random,
+      // In-process: the body runs here; its outcome counts once because record() follows.
+      attempt: (_call, _attempt, run) => run(),
       record: faults ? (entry) => this.aroundStepCommit(faults, () => record(entry)) : record,
       takeSignal: (signalName, entry) =>
         durable(queue.enqueue(() => {

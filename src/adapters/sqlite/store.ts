@@ -4,12 +4,15 @@ import Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError, type ErrorInfo } from '../../domain/errors.ts';
-import type { JournalEntry } from '../../domain/journal.ts';
+import { toStepView, type JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
+
+// Moved to the domain (every backend reports steps the same way); re-exported for callers here.
+export { toStepView };
 
 export type Durability = 'full' | 'normal';
 
@@ -331,13 +334,3 @@ function toEntry(r: StepRow): JournalEntry {
   return e;
 }
 
-export function toStepView(e: JournalEntry): StepView {
-  const v: StepView = { seq: e.seq, name: e.name, kind: e.kind, status: e.status, attempts: e.attempts };
-  if (e.result !== undefined) v.result = e.result;
-  if (e.error !== undefined) v.error = e.error;
-  if (e.startedAt !== undefined) v.startedAt = iso(e.startedAt);
-  if (e.endedAt !== undefined) v.endedAt = iso(e.endedAt);
-  if (e.nextRetryAt !== undefined) v.nextRetryAt = iso(e.nextRetryAt);
-  if (e.wakeAt !== undefined) v.wakeAt = iso(e.wakeAt);
-  return v;
-}

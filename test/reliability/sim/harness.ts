@@ -33,7 +33,7 @@ import { FAULT_POINTS, FaultPoints, type FaultPoint } from '../../../src/adapter
 import { RunStateError, UnknownRunError } from '../../../src/domain/errors.ts';
 import type { JournalEntry } from '../../../src/domain/journal.ts';
 import type { Json } from '../../../src/domain/json.ts';
-import type { RunJournal } from '../../../src/ports/run-journal.ts';
+import type { StepLog } from '../../../src/ports/step-log.ts';
 import { RunSession } from '../../../src/runtime/run-session.ts';
 import { mulberry32, type Rng } from './prng.ts';
 
@@ -604,13 +604,14 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       for (const r of runs) {
         const def = defs.find((d) => d.name === r.workflow)!;
         const writes: string[] = [];
-        const journal: RunJournal = {
+        const journal: StepLog = {
           runId: r.run_id,
           workflow: r.workflow,
           input: JSON.parse(r.input) as Json,
           entries: store.journal(r.run_id),
           now: () => clockNow,
           random: () => 0.5,
+          attempt: async (call, _attempt, run) => (writes.push(`attempt ${call.name}`), run()),
           record: async (entry) => void writes.push(`record ${entry.name}`),
           takeSignal: async (name) => (writes.push(`takeSignal ${name}`), undefined),
           emit: async (entry) => void writes.push(`emit ${entry.name}`),

@@ -1,0 +1,52 @@
+// The step log: what one RunSession reads and appends to while it replays and executes a
+// run. Every place a workflow runs implements it once: the SQLite executor in-process, the
+// Restate handler on top of ctx.run / ctx.sleep / durable promises, and (next) a Deno child
+// over the loopback protocol. Replay decisions are not made here: they live in the session
+// and the pure domain. Every promise resolves only once what it wrote is durable.
+import type { ErrorInfo } from '../domain/errors.ts';
+import type { JournalEntry } from '../domain/journal.ts';
+import type { Json } from '../domain/json.ts';
+import type { RecordedStep, StepCall } from '../domain/replay.ts';
+
+/** Which step a log found journaled at a position (to tell a changed workflow apart). */
+export type Recorded = RecordedStep;
+
+/** How one attempt of a step body ended. Never a thrown error: an outcome is data. */
+export type AttemptResult =
+  /** `text` is the JSON text of `value`; both absent = the body returned undefined. */
+  | { ok: true; value?: Json; text?: string }
+  /** `terminal`: a TerminalError, never retried. `fatal`: the run fails at once (e.g. a result
+   *  that is not JSON). */
+  | { ok: false; error: ErrorInfo; terminal: boolean; fatal?: boolean };
+
+export interface StepLog {
+  readonly runId: string;
+  readonly workflow: string;
+  /** A fresh copy for this session: workflow code may mutate it. */
+  readonly input: Json;
+  /** The journal as this session found it, dense by seq. A log that journals as it goes
+   *  (Restate) may know fewer positions than were recorded: the session then meets the
+   *  rest through `open` and `attempt`, which return what was journaled. */
+  readonly entries: readonly JournalEntry[];
+  now(): number;
+  /** Random source for ctx.random() first executions and retry jitter. */
+  random(): number;
+  /** A step not in `entries` begins at `call.seq`. Returns what the log had journaled at
+   *  that position, or undefined where the log keeps no separate start record (SQLite). */
+  open?(call: StepCall): Promise<Recorded> | undefined;
+  /** Runs one attempt of a step body so its outcome counts once; `recorded` is the step the
+   *  log found at that position when the outcome comes from an earlier execution. */
+  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult & { recorded?: Recorded }>;
+  /** Records (inserts or replaces) the entry at entry.seq. */
+  record(entry: JournalEntry): Promise<void>;
+  /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its
+   *  payload as result, atomically; undefined when none is there. */
+  takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined>;
+  /** Records the emit entry and publishes the event, atomically (once). */
+  emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<Recorded | void>;
+  /** The code returned at `position`. A log that journals as it goes returns what it had
+   *  recorded there (a step, if the code now finishes early), else undefined. */
+  close?(position: number): Promise<Recorded> | undefined;
+  /** The run was cancelled, or the engine is stopping: start no further step. */
+  cancelRequested(): boolean;
+}
