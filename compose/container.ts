@@ -1,6 +1,6 @@
 // The composition root: the only place that names concrete adapters. The backend is
 // chosen here, once, from the resolved config.
-import { Container } from 'inversify';
+import { Container, withContainerReflect } from './inversify.ts';
 import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
 import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
@@ -42,7 +42,18 @@ export async function loadBackend(config: ResolvedConfig): Promise<Overrides> {
 const lazyWebhookListener: WebhookListenerFactory = async (options, handler) =>
   (await import('../src/adapters/http/webhook-listener.ts')).startWebhookListener(options, handler);
 
-export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}): Container {
+/** What callers get from the container: resolution only, run with inversify's Reflect in place. */
+export interface Composition {
+  get<T>(token: symbol): T;
+}
+
+/** Binds everything (see bindAll); inversify's Reflect use never reaches the host's Reflect. */
+export function buildContainer(config: ResolvedConfig, overrides: Overrides = {}): Composition {
+  const c = withContainerReflect(() => bindAll(config, overrides));
+  return { get: <T>(token: symbol): T => withContainerReflect(() => c.get<T>(token)) };
+}
+
+function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   const c = new Container({ defaultScope: 'Singleton' });
   c.bind<ResolvedConfig>(TOKENS.config).toConstantValue(config);
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());

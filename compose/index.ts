@@ -1,4 +1,4 @@
-// @tranquil/engine: createEngine(config). See CONTRACT.md.
+// @tranquil/engine: createEngine(config). Usage: README.md; layers: docs/architecture.md.
 import { buildContainer, loadBackend, TOKENS } from './container.ts';
 import { resolveConfig, type EngineConfig } from './config.ts';
 import type { Engine } from '../src/runtime/engine.ts';

@@ -1,4 +1,4 @@
-// The activation-nudge workflow from CONTRACT.md, with fake app and mail actions.
+// The activation-nudge workflow from the README's Quick start, with fake app and mail actions.
 // NUDGE_PAUSE shortens the 48h pause for demos (npm start uses 2s).
 import { event, manual, workflow } from '@tranquil/sdk';
 import { loadUser, sendMail } from './fake-app.ts';

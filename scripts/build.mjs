@@ -48,16 +48,16 @@ const common = {
 };
 
 // In the sources cron-parser is required on first use through createRequire (sync, so an
-// engine without schedules never loads it; see src/adapters/cron/cron-parser-loader.ts).
+// engine without schedules never loads it; see sdk/cron-parser-loader.ts).
 // esbuild cannot follow createRequire, so here the loader becomes a plain require(), which
 // esbuild bundles: one copy of cron-parser, initialised on first call.
 const bundledCronLoader = {
   name: 'bundled-cron-loader',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]adapters[\\/]cron[\\/]cron-parser-loader\.ts$/ }, () => ({
+    b.onLoad({ filter: /[\\/]sdk[\\/]cron-parser-loader\.ts$/ }, () => ({
       contents: "let mod; export function cronParser() { return (mod ??= require('cron-parser')); }",
       loader: 'js',
-      resolveDir: join(REPO, 'src', 'adapters', 'cron'),
+      resolveDir: join(REPO, 'sdk'),
     }));
   },
 };

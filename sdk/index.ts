@@ -1,4 +1,4 @@
-// @tranquil/sdk: the authoring surface (CONTRACT.md). Backend-neutral.
+// @tranquil/sdk: the authoring surface (README.md, Quick start). Backend-neutral.
 export { workflow, isWorkflowDefinition, type WorkflowDefinition, type WorkflowBuilder } from './workflow.ts';
 export { manual, event, schedule, webhook, type Trigger, type CatchUpPolicy, type WebhookValidator } from './triggers.ts';
 export { TerminalError, TimeoutError, NonDeterminismError } from '../src/domain/errors.ts';

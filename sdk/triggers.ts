@@ -1,8 +1,9 @@
 // Trigger constructors. Each validates its arguments when called, so a bad cron or path
-// fails at definition time with a message naming the field.
-import { CronExpressionParser } from 'cron-parser';
+// fails at definition time with a message naming the field. cron-parser loads on the first
+// schedule() call, not when the sdk is imported (cron-parser-loader.ts).
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { cronParser } from './cron-parser-loader.ts';
 
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
 
@@ -54,7 +55,7 @@ export function schedule(cron: string, options: { timezone?: string; catchUp?: C
     }
   }
   try {
-    CronExpressionParser.parse(expr, { tz: opts.timezone });
+    cronParser().CronExpressionParser.parse(expr, { tz: opts.timezone });
   } catch (err) {
     throw new ValidationError(`schedule(cron): '${expr}' is not a cron expression: ${(err as Error).message}`);
   }

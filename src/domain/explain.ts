@@ -89,9 +89,13 @@ export function explain(run: RunView, now: number): Explanation {
     case 'running':
       return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.` };
     case 'blocked':
-      return { ...base, summary: `${head} is blocked: its workflow is not registered with this engine, or its permissions changed since approval.` };
-    case 'parked':
-      return { ...base, summary: `${head} is parked until a host serves the capability it needs.` };
+      return {
+        ...base,
+        summary: `${head} is blocked: its workflow is not registered with this engine, or the backend stopped retrying it` +
+          `${run.error ? ` (${run.error.name}: ${run.error.message})` : ''}; it needs an operator.`,
+      };
   }
+  // `parked` (listed in the public statuses; no backend produces it yet) and states whose step
+  // record does not match the usual shape get the plain status line.
   return { ...base, summary: `${head} is ${run.status}${run.wakeAt ? ` until ${when(run.wakeAt, now)}` : ''}.` };
 }

@@ -1,4 +1,5 @@
-// The shapes every backend reports, identical on SQLite and Restate (CONTRACT.md).
+// The shapes every backend reports, identical on SQLite and Restate (docs/restate.md lists
+// where the backends differ).
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';

@@ -1,15 +1,8 @@
 // DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
-// differences are declared as data in `capabilities`, never as backend `if`s in callers.
+// callers never branch on which backend they hold.
 import type { Json } from '../domain/json.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
 import type { TriggerState } from './triggers.ts';
-
-export interface ExecutorCapabilities {
-  /** Time can be driven by a manual clock (testing kit). */
-  manualClock: boolean;
-  /** runs.retry resumes a failed run keeping recorded results. */
-  retryFailedRuns: boolean;
-}
 
 export interface StartRunRequest {
   workflow: string;
@@ -32,7 +25,6 @@ export interface EmitResult {
 
 export interface DurableExecutor {
   readonly backend: string;
-  readonly capabilities: ExecutorCapabilities;
   start(): Promise<void>;
   stop(): Promise<void>;
   startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }>;

@@ -1,4 +1,4 @@
-// The Engine: the public embedding API (CONTRACT.md), backend-neutral. It validates every
+// The Engine: the public embedding API (README.md, Quick start), backend-neutral. It validates every
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';

@@ -1,8 +1,8 @@
 // Cron arithmetic on cron-parser (v5): the SlotCalendar the pure schedule planner needs.
 // Time zones and DST are cron-parser's job; an expression with no future slot yields undefined.
-// cron-parser itself loads when the first calendar is made (cron-parser-loader.ts).
+// cron-parser itself loads on first use (sdk/cron-parser-loader.ts).
 import type { SlotCalendar } from '../../domain/schedule.ts';
-import { cronParser } from './cron-parser-loader.ts';
+import { cronParser } from '../../../sdk/cron-parser-loader.ts';
 
 export function cronCalendar(expression: string, timezone = 'UTC'): SlotCalendar {
   const { CronExpressionParser } = cronParser();

@@ -50,7 +50,6 @@ const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
 export class RestateExecutor implements DurableExecutor {
   readonly backend = 'restate';
-  readonly capabilities = { manualClock: false, retryFailedRuns: true };
 
   private store!: SqliteStore;
   private queue!: CommitQueue;
@@ -528,7 +527,7 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   async idle(): Promise<void> {
-    // Time is real on Restate (capabilities.manualClock = false): nothing to drain here.
+    // Time is real on Restate (no manual clock): nothing to drain here.
   }
 }
 

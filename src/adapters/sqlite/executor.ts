@@ -66,7 +66,6 @@ interface FreshRun {
 
 export class SqliteExecutor implements DurableExecutor {
   readonly backend = 'sqlite';
-  readonly capabilities = { manualClock: true, retryFailedRuns: true };
 
   private store!: SqliteStore;
   private queue!: CommitQueue;
