@@ -13,7 +13,7 @@ import { listen, type Listening } from '../src/adapters/http/listen.ts';
 import { secretsEqual } from '../src/adapters/http/secret-compare.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 import { applyOp, opSchema, type Op } from './ops.ts';
-import { pidAlive } from '../src/adapters/os/pid.ts';
+import { pidAlive } from '../src/platform/pid.ts';
 
 export const SERVE_FILE = 'serve.json';
 

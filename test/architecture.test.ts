@@ -16,14 +16,14 @@ const SCANNED = ['src', 'sdk', 'compose', 'cli'];
 // ---- layers -------------------------------------------------------------------------------
 
 /** A project layer, or for adapters `adapter:<folder>`. */
-type Layer = 'domain' | 'ports' | 'runtime' | 'sdk' | 'compose' | 'cli' | `adapter:${string}`;
+type Layer = 'domain' | 'ports' | 'runtime' | 'platform' | 'sdk' | 'compose' | 'cli' | `adapter:${string}`;
 
 /** The layer a repo-relative posix path belongs to; undefined outside every layer. */
 function layerOf(path: string): Layer | undefined {
   const [top, second, third] = path.split('/');
   if (top === 'sdk' || top === 'compose' || top === 'cli') return top;
   if (top !== 'src') return undefined;
-  if (second === 'domain' || second === 'ports' || second === 'runtime') return second;
+  if (second === 'domain' || second === 'ports' || second === 'runtime' || second === 'platform') return second;
   if (second === 'adapters' && third !== undefined && path.split('/').length > 3) return `adapter:${third}`;
   return undefined;
 }
@@ -62,10 +62,11 @@ const RULES: readonly Rule[] = [
   { layer: 'domain', projectLayers: ['domain'], allowedModules: PURE_MODULES, why: 'src/domain is pure: it imports nothing outside src/domain/ and no I/O' },
   { layer: 'ports', projectLayers: ['ports', 'domain'], allowedModules: PURE_MODULES, why: 'src/ports holds interfaces: it imports only src/domain/' },
   { layer: 'runtime', projectLayers: ['runtime', 'domain', 'ports', 'sdk'], forbiddenModules: IO_MODULES, why: 'the application layer (src/runtime) imports only src/domain/, src/ports/ and sdk/, and does no I/O of its own' },
-  { layer: 'adapter', projectLayers: ['own-adapter', 'domain', 'ports', 'runtime', 'sdk'], why: 'an adapter imports domain, ports, runtime, sdk and its own folder, never another adapter, compose/ or cli/' },
+  { layer: 'platform', projectLayers: ['platform'], why: 'src/platform (OS helpers with no port, e.g. processes by PID) imports nothing else from the project' },
+  { layer: 'adapter', projectLayers: ['own-adapter', 'domain', 'ports', 'runtime', 'platform', 'sdk'], why: 'an adapter imports domain, ports, runtime, platform, sdk and its own folder, never another adapter, compose/ or cli/' },
   { layer: 'sdk', projectLayers: ['sdk', 'domain'], forbiddenModules: IO_MODULES, why: 'sdk/ imports nothing from the project outside sdk/ except src/domain/' },
-  { layer: 'compose', projectLayers: ['compose', 'domain', 'ports', 'runtime', 'sdk', 'adapter'], why: 'compose/ may import every layer but cli/' },
-  { layer: 'cli', projectLayers: ['cli', 'compose', 'domain', 'ports', 'runtime', 'sdk', 'adapter'], why: 'cli/ may import every layer' },
+  { layer: 'compose', projectLayers: ['compose', 'domain', 'ports', 'runtime', 'platform', 'sdk', 'adapter'], why: 'compose/ may import every layer but cli/' },
+  { layer: 'cli', projectLayers: ['cli', 'compose', 'domain', 'ports', 'runtime', 'platform', 'sdk', 'adapter'], why: 'cli/ may import every layer' },
 ];
 
 /** Modules only one file may import: the guard around inversify (compose/reflect-shield.ts). */
@@ -105,7 +106,7 @@ function checkImports(files: readonly SourceFile[]): Violation[] {
     const from = layerOf(f.path);
     const lineOf = (pos: number) => f.text.slice(0, pos).split('\n').length;
     if (!from) {
-      out.push({ file: f.path, line: 1, specifier: '', message: 'is in no layer (src/domain, src/ports, src/runtime, src/adapters/<name>, sdk, compose, cli)' });
+      out.push({ file: f.path, line: 1, specifier: '', message: 'is in no layer (src/domain, src/ports, src/runtime, src/platform, src/adapters/<name>, sdk, compose, cli)' });
       continue;
     }
     const rule = ruleFor(from);

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, closeSync
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
-import { pidAlive, signalPid as signal } from '../os/pid.ts';
+import { pidAlive, signalPid as signal } from '../../platform/pid.ts';
 import { freePort, httpJson, portFree } from './http-json.ts';
 import { ensureRequestIdentity } from './request-identity.ts';
 

@@ -4,7 +4,7 @@
 // Heartbeats use the wall clock on purpose: ownership is about real processes, not run time.
 import { hostname } from 'node:os';
 import { StorageError } from '../../domain/errors.ts';
-import { pidAlive } from '../os/pid.ts';
+import { pidAlive } from '../../platform/pid.ts';
 import type { Database } from 'better-sqlite3';
 
 interface OwnerRow {
