@@ -7,10 +7,11 @@ export type RunOutcome =
   | { type: 'succeeded'; output: Json }
   | { type: 'failed'; error: ErrorInfo }
   | { type: 'cancelled' }
-  /** `entry` (if any) must be recorded in the same transaction as the run's new status.
-   *  `signal`: the name of the signal a waiting run waits for (a log that must listen for
-   *  signals itself, like Restate's, needs it; SQLite re-dispatches on any signal). */
-  | { type: 'suspended'; status: 'sleeping' | 'waiting' | 'retrying'; wakeAt?: number; entry?: JournalEntry; signal?: string }
+  /** Every branch of the run is blocked. `entries` must be recorded in the same transaction
+   *  as the run's new status. It wakes at `wakeAt` (the earliest due time, if any) or when a
+   *  signal named in `signals` arrives (a log that listens for signals itself, like Restate's,
+   *  needs the names; SQLite re-dispatches on any signal). */
+  | { type: 'suspended'; status: 'sleeping' | 'waiting' | 'retrying'; wakeAt?: number; entries: JournalEntry[]; signals: string[] }
   /** The step log failed under the session (not a workflow failure): the executor decides
    *  (the Restate handler rethrows it so Restate retries the invocation). */
   | { type: 'interrupted'; cause: unknown };

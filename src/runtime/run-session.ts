@@ -2,8 +2,10 @@
 // function with a StepApi backed by the run's step log (SQLite in-process, the Restate
 // handler, a Deno child). Each step call asks the pure decide() what to do; recorded steps
 // replay, the first unrecorded one executes. The session ends with a RunOutcome the moment
-// the run finishes, fails, suspends or is cancelled; workflow code still awaiting then is
-// left on a promise that never settles (so a user's try/catch cannot swallow a suspension).
+// the run finishes, fails or is cancelled, or suspends: when every branch of the workflow
+// code is blocked (a sleep or retry not due, a wait with no signal) and nothing is in flight;
+// workflow code still awaiting then is left on a promise that never settles (so a user's
+// try/catch cannot swallow a suspension).
 import {
   NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
@@ -15,6 +17,7 @@ import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { stepApi } from './step-api.ts';
@@ -25,6 +28,19 @@ import { withTimeout } from './with-timeout.ts';
 const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 
 class Finished extends Error {}
+
+/** Set while a step body runs: a step call made from inside one is rejected (steps cannot
+ *  nest). Async-context, not a flag: concurrent branches may call steps while a body runs. */
+const insideBody = new AsyncLocalStorage<true>();
+
+/** A step that cannot go on until time passes or a signal arrives. */
+interface Blocked {
+  status: 'sleeping' | 'waiting' | 'retrying';
+  wakeAt?: number;
+  /** New entry to record with the suspension (absent: already recorded). */
+  entry?: JournalEntry;
+  signal?: string;
+}
 
 /** The JSON text of a recorded entry's result, when the session already produced it: the
  *  store writes it as is instead of serialising the parsed value a second time. Keyed by the
@@ -37,8 +53,14 @@ export class RunSession {
   private outcome: RunOutcome | undefined;
   private settle!: (o: RunOutcome) => void;
   private readonly done = new Promise<RunOutcome>((r) => (this.settle = r));
-  private bodyRunning = false;
   private pendingWrites: Promise<void>[] = [];
+  /** Step-log operations and bodies under way; the run is quiescent only at zero. */
+  private inflight = 0;
+  /** Bumped by every step call and every finished operation: a quiescence check that sees
+   *  it unchanged knows no branch moved in between. */
+  private activity = 0;
+  private readonly blocked: Blocked[] = [];
+  private drainWaiters: (() => void)[] = [];
 
   constructor(
     private readonly log: StepLog,
@@ -53,6 +75,10 @@ export class RunSession {
     void (async () => {
       try {
         const output = await this.fn({ input: this.log.input, step, ctx });
+        if (this.outcome) return;
+        // A step the code started but did not await (a race's loser, a `void step.do`)
+        // still runs once and is recorded before the run ends.
+        await this.drained();
         if (this.outcome) return;
         await this.flushPending();
         const fin = decideFinish(this.log.entries, this.seq);
@@ -91,7 +117,7 @@ export class RunSession {
   /** Common entry of every step call: boundary checks, naming, and the replay decision. */
   private begin(kind: StepKind, rawName: string): { call: StepCall; decision: Decision } | undefined {
     if (this.outcome) return undefined;
-    if (this.bodyRunning) {
+    if (insideBody.getStore()) {
       throw new ValidationError(`step.${kind === 'do' ? 'do' : kind}('${String(rawName)}') called inside a step.do body: steps cannot nest`);
     }
     const name = this.namer.next(rawName);
@@ -100,6 +126,7 @@ export class RunSession {
       return undefined;
     }
     const call: StepCall = { seq: this.seq++, kind, name };
+    this.activity++;
     const decision = decide(this.log.entries, call, this.log.now());
     if (decision.type === 'diverged') {
       this.diverged(decision);
@@ -110,8 +137,9 @@ export class RunSession {
 
   private async flushPending(): Promise<void> {
     const writes = this.pendingWrites;
+    if (writes.length === 0) return;
     this.pendingWrites = [];
-    await Promise.all(writes);
+    await this.io(Promise.all(writes));
   }
 
   private stepApi(): StepApi {
@@ -152,9 +180,47 @@ export class RunSession {
    *  the invocation, a transport error) ends it: cancelled when a cancel was requested,
    *  else interrupted; workflow code never sees the error, so it cannot swallow it. */
   private io<T>(p: Promise<T>): Promise<T> {
-    return p.catch((cause: unknown) => {
-      this.finish(this.log.cancelRequested() ? { type: 'cancelled' } : { type: 'interrupted', cause });
-      return never<T>();
+    this.inflight++;
+    return p.then(
+      (v) => (this.settled(), v),
+      (cause: unknown) => {
+        this.settled();
+        this.finish(this.log.cancelRequested() ? { type: 'cancelled' } : { type: 'interrupted', cause });
+        return never<T>();
+      },
+    );
+  }
+
+  private settled(): void {
+    this.inflight--;
+    this.activity++;
+    if (this.inflight > 0) return;
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
+    this.checkQuiescent();
+  }
+
+  private drained(): Promise<void> {
+    return this.inflight === 0 ? Promise.resolve() : new Promise((r) => this.drainWaiters.push(r));
+  }
+
+  /** A step that can only go on once time passes or a signal arrives: the run suspends when
+   *  every branch is like it. Its promise never settles in this session. */
+  private block(b: Blocked): Promise<never> {
+    this.blocked.push(b);
+    this.checkQuiescent();
+    return never();
+  }
+
+  /** Suspends once nothing is in flight and a full turn of the event loop (every microtask
+   *  of the workflow code) passed without a step call or a finished operation. */
+  private checkQuiescent(): void {
+    if (this.outcome || this.inflight > 0 || this.blocked.length === 0) return;
+    const seen = this.activity;
+    setImmediate(() => {
+      if (this.outcome || this.inflight > 0 || this.activity !== seen) return;
+      this.finish(suspension(this.blocked));
     });
   }
 
@@ -179,10 +245,7 @@ export class RunSession {
     if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return replayed(decision.entry) as T;
-    if (decision.type === 'suspend') {
-      this.finish({ type: 'suspended', status: decision.status, wakeAt: decision.until });
-      return never();
-    }
+    if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
     await this.flushPending();
@@ -210,8 +273,7 @@ export class RunSession {
     const retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : error, () => this.log.random());
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
-      this.finish({ type: 'suspended', status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
-      return never();
+      return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
     }
     await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now() }));
     throw fromErrorInfo(error);
@@ -221,13 +283,10 @@ export class RunSession {
   private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     const idempotencyKey = idempotencyKeyOf(this.log.runId, call.name);
     let value: unknown;
-    this.bodyRunning = true;
     try {
-      value = await withTimeout(() => body({ attempt, idempotencyKey }), timeoutMs, call.name, attempt);
+      value = await insideBody.run(true, () => withTimeout(() => body({ attempt, idempotencyKey }), timeoutMs, call.name, attempt));
     } catch (err) {
       return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
-    } finally {
-      this.bodyRunning = false;
     }
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
@@ -244,10 +303,7 @@ export class RunSession {
     if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return;
-    if (decision.type === 'suspend') {
-      this.finish({ type: 'suspended', status: 'sleeping', wakeAt: decision.until });
-      return never();
-    }
+    if (decision.type === 'suspend') return this.block({ status: 'sleeping', wakeAt: decision.until });
     if (decision.type === 'wake') {
       await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now() }));
       return;
@@ -261,8 +317,7 @@ export class RunSession {
       await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now }));
       return;
     }
-    this.finish({ type: 'suspended', status: 'sleeping', wakeAt, entry });
-    return never();
+    return this.block({ status: 'sleeping', wakeAt, entry });
   }
 
   private async waitStep(rawName: string, timeoutMs: number | undefined): Promise<Json> {
@@ -286,8 +341,7 @@ export class RunSession {
       await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now }));
       throw fromErrorInfo(error);
     }
-    this.finish({ type: 'suspended', status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
-    return never();
+    return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
   }
 
   private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
@@ -308,6 +362,18 @@ export class RunSession {
     );
     if (!this.checkRecorded(call, recorded)) return never();
   }
+}
+
+/** The suspension of a run whose every branch is blocked: it wakes at the earliest due
+ *  time or on any signal one of its waits takes. */
+function suspension(blocked: readonly Blocked[]): RunOutcome {
+  let first: Blocked | undefined;
+  for (const b of blocked) if (b.wakeAt !== undefined && (first === undefined || b.wakeAt < first.wakeAt!)) first = b;
+  const entries = blocked.flatMap((b) => (b.entry ? [b.entry] : []));
+  const signals = [...new Set(blocked.flatMap((b) => (b.signal === undefined ? [] : [b.signal])))];
+  // A run with an open wait is `waiting` (a signal wakes it) even if a sleep is due first.
+  const status = signals.length > 0 ? 'waiting' : (first?.status ?? 'waiting');
+  return { type: 'suspended', status, wakeAt: first?.wakeAt, entries, signals };
 }
 
 function timeoutMsOf(e: JournalEntry): number {

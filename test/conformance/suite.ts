@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
+import { concurrencyScenarios } from './concurrency.ts';
 import { triggerScenarios } from './triggers.ts';
 
 export interface ConformanceTarget {
@@ -521,5 +522,6 @@ export function runConformance(target: ConformanceTarget): void {
     });
 
     triggerScenarios({ test, boot, restart, until });
+    concurrencyScenarios({ test, boot, restart, until });
   });
 }

@@ -83,9 +83,9 @@ export class RestateRun {
           // Not the workflow's failure (a transport or SDK error): Restate retries the invocation.
           throw outcome.cause;
         case 'suspended':
-          if (outcome.entry) await this.log.record(outcome.entry);
+          for (const entry of outcome.entries) await this.log.record(entry);
           this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
-          await this.log.suspend(outcome.wakeAt, outcome.status === 'waiting' ? outcome.signal : undefined).catch((err) => {
+          await this.log.suspend(outcome.wakeAt, outcome.signals).catch((err) => {
             // Cancelled while suspended: the next session ends it as cancelled.
             if (!this.log.cancelled) throw err;
           });

@@ -145,12 +145,12 @@ export class RestateStepLog implements StepLog {
     return this.cancelled;
   }
 
-  /** Waits until the suspended run can go on: its wake time, or (waiting) the next signal
-   *  of that name, whichever comes first. */
-  async suspend(wakeAt: number | undefined, signal: string | undefined): Promise<void> {
+  /** Waits until the suspended run can go on: its wake time, or the next signal of a name
+   *  one of its waits takes, whichever comes first. */
+  async suspend(wakeAt: number | undefined, signals: readonly string[]): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
     if (wakeAt !== undefined) branches.push(this.rctx.sleep(Math.max(0, wakeAt - Date.now())).map(() => wakeAt));
-    if (signal !== undefined) {
+    for (const signal of signals) {
       const slot = this.cursors.get(signal) ?? 1;
       branches.push(this.rctx.promise<SignalEnvelope>(signalPromise(signal, slot)).get().map((env) => env?.t ?? 0));
     }

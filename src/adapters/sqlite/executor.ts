@@ -416,7 +416,7 @@ export class SqliteExecutor implements DurableExecutor {
       case 'interrupted':
         return;
       case 'suspended':
-        if (o.entry) this.store.recordStep(runId, o.entry);
+        for (const entry of o.entries) this.store.recordStep(runId, entry);
         return this.store.setStatus(runId, o.status, o.wakeAt, now);
     }
   }
