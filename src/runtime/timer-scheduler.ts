@@ -143,6 +143,7 @@ export class TimerScheduler implements Scheduler {
   }
 
   private retryLater(err: unknown): void {
+    if (this.stopped) return; // a claim cut short by stop(): nothing to retry
     // A storage failure claimed nothing: try again soon (a real timer: time need not pass).
     console.error(`tranquil: due timers could not be claimed (will retry): ${(err as Error)?.message ?? err}`);
     setTimeout(() => void this.scan(), RETRY_MS).unref();

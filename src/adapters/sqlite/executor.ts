@@ -500,6 +500,8 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.o.faults?.hit('after-timer-write')) return { more: false };
     for (const r of fired) this.dispatch(r.runId);
     for (const id of claimed) this.dispatch(id);
+    // A dispatched run can crash the engine (a fault point) before this returns.
+    if (this.stopping) return { more: false };
     if (claimed.length === batch) return { more: true };
     const wake = this.store.nextWakeAt();
     const slot = writes.nextScheduleAt();
