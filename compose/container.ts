@@ -5,12 +5,17 @@ import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
 import { SqliteExecutor } from '../src/adapters/sqlite/executor.ts';
 import type { FaultPoints } from '../src/adapters/sqlite/fault-points.ts';
+import { SqliteTriggerStore } from '../src/adapters/sqlite/trigger-store.ts';
 import { cronCalendar } from '../src/adapters/cron/cron-calendar.ts';
+import type { CalendarFactory } from '../src/ports/calendar.ts';
 import type { Clock } from '../src/ports/clock.ts';
 import type { DurableExecutor } from '../src/ports/executor.ts';
+import type { Scheduler } from '../src/ports/scheduler.ts';
+import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { WorkflowRegistry } from '../src/runtime/registry.ts';
+import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
 
 export const TOKENS = {
@@ -18,6 +23,11 @@ export const TOKENS = {
   clock: Symbol('clock'),
   random: Symbol('random'),
   registry: Symbol('registry'),
+  calendar: Symbol('calendar'),
+  /** When due work is claimed: the in-process TimerScheduler on the Clock (both backends today). */
+  scheduler: Symbol('scheduler'),
+  /** Trigger state and run outbox: the data dir's SQLite file (both backends). */
+  triggerStore: Symbol('triggerStore'),
   executor: Symbol('executor'),
   engine: Symbol('engine'),
 } as const;
@@ -59,19 +69,30 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
   c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(new WorkflowRegistry(config.workflows));
+  c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
+  c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
+  // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
+  // trigger state commit together); the Restate executor sees it only as a TriggerStore.
+  c.bind<SqliteTriggerStore>(TOKENS.triggerStore).toDynamicValue((ctx) => {
+    const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
+    return new SqliteTriggerStore({ dataDir: cfg.dataDir, durability: cfg.durability, faults: overrides.faults });
+  });
   c.bind<DurableExecutor>(TOKENS.executor).toDynamicValue((ctx) => {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
-    const common = { clock: ctx.get<Clock>(TOKENS.clock), registry: ctx.get<WorkflowRegistry>(TOKENS.registry), random: ctx.get<() => number>(TOKENS.random) };
+    const common = {
+      clock: ctx.get<Clock>(TOKENS.clock), registry: ctx.get<WorkflowRegistry>(TOKENS.registry),
+      calendar: ctx.get<CalendarFactory>(TOKENS.calendar), scheduler: ctx.get<Scheduler>(TOKENS.scheduler),
+    };
     switch (cfg.backend) {
       case 'sqlite':
         return new SqliteExecutor({
-          ...common, dataDir: cfg.dataDir, durability: cfg.durability, maxConcurrentRuns: cfg.maxConcurrentRuns, calendar: cronCalendar,
-          faults: overrides.faults,
+          ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
+          maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
         return new overrides.restate({
-          ...common, dataDir: cfg.dataDir, durability: cfg.durability, calendar: cronCalendar,
+          ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
         });
       }

@@ -38,6 +38,6 @@ export interface DurableExecutor {
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */
   idle(): Promise<void>;
-  /** Event inbox, schedules, slot ledger, webhook secrets; absent = not supported yet. */
-  readonly triggers?: TriggerState;
+  /** Event inbox, schedules, slot ledger, webhook secrets. */
+  readonly triggers: TriggerState;
 }

@@ -1,6 +1,6 @@
 // What the engine facade and the CLI read about triggers: the event inbox, schedules and
-// their slot ledger, webhook secrets. A backend exposes it as `executor.triggers` (optional:
-// a backend without it answers NotSupportedError from the facade).
+// their slot ledger, webhook secrets. Every backend exposes it as `executor.triggers`
+// (built over its TriggerStore by src/runtime/trigger-state.ts).
 import type { Json } from '../domain/json.ts';
 import type { CatchUpPolicy, SlotFacts, SlotFate } from '../domain/schedule.ts';
 

@@ -200,7 +200,6 @@ export class Engine {
   }
 
   private triggerState(): TriggerState {
-    if (!this.executor.triggers) throw new NotSupportedError(`backend '${this.executor.backend}' does not expose trigger state yet`);
     return this.executor.triggers;
   }
 

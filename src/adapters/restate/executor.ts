@@ -2,31 +2,33 @@
 // run id) served by this process's SDK endpoint; the server is the embedded restate-server
 // (started and stopped by PID) unless URLs are configured.
 //
-// A local SQLite file (the same schema as the SQLite backend, in the same data dir) keeps
-// what Restate does not: the run index doubling as an outbox (a run row is written first,
-// then forwarded to Restate, and re-forwarded at start if a crash came between; Restate
-// dedups by workflow id), the event inbox, and runs whose code diverged from their journal.
+// The TriggerStore it is given (compose: the data dir's SQLite file) keeps what Restate does
+// not: the run outbox (a run is written first, then forwarded to Restate, and re-forwarded
+// at start if a crash came between; Restate dedups by workflow id), the event inbox,
+// schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
+// slots are claimed through the Scheduler it is given.
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
-import { eventRunId } from '../../domain/ids.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
+import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
+import { publishEvent } from '../../runtime/event-publisher.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
-import { CommitQueue } from '../sqlite/commit-queue.ts';
-import { LocalTriggers, lateTriggerState } from '../sqlite/local-triggers.ts';
-import type { CalendarFactory } from '../sqlite/schedule-book.ts';
-import type { OwnerLease } from '../sqlite/owner-lease.ts';
-import { openOwned, SqliteStore, type Durability } from '../sqlite/store.ts';
+import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
+import { divergenceOf, outboxView } from './outbox-view.ts';
 import type { RunHooks } from './run-handler.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
@@ -35,7 +37,10 @@ import { buildService, serviceName, workflowName } from './workflow-service.ts';
 
 export interface RestateExecutorOptions {
   dataDir: string;
-  durability: Durability;
+  /** Outbox, event inbox, schedules, webhook secrets, settings; opened by start(). */
+  triggerStore: TriggerStore;
+  /** Claims due schedule slots; this executor registers its slot source into it. */
+  scheduler: Scheduler;
   clock: Clock;
   registry: WorkflowRegistry;
   /** An existing Restate (cluster or managed): both set = start no server. */
@@ -51,9 +56,7 @@ const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 export class RestateExecutor implements DurableExecutor {
   readonly backend = 'restate';
 
-  private store!: SqliteStore;
-  private queue!: CommitQueue;
-  private lease!: OwnerLease;
+  private opened = false;
   private server: RestateServer | undefined;
   private endpoint!: SdkEndpoint;
   private admin!: AdminApi;
@@ -67,31 +70,29 @@ export class RestateExecutor implements DurableExecutor {
   /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
   private readonly watch = new RunWatch(() => this.admin, (runId) => this.wakeWaiters(runId));
   private readonly services: string[];
-  private local: LocalTriggers | undefined;
-  private triggerState: TriggerState | undefined;
-  private cancelTimer: (() => void) | undefined;
-  private unsubscribeJump: (() => void) | undefined;
+  private readonly slots: SlotFiring;
+  /** Event inbox, schedules and webhook secrets: the trigger store's. */
+  readonly triggers: TriggerState;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.services = o.registry.all().map((w) => serviceName(w.definition.name));
+    this.slots = new SlotFiring(o.registry, o.calendar);
+    this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
 
   async start(): Promise<void> {
     if (this.started) return;
-    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
-    this.store = new SqliteStore(db);
-    this.lease = lease;
-    this.queue = new CommitQueue(this.store);
+    await this.o.triggerStore.open();
+    this.opened = true;
     try {
       await this.connect();
-      this.local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar, () => this.o.clock.now());
-      this.triggerState = this.local.state(() => this.ensureStarted(), () => void this.fireSchedules());
+      await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
       this.started = true;
       await this.forwardPending();
-      this.unsubscribeJump = this.o.clock.onJump?.(() => void this.fireSchedules());
-      await this.fireSchedules();
+      this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
+      await this.o.scheduler.start();
     } catch (err) {
       await this.teardown();
       throw err;
@@ -143,7 +144,7 @@ export class RestateExecutor implements DurableExecutor {
    *  this process's port, and invocations that backed off while no endpoint answered resume now. */
   private async registerDeployments(port: number): Promise<void> {
     const tag = createHash('sha256').update(this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',')).digest('hex').slice(0, 12);
-    const engineId = this.engineId();
+    const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
       const path = d.uri ? new URL(d.uri).pathname : '/';
@@ -181,12 +182,14 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   /** Identifies this data dir's deployments among others on a shared Restate. */
-  private engineId(): string {
-    const row = this.store.db.prepare(`SELECT value FROM settings WHERE key = 'restate.engine-id'`).get() as { value: string } | undefined;
-    if (row) return row.value;
-    const id = randomUUID();
-    this.store.db.prepare(`INSERT INTO settings (key, value) VALUES ('restate.engine-id', ?)`).run(id);
-    return id;
+  private engineId(): Promise<string> {
+    return this.o.triggerStore.write((w) => {
+      const known = w.setting('restate.engine-id');
+      if (known) return known;
+      const id = randomUUID();
+      w.setSetting('restate.engine-id', id);
+      return id;
+    });
   }
 
   async stop(): Promise<void> {
@@ -197,14 +200,12 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.stopped.abort();
-    this.cancelTimer?.();
+    this.o.scheduler.stop();
     this.watch.stop();
-    this.unsubscribeJump?.();
     await this.endpoint?.close().catch(() => {});
     await this.server?.stop().catch(() => {});
-    while (this.queue && this.queue.size > 0) await new Promise((r) => setImmediate(r));
-    this.lease?.release();
-    this.store?.close();
+    if (this.opened) await this.o.triggerStore.close();
+    this.opened = false;
     for (const waiters of this.settledWaiters.values()) for (const w of waiters) w();
   }
 
@@ -212,26 +213,15 @@ export class RestateExecutor implements DurableExecutor {
     if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
   }
 
-  /** Event inbox, schedules and webhook secrets live in the local file (see LocalTriggers). */
-  readonly triggers: TriggerState = lateTriggerState(() => {
-    this.ensureStarted();
-    return this.triggerState!;
-  });
-
-  /** Fires due schedule slots into the outbox (the slot's run id dedups, as on SQLite),
-   *  forwards them, and arms the one timer at the next slot. */
-  private async fireSchedules(): Promise<void> {
-    if (!this.started || this.stopping || !this.local) return;
-    const local = this.local;
-    const now = this.o.clock.now();
-    const fired = this.store.transaction(() => local.schedules.fireDue(now));
-    const rows = fired.map((id) => this.store.getRunRow(id)).filter((r) => r !== undefined);
-    if (rows.length) await this.forward(rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, input: JSON.parse(r.input) as Json }))).catch((err) => {
+  /** The timer source: fires due schedule slots into the outbox (the slot's run id dedups,
+   *  as on SQLite), forwards them, and tells the scheduler the next slot. */
+  private async fireSchedules(now: number): Promise<TimerClaim> {
+    if (!this.started || this.stopping) return { more: false };
+    const { fired, nextAt } = await this.o.triggerStore.write((w) => ({ fired: this.slots.fireDue(w, now), nextAt: w.nextScheduleAt() }));
+    if (fired.length) await this.forward(fired).catch((err) => {
       console.error(`tranquil: forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
     });
-    this.cancelTimer?.();
-    const next = local.schedules.nextAt();
-    if (next !== undefined && !this.stopping) this.cancelTimer = this.o.clock.setTimer(next, () => void this.fireSchedules());
+    return { more: false, nextAt };
   }
 
   // ---- starting runs (outbox) --------------------------------------------------------
@@ -239,46 +229,31 @@ export class RestateExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
-    const created = await this.queue.enqueue(() =>
-      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, now: this.o.clock.now() }),
-    );
-    if (created) await this.forward([{ runId: req.runId, workflow: req.workflow, input: req.input }]);
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input };
+    const created = await this.o.triggerStore.write((w) => w.insertRun(run, this.o.clock.now()));
+    if (created) await this.forward([run]);
     return { runId: req.runId, created };
   }
 
-  private async forward(runs: { runId: string; workflow: string; input: Json }[]): Promise<void> {
+  private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
         const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
         if (!res.ok) throw new StorageError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
-    await this.queue.enqueue(() => {
-      for (const r of runs) this.store.setStatus(r.runId, 'running', undefined, this.o.clock.now());
-    });
+    await this.o.triggerStore.write((w) => w.markForwarded(runs.map((r) => r.runId), this.o.clock.now()));
   }
 
   /** Runs written locally but not confirmed by Restate before a crash or stop. */
   private async forwardPending(): Promise<void> {
-    const pending = this.store.listRunRows({ status: 'pending', limit: 10_000 });
-    if (pending.length) await this.forward(pending.map((r) => ({ runId: r.run_id, workflow: r.workflow, input: JSON.parse(r.input) as Json })));
+    const pending = await this.o.triggerStore.pendingRuns(10_000);
+    if (pending.length) await this.forward(pending);
   }
 
   async emit(req: EmitRequest): Promise<EmitResult> {
     this.ensureStarted();
-    const result = await this.queue.enqueue(() => {
-      const existing = this.store.eventRunIds(req.id);
-      if (existing) return { runIds: existing, duplicate: true, created: [] as { runId: string; workflow: string; input: Json }[] };
-      const now = this.o.clock.now();
-      const created: { runId: string; workflow: string; input: Json }[] = [];
-      const runIds = this.o.registry.subscribers(req.name).map((workflow) => {
-        const runId = eventRunId(req.id, workflow);
-        if (this.store.insertRun({ runId, workflow, version: this.o.registry.get(workflow).version, input: req.payload, now })) created.push({ runId, workflow, input: req.payload });
-        return runId;
-      });
-      this.store.insertEvent(req.id, req.name, req.payload, runIds, now);
-      return { runIds, duplicate: false, created };
-    });
+    const result = await this.o.triggerStore.write((w) => publishEvent(w, this.o.registry, req, this.o.clock.now()));
     if (result.created.length) await this.forward(result.created);
     return { runIds: result.runIds, duplicate: result.duplicate };
   }
@@ -297,15 +272,9 @@ export class RestateExecutor implements DurableExecutor {
     return { inv, workflow: workflowName(inv.svc) ?? inv.svc };
   }
 
-  /** The NonDeterminismError recorded for a run whose code diverged; `row` if already read. */
-  private divergence(runId: string, row = this.store.getRunRow(runId)): ErrorInfo | undefined {
-    if (row?.status !== 'failed' || !row.error) return undefined;
-    return JSON.parse(row.error) as ErrorInfo;
-  }
-
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    const local = this.store.getRunRow(runId);
+    const local = await this.o.triggerStore.outboxRun(runId);
     const stateOf = (svc: string) =>
       this.admin.query<{ key: string; value_utf8: string | null }>(
         `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(svc)} AND service_key = ${sqlString(runId)}`,
@@ -314,10 +283,10 @@ export class RestateExecutor implements DurableExecutor {
     const [found, early] = await Promise.all([this.invocation(runId, local?.workflow), local ? stateOf(serviceName(local.workflow)) : undefined]);
     if (!found) {
       // Written locally, not yet accepted by Restate: pending.
-      return local ? this.store.view(local, false) : undefined;
+      return local ? outboxView(local) : undefined;
     }
     const state = early ?? (await stateOf(found.inv.svc));
-    return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId, local));
+    return buildView(found.workflow, found.inv, collectState(state), divergenceOf(local));
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {
@@ -336,8 +305,9 @@ export class RestateExecutor implements DurableExecutor {
       const k = `${s.svc}/${s.run_id}`;
       byRun.set(k, [...(byRun.get(k) ?? []), s]);
     }
+    const local = await Promise.all(invs.map((inv) => this.o.triggerStore.outboxRun(inv.run_id)));
     const views = invs
-      .map((inv) => buildView(workflowName(inv.svc) ?? inv.svc, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, this.divergence(inv.run_id)))
+      .map((inv, i) => buildView(workflowName(inv.svc) ?? inv.svc, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, divergenceOf(local[i])))
       .filter((v) => !filter.status || v.status === filter.status);
     return views.slice(0, filter.limit ?? 100);
   }
@@ -373,7 +343,7 @@ export class RestateExecutor implements DurableExecutor {
     this.ensureStarted();
     const v = await this.requireView(runId);
     if (v.status !== 'failed') throw new RunStateError(`run ${runId} is ${v.status}; only a failed run can be retried`);
-    if (this.divergence(runId)) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
+    if (divergenceOf(await this.o.triggerStore.outboxRun(runId))) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
     const cycleBefore = await this.cycleOf(runId, v.workflow);
     const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, {});
     if (res.status === 409 || res.status === 500) throw new RunStateError(`run ${runId} cannot be retried now: ${res.text.slice(0, 200)}`);
@@ -406,7 +376,7 @@ export class RestateExecutor implements DurableExecutor {
     const never = () => ended;
     let unwatch: (() => void) | undefined;
     try {
-      let workflow = this.store.getRunRow(runId)?.workflow;
+      let workflow = (await this.o.triggerStore.outboxRun(runId))?.workflow;
       let v: RunView | undefined;
       if (!workflow) {
         v = await this.requireView(runId);
@@ -517,10 +487,8 @@ export class RestateExecutor implements DurableExecutor {
 
   /** The run's code no longer matches its journal: record why, then end the invocation. */
   private async recordDivergence(runId: string, workflow: string, error: ErrorInfo): Promise<void> {
-    await this.queue.enqueue(() => {
-      this.store.insertRun({ runId, workflow, version: this.o.registry.find(workflow)?.version ?? 'unknown', input: null, now: this.o.clock.now() });
-      this.store.finishRun(runId, 'failed', this.o.clock.now(), undefined, error);
-    });
+    const run: OutboxRun = { runId, workflow, version: this.o.registry.find(workflow)?.version ?? 'unknown', input: null };
+    await this.o.triggerStore.write((w) => w.recordRunFailure(run, error, this.o.clock.now()));
     const found = await this.invocation(runId, workflow);
     if (found) await this.admin.kill(found.inv.id);
     this.wakeSettled(runId);

@@ -1,41 +1,45 @@
 // DurableExecutor on one SQLite file with the in-process runner.
 //
 // Owns: dispatching runs (bounded concurrency), turning each RunSession outcome into the
-// run row's next state, the ONE armed timer at min(wake_at), start-up recovery, and the
-// waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
-// a caller is answered only after its transaction committed.
-import { randomUUID } from 'node:crypto';
+// run row's next state, the timer source the Scheduler claims (due runs and the schedule
+// slots they share a transaction with), start-up recovery, and the waiters of
+// engine.result(). The file, its owner lease and the CommitQueue belong to the
+// SqliteTriggerStore it is given; every write goes through that queue (group commit), and a
+// caller is answered only after its transaction committed.
 import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
-import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryReset } from '../../domain/replay.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
+import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { StepLog } from '../../ports/step-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
-import { cronCalendar } from '../cron/cron-calendar.ts';
+import { publishEvent } from '../../runtime/event-publisher.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
-import { CommitQueue } from './commit-queue.ts';
+import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
+import type { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
-import type { OwnerLease } from './owner-lease.ts';
-import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
-import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
-import { openOwned, SqliteStore, toStepView, type Durability } from './store.ts';
+import { toStepView, type SqliteStore } from './store.ts';
+import type { SqliteTriggerStore } from './trigger-store.ts';
 
 export interface SqliteExecutorOptions {
-  dataDir: string;
-  durability: Durability;
+  /** The data dir's file (opened by start()); runs live in it next to the trigger state. */
+  triggerStore: SqliteTriggerStore;
+  /** Arms the one timer; this executor registers its due runs and schedule slots into it. */
+  scheduler: Scheduler;
   clock: Clock;
   registry: WorkflowRegistry;
   random: () => number;
   maxConcurrentRuns: number;
-  /** Cron arithmetic for schedule() triggers; cron-parser unless a test swaps it. */
-  calendar?: CalendarFactory;
+  /** Cron arithmetic for schedule() triggers. */
+  calendar: CalendarFactory;
   /** Test-only named fault points (crash or pause here); absent in production. */
   faults?: FaultPoints;
 }
@@ -53,9 +57,6 @@ interface ActiveRun {
 
 type WrittenEntry = Omit<JournalEntry, 'result' | 'error'> & { resultText?: string; errorText?: string };
 
-/** Due runs claimed per transaction by the timer. */
-const DUE_BATCH = 2000;
-
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
  *  created (status pending, empty journal, input known), so the first dispatch skips
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
@@ -69,28 +70,27 @@ export class SqliteExecutor implements DurableExecutor {
 
   private store!: SqliteStore;
   private queue!: CommitQueue;
-  private lease!: OwnerLease;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
   private readonly fresh = new Map<string, FreshRun>();
-  /** The last claim filled its batch: more runs are due; claim again once the backlog drains. */
-  private moreDue = false;
   private running = 0;
-  private timerAt: number | undefined;
-  private cancelTimer: (() => void) | undefined;
   /** result() callers per run: resolved with the finished view, or failed when the engine stops. */
   private readonly terminalWaiters = new Map<string, Set<(v: RunView | Error) => void>>();
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
-  private schedules!: ScheduleBook;
-  private triggerState: TriggerState | undefined;
-  private unsubscribeJump: (() => void) | undefined;
+  private readonly slots: SlotFiring;
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
 
-  constructor(private readonly o: SqliteExecutorOptions) {}
+  /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
+  readonly triggers: TriggerState;
+
+  constructor(private readonly o: SqliteExecutorOptions) {
+    this.slots = new SlotFiring(o.registry, o.calendar);
+    this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => this.now() });
+  }
 
   get commitStats(): { transactions: number; writes: number } {
     return this.queue.stats;
@@ -98,45 +98,37 @@ export class SqliteExecutor implements DurableExecutor {
 
   async start(): Promise<void> {
     if (this.started) return;
-    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
-    this.store = new SqliteStore(db);
-    this.lease = lease;
-    this.queue = new CommitQueue(this.store, this.o.faults);
+    const file = this.o.triggerStore;
+    file.openNow();
+    this.store = file.store;
+    this.queue = file.queue;
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
     if (f) await f;
-    const local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar ?? cronCalendar, () => this.now());
-    this.schedules = local.schedules;
-    this.triggerState = local.state(() => this.ensureStarted(), () => this.onTimer());
-    // A wall-clock jump (laptop sleep, NTP step) means the armed timer's notion of "when"
-    // is stale: re-scan at once instead of waiting for it.
-    this.unsubscribeJump = this.o.clock.onJump?.(() => this.onTimer());
-    // Catch-up: runs that were executing when the last owner stopped or died, then every
-    // timer that came due while nobody was watching.
+    this.store.transaction(() => registerTriggers(file.writes, this.o.registry, this.slots, this.now()));
+    this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
+    // Catch-up: runs that were executing when the last owner stopped or died, then (the
+    // scheduler's first scan) every timer that came due while nobody was watching.
     for (const id of this.store.unfinishedRunIds()) this.dispatch(id);
-    this.onTimer();
+    await this.o.scheduler.start();
   }
 
   async stop(): Promise<void> {
     if (!this.started || this.stopping) return;
     this.stopping = true;
-    this.unsubscribeJump?.();
-    this.cancelTimer?.();
+    this.o.scheduler.stop();
     this.ready.length = 0;
     this.readySet.clear();
     this.fresh.clear();
     // In-flight sessions are abandoned, not awaited: their runs stay 'running' in the
-    // file and are replayed by the next owner; flush what is queued so acks stay true.
-    await new Promise((r) => setImmediate(r));
-    while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    // file and are replayed by the next owner; close() flushes what is queued so acks stay true.
+    await this.o.triggerStore.close();
     // A result() still waiting cannot be answered by this engine any more: it fails now
     // instead of holding the process open until its deadline.
     const stopped = new StorageError('engine stopped while waiting for a result');
     for (const waiters of this.terminalWaiters.values()) for (const w of waiters) w(stopped);
     this.terminalWaiters.clear();
-    this.lease.release();
-    this.store.close({ clean: true });
     this.resolveIdle();
   }
 
@@ -144,10 +136,8 @@ export class SqliteExecutor implements DurableExecutor {
    *  released (the lease row stays, as a dead process leaves it) and nothing is written after. */
   private abandon(): void {
     this.stopping = true;
-    this.unsubscribeJump?.();
-    this.cancelTimer?.();
-    this.lease.abandon();
-    this.store.close();
+    this.o.scheduler.stop();
+    this.o.triggerStore.abandon();
     this.resolveIdle();
   }
 
@@ -185,18 +175,8 @@ export class SqliteExecutor implements DurableExecutor {
 
   /** Inside a transaction: records the event once and creates one run per subscriber. */
   private publish(req: EmitRequest): { runIds: string[]; duplicate: boolean; created: string[] } {
-    const existing = this.store.eventRunIds(req.id);
-    if (existing) return { runIds: existing, duplicate: true, created: [] };
-    const now = this.now();
-    const created: string[] = [];
-    const runIds = this.o.registry.subscribers(req.name).map((workflow) => {
-      const runId = eventRunId(req.id, workflow);
-      const version = this.o.registry.get(workflow).version;
-      if (this.store.insertRun({ runId, workflow, version, input: req.payload, now })) created.push(runId);
-      return runId;
-    });
-    this.store.insertEvent(req.id, req.name, req.payload, runIds, now);
-    return { runIds, duplicate: false, created };
+    const p = publishEvent(this.o.triggerStore.writes, this.o.registry, req, this.now());
+    return { runIds: p.runIds, duplicate: p.duplicate, created: p.created.map((r) => r.runId) };
   }
 
   async signal(runId: string, name: string, payload: Json): Promise<void> {
@@ -288,7 +268,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.moreDue);
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.o.scheduler.catchingUp);
   }
 
   private resolveIdle(): void {
@@ -327,7 +307,7 @@ export class SqliteExecutor implements DurableExecutor {
         .finally(() => {
           this.running--;
           this.pump();
-          this.claimMoreIfDrained();
+          if (!this.stopping) this.o.scheduler.claimMoreIfDrained();
           this.resolveIdle();
         });
     }
@@ -497,76 +477,38 @@ export class SqliteExecutor implements DurableExecutor {
     for (const w of waiters) w(view);
   }
 
-  // ---- trigger state ------------------------------------------------------------------
+  // ---- the timer source ------------------------------------------------------------
 
-  /** Event inbox, schedules, slot ledger, webhook secrets: see LocalTriggers. */
-  readonly triggers: TriggerState = lateTriggerState(() => {
-    this.ensureStarted();
-    return this.triggerState!;
-  });
-
-  // ---- the one timer -----------------------------------------------------------------
-
-  private claimMoreIfDrained(): void {
-    if (!this.moreDue || this.stopping || this.ready.length > DUE_BATCH / 2) return;
-    this.moreDue = false;
-    setImmediate(() => this.onTimer());
-  }
-
-  /** Arms (or re-arms earlier) the single timer. */
+  /** A run suspended until `at`: the scheduler arms its one timer there if that is earlier. */
   private armAt(at: number): void {
-    if (this.stopping) return;
-    if (this.timerAt !== undefined && this.timerAt <= at) return;
-    this.cancelTimer?.();
-    this.timerAt = at;
-    this.cancelTimer = this.o.clock.setTimer(at, () => {
-      this.timerAt = undefined;
-      this.cancelTimer = undefined;
-      this.onTimer();
-    });
+    this.o.scheduler.armAt(at);
   }
 
-  /** Claims every due run (status -> running, wake_at cleared) and fires every due
-   *  schedule slot in one transaction, then dispatches them and re-arms at the next wake
-   *  time or schedule slot in the file, whichever is first. */
-  private onTimer(): void {
-    if (this.stopping) return;
-    const now = this.now();
-    let claim: { claimed: string[]; fired: string[] };
-    try {
-      claim = this.store.transaction(() => {
-        const ids = this.store.dueRunIds(now, DUE_BATCH);
-        for (const id of ids) {
-          this.store.setStatus(id, 'running', undefined, now);
-          // A sleep that is due is over: record it here, so the woken run replays past it
-          // without a write of its own (the same write replay would make, one transaction earlier).
-          this.store.wakeSleep(id, now);
-        }
-        return { claimed: ids, fired: this.schedules.fireDue(now) };
-      });
-    } catch (err) {
-      // A storage failure (disk full, a lock held too long) claimed nothing: try again soon.
-      console.error(`tranquil: due timers could not be claimed (will retry): ${(err as Error)?.message ?? err}`);
-      setTimeout(() => this.onTimer(), 1000).unref();
-      return;
-    }
-    const { claimed, fired } = claim;
-    if (this.o.faults?.hit('after-timer-write')) return;
-    for (const id of fired) this.dispatch(id);
+  /** Claims up to `batch` due runs (status -> running, wake_at cleared) and fires every due
+   *  schedule slot in ONE transaction, dispatches them, and reports the next wake time or
+   *  schedule slot in the file, whichever is first. */
+  private claimDue(now: number, batch: number): TimerClaim {
+    if (this.stopping) return { more: false };
+    const writes = this.o.triggerStore.writes;
+    const { claimed, fired } = this.store.transaction(() => {
+      const ids = this.store.dueRunIds(now, batch);
+      for (const id of ids) {
+        this.store.setStatus(id, 'running', undefined, now);
+        // A sleep that is due is over: record it here, so the woken run replays past it
+        // without a write of its own (the same write replay would make, one transaction earlier).
+        this.store.wakeSleep(id, now);
+      }
+      return { claimed: ids, fired: this.slots.fireDue(writes, now) };
+    });
+    if (this.o.faults?.hit('after-timer-write')) return { more: false };
+    for (const r of fired) this.dispatch(r.runId);
     for (const id of claimed) this.dispatch(id);
-    if (claimed.length === DUE_BATCH) {
-      // More are due (a catch-up): claim the next batch once this backlog has mostly drained,
-      // so a restart with many overdue timers streams through bounded memory.
-      this.moreDue = true;
-      this.claimMoreIfDrained();
-      return;
-    }
+    // A dispatched run can crash the engine (a fault point) before this returns.
+    if (this.stopping) return { more: false };
+    if (claimed.length === batch) return { more: true };
     const wake = this.store.nextWakeAt();
-    const slot = this.schedules.nextAt();
-    const next = wake === undefined ? slot : slot === undefined ? wake : Math.min(wake, slot);
-    this.cancelTimer?.();
-    this.timerAt = undefined;
-    if (next !== undefined) this.armAt(next);
+    const slot = writes.nextScheduleAt();
+    return { more: false, nextAt: wake === undefined ? slot : slot === undefined ? wake : Math.min(wake, slot) };
   }
 }
 

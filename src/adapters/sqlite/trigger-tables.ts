@@ -1,11 +1,13 @@
 // SQL for trigger state (migration 2): schedules and their slot ledger, the event inbox
 // views, webhook secrets and engine settings (the webhook port). Synchronous, like
 // SqliteStore; works on a read-only connection for the reading methods (CLI while a
-// `serve` owns the file).
+// `serve` owns the file). Every opened file is fully migrated (the CLI refuses an older
+// schema), so the tables are always there.
 import type Database from 'better-sqlite3';
 import type { Json } from '../../domain/json.ts';
 import type { CatchUpPolicy, SlotFate } from '../../domain/schedule.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
+import type { SlotRecord } from '../../ports/trigger-store.ts';
 
 export interface ScheduleRow {
   id: string;
@@ -19,17 +21,6 @@ export interface ScheduleRow {
   active: number;
 }
 
-export interface SlotRecord {
-  scheduleId: string;
-  at: number;
-  fate: SlotFate;
-  reason: string;
-  runId?: string;
-  count?: number;
-  until?: number;
-  now: number;
-}
-
 /** Ledger rows kept per schedule; older ones are pruned as new ones arrive. */
 const LEDGER_KEEP = 1000;
 
@@ -37,12 +28,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export class TriggerTables {
   constructor(readonly db: Database.Database) {}
-
-  /** False when the file predates migration 2 (a read-only CLI against an old file). */
-  get present(): boolean {
-    const row = this.db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schedules'`).get() as { n: number };
-    return row.n > 0;
-  }
 
   // ---- schedules -----------------------------------------------------------------------
 
@@ -58,7 +43,7 @@ export class TriggerTables {
   }
 
   /** Marks exactly the given schedules active (policy refreshed), every other one inactive. */
-  activate(ids: { id: string; catchUp: CatchUpPolicy }[]): void {
+  activate(ids: readonly { id: string; catchUp: CatchUpPolicy }[]): void {
     this.db.prepare(`UPDATE schedules SET active = 0`).run();
     const on = this.db.prepare(`UPDATE schedules SET active = 1, catch_up = ? WHERE id = ?`);
     for (const s of ids) on.run(s.catchUp, s.id);
@@ -91,7 +76,6 @@ export class TriggerTables {
   }
 
   listSchedules(): ScheduleView[] {
-    if (!this.present) return [];
     return (this.db.prepare(`SELECT * FROM schedules ORDER BY workflow, id`).all() as ScheduleRow[]).map((r) => {
       const v: ScheduleView = {
         workflow: r.workflow, cron: r.cron, timezone: r.timezone, catchUp: r.catch_up, active: r.active === 1,
@@ -104,7 +88,6 @@ export class TriggerTables {
 
   /** Newest first. */
   listSlots(filter: SlotFilter): SlotView[] {
-    if (!this.present) return [];
     const rows = this.db
       .prepare(`SELECT s.workflow, l.* FROM schedule_slots l JOIN schedules s ON s.id = l.schedule_id
                 WHERE (@workflow IS NULL OR s.workflow = @workflow) AND (@fate IS NULL OR l.fate = @fate)
@@ -136,7 +119,6 @@ export class TriggerTables {
   // ---- webhooks and settings -------------------------------------------------------------
 
   webhookSecret(workflow: string): string | undefined {
-    if (!this.present) return undefined;
     return (this.db.prepare(`SELECT secret FROM webhook_secrets WHERE workflow = ?`).get(workflow) as { secret: string } | undefined)?.secret;
   }
 
@@ -145,7 +127,6 @@ export class TriggerTables {
   }
 
   setting(key: string): string | undefined {
-    if (!this.present) return undefined;
     return (this.db.prepare(`SELECT value FROM settings WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
   }
 

@@ -1,0 +1,149 @@
+// The TriggerStore port on the engine's SQLite file. Owns the file's lifecycle for whichever
+// backend runs the workflows: opening it for one owner (the OwnerLease is taken on open),
+// group commit (CommitQueue: every write() shares a transaction with the writes of its turn
+// and resolves once committed), and a clean close. On the SQLite backend the outbox rows ARE
+// the runs, and the SQLite executor works on the same connection (`store`, `queue`,
+// `writes`), so a due-run claim and the slots it fires commit in one transaction.
+import { randomUUID } from 'node:crypto';
+import type { RunStatus } from '../../domain/run-status.ts';
+import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
+import type { OutboxEntry, OutboxRun, ScheduleRecord, TriggerStore, TriggerWrites } from '../../ports/trigger-store.ts';
+import { CommitQueue } from './commit-queue.ts';
+import type { FaultPoints } from './fault-points.ts';
+import type { OwnerLease } from './owner-lease.ts';
+import { openOwned, SqliteStore, type Durability, type RunRow } from './store.ts';
+import { TriggerTables, type ScheduleRow } from './trigger-tables.ts';
+
+export interface SqliteTriggerStoreOptions {
+  dataDir: string;
+  durability: Durability;
+  /** Test-only named fault points (the group commit's 'mid-batch'); absent in production. */
+  faults?: FaultPoints;
+}
+
+export class SqliteTriggerStore implements TriggerStore {
+  /** The open file; set by open(). The SQLite executor shares it (same adapter). */
+  store!: SqliteStore;
+  queue!: CommitQueue;
+  /** TriggerWrites on the connection: valid inside any transaction on `store`. */
+  writes!: TriggerWrites;
+  private tables!: TriggerTables;
+  private lease: OwnerLease | undefined;
+
+  constructor(private readonly o: SqliteTriggerStoreOptions) {}
+
+  async open(): Promise<void> {
+    this.openNow();
+  }
+
+  /** open(), for a caller that must not yield before the file is ours. */
+  openNow(): void {
+    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
+    this.store = new SqliteStore(db);
+    this.lease = lease;
+    this.queue = new CommitQueue(this.store, this.o.faults);
+    this.tables = new TriggerTables(db);
+    this.writes = writesOn(this.store, this.tables);
+  }
+
+  async close(): Promise<void> {
+    if (!this.lease) return;
+    // Flush what is queued, so every acknowledged write is in the file.
+    await new Promise((r) => setImmediate(r));
+    while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    this.lease.release();
+    this.lease = undefined;
+    this.store.close({ clean: true });
+  }
+
+  /** Fault injection only: as if the process died. Nothing is flushed or released (the lease
+   *  row stays, as a dead process leaves it) and nothing is written after. */
+  abandon(): void {
+    this.lease?.abandon();
+    this.lease = undefined;
+    this.store?.close();
+  }
+
+  write<T>(fn: (w: TriggerWrites) => T): Promise<T> {
+    return this.queue.enqueue(() => fn(this.writes));
+  }
+
+  async listEvents(filter: EventFilter): Promise<EventView[]> {
+    return this.tables.listEvents(filter);
+  }
+
+  async listSchedules(): Promise<ScheduleView[]> {
+    return this.tables.listSchedules();
+  }
+
+  async listSlots(filter: SlotFilter): Promise<SlotView[]> {
+    return this.tables.listSlots(filter);
+  }
+
+  async setting(key: string): Promise<string | undefined> {
+    return this.tables.setting(key);
+  }
+
+  async outboxRun(runId: string): Promise<OutboxEntry | undefined> {
+    const row = this.store.getRunRow(runId);
+    return row && toEntry(row);
+  }
+
+  async pendingRuns(limit: number): Promise<OutboxRun[]> {
+    return this.store.listRunRows({ status: 'pending', limit }).map(toOutboxRun);
+  }
+}
+
+function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
+  return {
+    insertRun: (r, now) => store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now }),
+    markForwarded: (runIds, now) => {
+      for (const id of runIds) store.setStatus(id, 'running', undefined, now);
+    },
+    recordRunFailure: (r, error, now) => {
+      store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now });
+      store.finishRun(r.runId, 'failed', now, undefined, error);
+    },
+    eventRunIds: (id) => store.eventRunIds(id),
+    insertEvent: (e) => store.insertEvent(e.id, e.name, e.payload, e.runIds, e.now),
+    schedule: (id) => {
+      const row = tables.schedule(id);
+      return row && toSchedule(row);
+    },
+    insertSchedule: (s) =>
+      tables.insertSchedule({
+        id: s.id, workflow: s.workflow, cron: s.cron, timezone: s.timezone, catch_up: s.catchUp, created_at: s.createdAt,
+        handled_up_to: s.handledUpTo, next_at: s.nextAt ?? null,
+      }),
+    activateSchedules: (active) => tables.activate(active),
+    dueSchedules: (now) => tables.dueSchedules(now).map(toSchedule),
+    nextScheduleAt: () => tables.nextScheduleAt(),
+    advanceSchedule: (id, handledUpTo, nextAt) => tables.advanceSchedule(id, handledUpTo, nextAt),
+    recordSlot: (s) => tables.recordSlot(s),
+    pruneSlots: (id) => tables.pruneSlots(id),
+    webhookSecret: (workflow) => tables.webhookSecret(workflow),
+    insertWebhookSecret: (workflow, secret, now) => tables.insertWebhookSecret(workflow, secret, now),
+    setting: (key) => tables.setting(key),
+    setSetting: (key, value) => tables.setSetting(key, value),
+  };
+}
+
+function toSchedule(r: ScheduleRow): ScheduleRecord {
+  const s: ScheduleRecord = {
+    id: r.id, workflow: r.workflow, cron: r.cron, timezone: r.timezone, catchUp: r.catch_up, createdAt: r.created_at,
+    handledUpTo: r.handled_up_to, active: r.active === 1,
+  };
+  if (r.next_at != null) s.nextAt = r.next_at;
+  return s;
+}
+
+const toOutboxRun = (r: RunRow): OutboxRun => ({ runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(r.input) });
+
+/** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */
+const STATE: Partial<Record<RunStatus, OutboxEntry['state']>> = { pending: 'pending', failed: 'failed' };
+
+function toEntry(r: RunRow): OutboxEntry {
+  const e: OutboxEntry = { ...toOutboxRun(r), state: STATE[r.status] ?? 'forwarded', createdAt: r.created_at, updatedAt: r.updated_at };
+  if (r.error != null) e.error = JSON.parse(r.error);
+  return e;
+}
