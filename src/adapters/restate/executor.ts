@@ -10,7 +10,7 @@ import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import { eventRunId } from '../../domain/ids.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal } from '../../domain/run-status.ts';
@@ -104,7 +104,7 @@ export class RestateExecutor implements DurableExecutor {
       this.ingress = this.o.ingressUrl.replace(/\/$/, '');
       this.admin = new AdminApi(this.o.adminUrl.replace(/\/$/, ''));
     } else if (this.o.ingressUrl || this.o.adminUrl) {
-      throw new StorageError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
+      throw new ValidationError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
     } else {
       this.server = new RestateServer(this.o.dataDir);
       this.server.onUnexpectedExit = () => void this.restartServer();
@@ -134,7 +134,7 @@ export class RestateExecutor implements DurableExecutor {
       try {
         return await fn();
       } catch (err) {
-        if (!(err instanceof StorageError || err instanceof TypeError) || Date.now() + wait > deadline) throw err;
+        if (!(err instanceof BackendUnavailableError) || Date.now() + wait > deadline) throw err;
         await new Promise((r) => setTimeout(r, wait));
       }
     }
@@ -210,7 +210,7 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   private ensureStarted(): void {
-    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+    if (!this.started || this.stopping) throw new EngineStateError('engine is not started (call engine.start())');
   }
 
   /** Event inbox, schedules and webhook secrets live in the local file (see LocalTriggers). */
@@ -251,7 +251,7 @@ export class RestateExecutor implements DurableExecutor {
     await Promise.all(
       runs.map(async (r) => {
         const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
-        if (!res.ok) throw new StorageError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
+        if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
     await this.queue.enqueue(() => {
@@ -356,7 +356,7 @@ export class RestateExecutor implements DurableExecutor {
     const v = await this.requireView(runId);
     if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); signal '${name}' not delivered`);
     const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/signal`, { name, payload });
-    if (!res.ok) throw new StorageError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
 
   async cancel(runId: string): Promise<void> {
@@ -367,7 +367,7 @@ export class RestateExecutor implements DurableExecutor {
     if (!found) throw new RunStateError(`run ${runId} is not yet accepted by Restate; try again`);
     const status = await this.admin.cancel(found.inv.id);
     if (status === 409) throw new RunStateError(`run ${runId} already finished; nothing to cancel`);
-    if (status >= 300) throw new StorageError(`restate refused to cancel run ${runId} (${status})`);
+    if (status >= 300) throw new BackendUnavailableError(`restate refused to cancel run ${runId} (${status})`);
   }
 
   async retry(runId: string): Promise<void> {
@@ -378,7 +378,7 @@ export class RestateExecutor implements DurableExecutor {
     const cycleBefore = await this.cycleOf(runId, v.workflow);
     const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, {});
     if (res.status === 409 || res.status === 500) throw new RunStateError(`run ${runId} cannot be retried now: ${res.text.slice(0, 200)}`);
-    if (!res.ok) throw new StorageError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
     // Return once the run has left this failure (running again, or failed anew in a later
     // cycle), so a result() right after sees the new attempt, not the old failure.
     const deadline = Date.now() + 30_000;
@@ -431,9 +431,9 @@ export class RestateExecutor implements DurableExecutor {
         // Parked failed here: it never completes, and the server shows its failed view a
         // moment after the handler wrote it: look again soon (a few queries, once per run).
         const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
-        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs, abort.signal).then(() => false)]);
-        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
         if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
           // Settled here: the completion is a moment away; wait for it rather than query.
@@ -454,7 +454,7 @@ export class RestateExecutor implements DurableExecutor {
         } catch (err) {
           // Transport errors and unanswered requests (the server restarting or overloaded):
           // keep waiting until the deadline.
-          if (err instanceof UnknownRunError || !(err instanceof TypeError || err instanceof StorageError)) throw err;
+          if (!(err instanceof BackendUnavailableError)) throw err;
         }
         if (v && isTerminal(v.status)) return v;
       }

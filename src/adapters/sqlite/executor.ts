@@ -5,7 +5,7 @@
 // waiters of engine.result(). Every write goes through the CommitQueue (group commit), and
 // a caller is answered only after its transaction committed.
 import { randomUUID } from 'node:crypto';
-import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
 import { eventRunId } from '../../domain/ids.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
@@ -132,7 +132,7 @@ export class SqliteExecutor implements DurableExecutor {
     while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
     // A result() still waiting cannot be answered by this engine any more: it fails now
     // instead of holding the process open until its deadline.
-    const stopped = new StorageError('engine stopped while waiting for a result');
+    const stopped = new EngineStateError('engine stopped while waiting for a result');
     for (const waiters of this.terminalWaiters.values()) for (const w of waiters) w(stopped);
     this.terminalWaiters.clear();
     this.lease.release();
@@ -152,7 +152,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private ensureStarted(): void {
-    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+    if (!this.started || this.stopping) throw new EngineStateError('engine is not started (call engine.start())');
   }
 
   private now(): number {
