@@ -24,11 +24,13 @@ import { LocalTriggers, lateTriggerState } from '../sqlite/local-triggers.ts';
 import type { CalendarFactory } from '../sqlite/schedule-book.ts';
 import type { OwnerLease } from '../sqlite/owner-lease.ts';
 import { openOwned, SqliteStore, type Durability } from '../sqlite/store.ts';
+import { localRunIndex } from '../sqlite/run-reader.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import type { RunHooks } from './run-handler.ts';
-import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
+import { RestateRunReader } from './run-reader.ts';
+import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
 import { buildService, serviceName, workflowName } from './workflow-service.ts';
@@ -69,6 +71,7 @@ export class RestateExecutor implements DurableExecutor {
   private readonly watch = new RunWatch(() => this.admin, (runId) => this.wakeWaiters(runId));
   private readonly services: string[];
   private local: LocalTriggers | undefined;
+  private reader!: RestateRunReader;
   private triggerState: TriggerState | undefined;
   private cancelTimer: (() => void) | undefined;
   private unsubscribeJump: (() => void) | undefined;
@@ -85,6 +88,7 @@ export class RestateExecutor implements DurableExecutor {
     this.store = new SqliteStore(db);
     this.lease = lease;
     this.queue = new CommitQueue(this.store);
+    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: this.o.registry.all().map((w) => w.definition.name), local: localRunIndex(this.store) });
     try {
       await this.connect();
       this.local = new LocalTriggers(this.store, this.queue, this.o.registry, this.o.calendar, () => this.o.clock.now());
@@ -286,61 +290,26 @@ export class RestateExecutor implements DurableExecutor {
 
   // ---- views -------------------------------------------------------------------------
 
-  private async invocation(runId: string, workflow?: string): Promise<{ inv: InvocationRow; workflow: string } | undefined> {
-    const services = workflow ? [serviceName(workflow)] : this.services;
-    if (services.length === 0) return undefined;
-    const rows = await this.admin.query<InvocationRow>(
-      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_key = ${sqlString(runId)}
-       AND target_service_name IN (${services.map(sqlString).join(',')})`,
-    );
-    const inv = rows[0];
-    if (!inv) return undefined;
-    return { inv, workflow: workflowName(inv.svc) ?? inv.svc };
+  private invocation(runId: string, workflow?: string): Promise<{ inv: InvocationRow; workflow: string } | undefined> {
+    return this.reader.invocation(runId, workflow);
   }
 
-  /** The NonDeterminismError recorded for a run whose code diverged; `row` if already read. */
-  private divergence(runId: string, row = this.store.getRunRow(runId)): ErrorInfo | undefined {
+  /** The NonDeterminismError recorded for a run whose code diverged. */
+  private divergence(runId: string): ErrorInfo | undefined {
+    const row = this.store.getRunRow(runId);
     if (row?.status !== 'failed' || !row.error) return undefined;
     return JSON.parse(row.error) as ErrorInfo;
   }
 
+  // Reads go through the same RunReader the CLI uses on this backend: one code path.
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    const local = this.store.getRunRow(runId);
-    const stateOf = (svc: string) =>
-      this.admin.query<{ key: string; value_utf8: string | null }>(
-        `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(svc)} AND service_key = ${sqlString(runId)}`,
-      );
-    // With the workflow known from the local index, both queries go out at once.
-    const [found, early] = await Promise.all([this.invocation(runId, local?.workflow), local ? stateOf(serviceName(local.workflow)) : undefined]);
-    if (!found) {
-      // Written locally, not yet accepted by Restate: pending.
-      return local ? this.store.view(local, false) : undefined;
-    }
-    const state = early ?? (await stateOf(found.inv.svc));
-    return buildView(found.workflow, found.inv, collectState(state), this.divergence(runId, local));
+    return this.reader.getRun(runId);
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {
     this.ensureStarted();
-    const services = filter.workflow ? [serviceName(filter.workflow)] : this.services;
-    if (services.length === 0) return [];
-    const inList = services.map(sqlString).join(',');
-    const invs = await this.admin.query<InvocationRow>(
-      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_name IN (${inList}) ORDER BY created_at DESC`,
-    );
-    const state = await this.admin.query<{ svc: string; run_id: string; key: string; value_utf8: string | null }>(
-      `SELECT service_name AS svc, service_key AS run_id, key, value_utf8 FROM state WHERE service_name IN (${inList}) AND key IN ('~run', '~meta')`,
-    );
-    const byRun = new Map<string, { key: string; value_utf8: string | null }[]>();
-    for (const s of state) {
-      const k = `${s.svc}/${s.run_id}`;
-      byRun.set(k, [...(byRun.get(k) ?? []), s]);
-    }
-    const views = invs
-      .map((inv) => buildView(workflowName(inv.svc) ?? inv.svc, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, this.divergence(inv.run_id)))
-      .filter((v) => !filter.status || v.status === filter.status);
-    return views.slice(0, filter.limit ?? 100);
+    return this.reader.listRuns(filter);
   }
 
   // ---- operations --------------------------------------------------------------------

@@ -25,6 +25,7 @@ import type { OwnerLease } from './owner-lease.ts';
 import type { ScheduleBook, CalendarFactory } from './schedule-book.ts';
 import { LocalTriggers, lateTriggerState } from './local-triggers.ts';
 import { openOwned, SqliteStore, toStepView, type Durability } from './store.ts';
+import { SqliteRunReader } from './run-reader.ts';
 
 export interface SqliteExecutorOptions {
   dataDir: string;
@@ -68,6 +69,7 @@ export class SqliteExecutor implements DurableExecutor {
   readonly capabilities = { manualClock: true, retryFailedRuns: true };
 
   private store!: SqliteStore;
+  private reader!: SqliteRunReader;
   private queue!: CommitQueue;
   private lease!: OwnerLease;
   private readonly active = new Map<string, ActiveRun>();
@@ -100,6 +102,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.started) return;
     const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
     this.store = new SqliteStore(db);
+    this.reader = new SqliteRunReader(this.store);
     this.lease = lease;
     this.queue = new CommitQueue(this.store, this.o.faults);
     this.started = true;
@@ -209,15 +212,15 @@ export class SqliteExecutor implements DurableExecutor {
     else if (this.store.getRunRow(runId)?.status === 'waiting') this.dispatch(runId);
   }
 
+  // Reads go through the same RunReader the CLI uses on this backend: one code path.
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    const row = this.store.getRunRow(runId);
-    return row && this.store.view(row, true);
+    return this.reader.getRun(runId);
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {
     this.ensureStarted();
-    return this.store.listRunRows(filter).map((r) => this.store.view(r, false));
+    return this.reader.listRuns(filter);
   }
 
   async cancel(runId: string): Promise<void> {
