@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
+import { cliScenarios } from './cli.ts';
 import { triggerScenarios } from './triggers.ts';
 
 export interface ConformanceTarget {
@@ -14,6 +15,8 @@ export interface ConformanceTarget {
   /** A started engine over `dataDir`. Called again with the same dataDir to "restart". */
   makeEngine(opts: { workflows: WorkflowDefinition[]; dataDir: string }): Promise<Engine>;
   skip?: { reason: string; tests: string[] }[];
+  /** TRANQUIL_BACKEND for the CLI scenarios' child processes; default: `name`. */
+  backend?: 'sqlite' | 'restate';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -521,5 +524,6 @@ export function runConformance(target: ConformanceTarget): void {
     });
 
     triggerScenarios({ test, boot, restart, until });
+    cliScenarios({ test, boot, until }, target.backend ?? target.name);
   });
 }
