@@ -8,7 +8,8 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { toErrorInfo } from '../src/domain/errors.ts';
+import { BackendUnavailableError, fromErrorInfo, toErrorInfo } from '../src/domain/errors.ts';
+import { describeIssue } from '../src/domain/validate.ts';
 import { listen, type Listening } from '../src/adapters/http/listen.ts';
 import { secretsEqual } from '../src/adapters/http/secret-compare.ts';
 import type { Engine } from '../src/runtime/engine.ts';
@@ -31,10 +32,7 @@ export async function startControl(engine: Engine, dataDir: string): Promise<{ i
     const auth = c.req.header('authorization') ?? '';
     if (!secretsEqual(auth, `Bearer ${token}`)) return c.json({ error: { name: 'Unauthorized', message: 'bad control token' } }, 401);
     const parsed = opSchema.safeParse(await c.req.json().catch(() => undefined));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return c.json({ error: { name: 'ValidationError', message: `${issue?.path.join('.') || 'request'}: ${issue?.message}` } }, 400);
-    }
+    if (!parsed.success) return c.json({ error: { name: 'ValidationError', message: describeIssue(parsed.error.issues, 'request') } }, 400);
     try {
       return c.json({ result: await applyOp(engine, parsed.data) });
     } catch (err) {
@@ -75,13 +73,6 @@ export function findServe(dataDir: string): ServeInfo | undefined {
   return info && pidAlive(info.pid) ? info : undefined;
 }
 
-export class ControlError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
-
 export async function sendOp(info: ServeInfo, op: Op): Promise<unknown> {
   let res: Response;
   try {
@@ -91,9 +82,10 @@ export async function sendOp(info: ServeInfo, op: Op): Promise<unknown> {
       body: JSON.stringify(op),
     });
   } catch (err) {
-    throw new ControlError('StorageError', `serve (pid ${info.pid}) owns the data dir but its control endpoint did not answer: ${(err as Error).message}`);
+    throw new BackendUnavailableError(`serve (pid ${info.pid}) owns the data dir but its control endpoint did not answer: ${(err as Error).message}`);
   }
   const body = (await res.json()) as { result?: unknown; error?: { name: string; message: string } };
-  if (body.error) throw new ControlError(body.error.name, body.error.message);
+  // The serve's error comes back as its own class (fromErrorInfo), as if thrown here.
+  if (body.error) throw fromErrorInfo(body.error);
   return body.result;
 }

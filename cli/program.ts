@@ -1,12 +1,18 @@
 // The `tranquil` CLI (commander); cli/main.ts is the entry that runs it. Reading commands
-// open the data dir read-only; mutating commands go to a running `serve` over its control
+// read runs through the backend's RunReader (compose/run-reader.ts: the SQLite file
+// read-only, or Restate's admin API) and trigger state (events, schedules) from the data
+// dir's file read-only; mutating commands go to a running `serve` over its control
 // endpoint, or, when none runs, start an engine in-process on the data dir, apply the
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { createEngine } from '../compose/index.ts';
-import { ValidationError } from '../src/domain/errors.ts';
+import { resolveConfig } from '../compose/config.ts';
+import { openRunReader } from '../compose/run-reader.ts';
+import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
+import type { RunReader } from '../src/ports/run-reader.ts';
+import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
 import { explain } from '../src/domain/explain.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
@@ -14,7 +20,6 @@ import type { RunView } from '../src/domain/run-view.ts';
 import { findServe, sendOp } from './control.ts';
 import { applyOp, type Op } from './ops.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
-import { ReadOnlyData } from './read-only.ts';
 import { serve } from './serve.ts';
 
 interface Common extends ProjectOptions {
@@ -50,10 +55,25 @@ function print(o: Common, data: unknown, human: () => string): void {
   console.log(o.json ? JSON.stringify(data) : human());
 }
 
-function readOnly(project: Project): ReadOnlyData {
-  const data = ReadOnlyData.open(project.dataDir);
-  if (!data) throw new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
+const noData = (project: Project) => new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
+
+/** The data dir's trigger state (events, schedules), read-only. */
+function readOnly(project: Project): ReadOnlyFile {
+  const data = ReadOnlyFile.open(project.dataDir);
+  if (!data) throw noData(project);
   return data;
+}
+
+/** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
+async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
+  const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
+  const reader = await openRunReader(config, { workflows: project.source ? project.workflows.map((w) => w.name) : undefined });
+  if (!reader) throw noData(project);
+  try {
+    return await fn(reader);
+  } finally {
+    await reader.close();
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -134,13 +154,12 @@ export function buildProgram(): Command {
     .action(async (o: Common & { status?: string; workflow?: string; limit: number }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
-      const data = readOnly(await loadProject(o));
-      const list = data.listRuns({ status: status.data, workflow: o.workflow, limit: Math.max(1, o.limit) });
+      const list = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: Math.max(1, o.limit) }));
       print(o, list, () => (list.length ? list.map(runLine).join('\n') : 'no runs'));
     });
   common(runs.command('describe <runId>').description('a run with its steps'))
     .action(async (runId: string, o: Common) => {
-      const r = readOnly(await loadProject(o)).getRun(runId);
+      const r = await withRuns(await loadProject(o), async (runs) => (await runs.getRun(runId)) ?? Promise.reject(new UnknownRunError(runId)));
       print(o, r, () => describeRun(r));
     });
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
@@ -152,15 +171,21 @@ export function buildProgram(): Command {
 
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {
-      const data = readOnly(await loadProject(o));
-      const run = data.findRun(id);
+      const project = await loadProject(o);
+      const run = await withRuns(project, (runs) => runs.getRun(id));
       if (run) {
         const e = explain(run, Date.now());
         return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
       }
-      const schedules = data.triggers.listSchedules().filter((s) => s.workflow === id && s.active);
-      if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.store.db.name}`);
-      const e = explainSchedules(id, schedules, data.triggers.listSlots({ workflow: id, limit: 20 }).reverse());
+      const data = readOnly(project);
+      let e: ReturnType<typeof explainSchedules>;
+      try {
+        const schedules = data.triggers.listSchedules().filter((s) => s.workflow === id && s.active);
+        if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.db.name}`);
+        e = explainSchedules(id, schedules, data.triggers.listSlots({ workflow: id, limit: 20 }).reverse());
+      } finally {
+        data.close();
+      }
       print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
     });
 
@@ -169,7 +194,7 @@ export function buildProgram(): Command {
     .action(async (o: Common) => {
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('workflows list: no workflows: pass --config <file> or --workflows <dir>');
-      const data = ReadOnlyData.open(project.dataDir);
+      const data = ReadOnlyFile.open(project.dataDir);
       const port = data?.triggers.setting('webhook.port');
       const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
       const schedules = data?.triggers.listSchedules() ?? [];
@@ -206,6 +231,7 @@ export function buildProgram(): Command {
     .action(async (o: Common & { unmatched?: boolean; name?: string; limit: number }) => {
       const data = readOnly(await loadProject(o));
       const list = data.triggers.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) });
+      data.close();
       print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
     });
 

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';
 
 export interface ProjectOptions {
@@ -73,12 +74,7 @@ export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promi
 
   const mod = await importFile(file);
   const raw = (mod.default ?? mod) as unknown;
-  const parsed = configFileSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ValidationError(`${file}${issue?.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid config'}`);
-  }
-  const { workflows, dataDir, ...engine } = parsed.data;
+  const { workflows, dataDir, ...engine } = parseOrThrow(configFileSchema, raw, file, { path: ' ' });
   workflows.forEach((w, i) => {
     if (!isWorkflowDefinition(w)) throw new ValidationError(`${file} workflows[${i}]: not a workflow() definition`);
   });

@@ -2,6 +2,7 @@
 // one-line message naming it.
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
 
 export const configSchema = z
   .object({
@@ -36,19 +37,10 @@ export type EngineConfig = z.input<typeof configSchema>;
 export type ResolvedConfig = z.output<typeof configSchema> & { backend: 'sqlite' | 'restate' };
 
 export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  let r: ReturnType<typeof configSchema.safeParse>;
-  try {
-    r = configSchema.safeParse(input ?? {});
-  } catch (err) {
-    throw new ValidationError(`engine config: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
-  }
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new ValidationError(`engine config${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);
-  }
+  const data = parseOrThrow(configSchema, input ?? {}, 'engine config');
   const fromEnv = env.TRANQUIL_BACKEND;
   if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {
     throw new ValidationError(`TRANQUIL_BACKEND: expected 'sqlite' or 'restate', got '${fromEnv}'`);
   }
-  return { ...r.data, backend: r.data.backend ?? fromEnv ?? 'sqlite' };
+  return { ...data, backend: data.backend ?? fromEnv ?? 'sqlite' };
 }

@@ -12,7 +12,7 @@ export type { RunStatus } from '../src/domain/run-status.ts';
 export type { Explanation } from '../src/domain/explain.ts';
 export {
   TerminalError, TimeoutError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
-  RunStateError, SerializationError, NotSupportedError, StorageError,
+  RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,
 } from '../src/domain/errors.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */

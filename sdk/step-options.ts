@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { isDuration, parseDuration } from '../src/domain/duration.ts';
 import { ValidationError } from '../src/domain/errors.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
 import type { StepOptions } from './types.ts';
 
@@ -67,17 +68,8 @@ function freeze(o: NormalizedStepOptions): NormalizedStepOptions {
 }
 
 export function normalizeStepOptions(stepName: string, options: StepOptions | undefined): NormalizedStepOptions {
-  let r: ReturnType<typeof optionsSchema.safeParse>;
-  try {
-    r = optionsSchema.safeParse(options ?? {});
-  } catch (err) {
-    throw new ValidationError(`step '${stepName}' options: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
-  }
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new ValidationError(`step '${stepName}' options.${issue?.path.join('.') || ''}: ${issue?.message ?? 'invalid'}`);
-  }
-  const o = r.data.retries ?? {};
+  const parsed = parseOrThrow(optionsSchema, options ?? {}, `step '${stepName}' options`);
+  const o = parsed.retries ?? {};
   const retry: RetryPolicy = {
     limit: o.limit ?? DEFAULT_RETRY.limit,
     backoff: o.backoff ?? DEFAULT_RETRY.backoff,
@@ -85,7 +77,7 @@ export function normalizeStepOptions(stepName: string, options: StepOptions | un
     maxDelayMs: o.maxDelay !== undefined ? parseDuration(o.maxDelay) : undefined,
     jitter: o.jitter ?? DEFAULT_RETRY.jitter,
   };
-  const timeoutMs = r.data.timeout !== undefined ? parseDuration(r.data.timeout) : undefined;
+  const timeoutMs = parsed.timeout !== undefined ? parseDuration(parsed.timeout) : undefined;
   if (timeoutMs !== undefined && timeoutMs <= 0) throw new ValidationError(`step '${stepName}' options.timeout: must be > 0`);
   return { retry, timeoutMs };
 }

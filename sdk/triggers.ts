@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { cronParser } from './cron-parser-loader.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
 
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
 
@@ -22,14 +23,7 @@ const nameSchema = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:\-/]+$/, 'let
 const pathSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only');
 
 function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
-  let r: ReturnType<typeof schema.safeParse>;
-  try {
-    r = schema.safeParse(value);
-  } catch (err) {
-    throw new ValidationError(`${field}: cannot be read (${(err as Error)?.message ?? 'it threw'})`); // a proxy or getter that throws
-  }
-  if (!r.success) throw new ValidationError(`${field}: ${r.error.issues[0]?.message ?? 'invalid'}`);
-  return r.data;
+  return parseOrThrow(schema, value, field, { path: 'omit' });
 }
 
 export function manual(): Trigger {

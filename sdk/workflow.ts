@@ -2,6 +2,7 @@
 // validated definition object that any backend can execute.
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
@@ -31,8 +32,7 @@ export const workflowNameSchema = z
   .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
 
 export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O> {
-  const parsed = typeof name === 'string' ? workflowNameSchema.safeParse(name) : workflowNameSchema.safeParse(undefined);
-  if (!parsed.success) throw new ValidationError(`workflow name: ${parsed.error.issues[0]?.message}`);
+  parseOrThrow(workflowNameSchema, typeof name === 'string' ? name : undefined, 'workflow name', { path: 'omit' });
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
   const keys = new Set<string>();

@@ -53,8 +53,19 @@ export class SerializationError extends TranquilError {}
 /** The backend cannot do this (named capability missing). */
 export class NotSupportedError extends TranquilError {}
 
-/** The data dir or database cannot be used (held by another engine, corrupt, ...). */
+/** The data dir or database cannot be used (held by another engine, corrupt, a disk
+ *  error, ...). Not transient: nothing retries it. */
 export class StorageError extends TranquilError {}
+
+/** The engine is not in a state to do this: not started yet, or stopped (also while a
+ *  result() was waiting). A caller's ordering mistake, not a storage fault. */
+export class EngineStateError extends TranquilError {}
+
+/** The backend could not be reached or refused for now (Restate ingress/admin unreachable,
+ *  connection reset, an answer that did not come in time, 429/5xx). Transient: retry loops
+ *  key on this class. A subclass of StorageError so callers that caught StorageError for
+ *  these keep working; a StorageError that is not this one is never retried. */
+export class BackendUnavailableError extends StorageError {}
 
 export interface ErrorInfo {
   name: string;
@@ -73,18 +84,54 @@ export function toErrorInfo(err: unknown): ErrorInfo {
   return { name: 'Error', message: text };
 }
 
-const KNOWN: Record<string, new (message: string) => Error> = {
+/** Every class, by name: a stored error comes back as the class it was thrown as. */
+const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
+  TranquilError,
   TerminalError,
   TimeoutError,
+  NonDeterminismError,
   ValidationError,
-  SerializationError,
+  UnknownWorkflowError,
+  UnknownRunError,
   RunStateError,
+  SerializationError,
+  NotSupportedError,
+  StorageError,
+  EngineStateError,
+  BackendUnavailableError,
 };
 
-/** Rebuilds an error from its stored form so `instanceof` works in workflow code on replay. */
+/** The fields a class's constructor derives its message from, read back from that message. */
+const FIELDS: Record<string, (message: string) => Record<string, unknown> | undefined> = {
+  NonDeterminismError: (m) => {
+    const x = /^run (.*) diverged from its journal at position (\d+): code now calls ([\s\S]*), journal recorded ([\s\S]*)$/.exec(m);
+    return x ? { runId: x[1], position: Number(x[2]), expected: x[3], recorded: x[4] } : undefined;
+  },
+  UnknownRunError: (m) => {
+    const x = /^unknown run '([\s\S]*)'$/.exec(m);
+    return x ? { runId: x[1] } : undefined;
+  },
+  UnknownWorkflowError: (m) => {
+    const x = /^unknown workflow '([\s\S]*)'$/.exec(m);
+    return x ? { workflow: x[1] } : undefined;
+  },
+};
+
+/** Rebuilds an error from its stored form so `instanceof` works in workflow code on replay
+ *  and for callers across process and backend boundaries. The message is kept exactly as
+ *  stored (constructors that compose their message are bypassed); unknown names give a plain
+ *  Error carrying that name. */
 export function fromErrorInfo(info: ErrorInfo): Error {
-  const Ctor = KNOWN[info.name];
-  const err = Ctor ? new Ctor(info.message) : new Error(info.message);
-  if (!Ctor) err.name = info.name;
+  const Ctor = Object.hasOwn(KNOWN, info.name) ? KNOWN[info.name] : undefined;
+  if (!Ctor) {
+    const err = new Error(info.message);
+    err.name = info.name;
+    return err;
+  }
+  // Error's own constructor with the class as new.target: the right prototype (instanceof),
+  // a stack, and the stored message verbatim.
+  const err = Reflect.construct(Error, [info.message], Ctor) as Error;
+  err.name = info.name;
+  Object.assign(err, FIELDS[info.name]?.(info.message));
   return err;
 }

@@ -8,6 +8,7 @@ import { explain, type Explanation } from '../domain/explain.ts';
 import { roundTrip, type Json } from '../domain/json.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
+import { parseOrThrow } from '../domain/validate.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
@@ -27,19 +28,7 @@ const filterSchema = z
   .strict();
 
 function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  let r: ReturnType<typeof schema.safeParse>;
-  try {
-    r = schema.safeParse(value);
-  } catch (err) {
-    // A proxy or getter that throws while being read: still a bad argument, not a crash.
-    throw new ValidationError(`${what}: cannot be read (${(err as Error)?.message ?? String(err)})`);
-  }
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const path = issue?.path.length ? `.${issue.path.join('.')}` : '';
-    throw new ValidationError(`${what}${path}: ${issue?.message ?? 'invalid'}`);
-  }
-  return r.data;
+  return parseOrThrow(schema, value, what);
 }
 
 function jsonArg(value: unknown, what: string): Json {

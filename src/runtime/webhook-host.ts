@@ -66,15 +66,21 @@ export class WebhookHost {
       startRun: (workflow: string, input: never, key: string | undefined) =>
         this.executor.startRun({ workflow, input, runId: key === undefined ? randomUUID() : hookRunId(workflow, key) }),
     };
+    // A listener that cannot start is the webhook config's problem (host, port) to the
+    // caller of engine.start(): a ValidationError naming where, never a bare Error.
+    const cannotListen = (port: number, err: unknown) =>
+      new ValidationError(`webhook listener: cannot listen on ${host}:${port}: ${(err as Error)?.message ?? String(err)}`);
     try {
       this.listener = await this.factory({ ...options, port: fixed || recorded || 0 }, handler);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (fixed !== 0 || recorded === undefined || code !== 'EADDRINUSE') {
-        throw new Error(`webhook listener: cannot listen on ${host}:${fixed || recorded || 0}: ${(err as Error).message}`);
-      }
+      if (fixed !== 0 || recorded === undefined || code !== 'EADDRINUSE') throw cannotListen(fixed || recorded || 0, err);
       // The recorded port is taken by someone else now: any free port (URLs change).
-      this.listener = await this.factory({ ...options, port: 0 }, handler);
+      try {
+        this.listener = await this.factory({ ...options, port: 0 }, handler);
+      } catch (err2) {
+        throw cannotListen(0, err2);
+      }
     }
     await state.saveWebhookPort(this.listener.port);
   }

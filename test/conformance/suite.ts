@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
 import { concurrencyScenarios } from './concurrency.ts';
+import { cliScenarios } from './cli.ts';
 import { triggerScenarios } from './triggers.ts';
 
 export interface ConformanceTarget {
@@ -15,6 +16,8 @@ export interface ConformanceTarget {
   /** A started engine over `dataDir`. Called again with the same dataDir to "restart". */
   makeEngine(opts: { workflows: WorkflowDefinition[]; dataDir: string }): Promise<Engine>;
   skip?: { reason: string; tests: string[] }[];
+  /** TRANQUIL_BACKEND for the CLI scenarios' child processes; default: `name`. */
+  backend?: 'sqlite' | 'restate';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -523,5 +526,6 @@ export function runConformance(target: ConformanceTarget): void {
 
     triggerScenarios({ test, boot, restart, until });
     concurrencyScenarios({ test, boot, restart, until });
+    cliScenarios({ test, boot, until }, target.backend ?? target.name);
   });
 }

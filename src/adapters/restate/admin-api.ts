@@ -1,6 +1,7 @@
 // Restate's admin API as the engine uses it: SQL introspection, deployments, invocation
-// cancel. Every call is bounded; a non-2xx answer becomes an error naming what failed.
-import { StorageError } from '../../domain/errors.ts';
+// cancel. Every call is bounded; a non-2xx answer becomes a BackendUnavailableError naming
+// what failed (the server refused now: callers that retry, retry on that class).
+import { BackendUnavailableError } from '../../domain/errors.ts';
 import { httpJson } from './http-json.ts';
 
 export const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
@@ -21,7 +22,7 @@ export class AdminApi {
     else await new Promise<void>((r) => this.waiting.push(r)); // the slot is handed over
     try {
       const r = await httpJson('POST', `${this.url}/query`, { query: sql }, { timeoutMs: 15_000 });
-      if (!r.ok) throw new StorageError(`restate admin query failed (${r.status}): ${r.text.slice(0, 300)}`);
+      if (!r.ok) throw new BackendUnavailableError(`restate admin query failed (${r.status}): ${r.text.slice(0, 300)}`);
       return ((r.json as { rows?: T[] })?.rows ?? []) as T[];
     } finally {
       const next = this.waiting.shift();
@@ -32,18 +33,18 @@ export class AdminApi {
 
   async deployments(): Promise<{ id: string; uri?: string; metadata?: Record<string, string> }[]> {
     const r = await httpJson('GET', `${this.url}/deployments`);
-    if (!r.ok) throw new StorageError(`restate admin: listing deployments failed (${r.status})`);
+    if (!r.ok) throw new BackendUnavailableError(`restate admin: listing deployments failed (${r.status})`);
     return ((r.json as { deployments?: { id: string; uri?: string; metadata?: Record<string, string> }[] })?.deployments ?? []);
   }
 
   async register(uri: string, metadata: Record<string, string>): Promise<void> {
     const r = await httpJson('POST', `${this.url}/deployments`, { uri, force: false, metadata });
-    if (!r.ok) throw new StorageError(`restate admin: registering ${uri} failed (${r.status}): ${r.text.slice(0, 300)}`);
+    if (!r.ok) throw new BackendUnavailableError(`restate admin: registering ${uri} failed (${r.status}): ${r.text.slice(0, 300)}`);
   }
 
   async repoint(id: string, uri: string): Promise<void> {
     const r = await httpJson('PATCH', `${this.url}/deployments/${id}`, { uri });
-    if (!r.ok) throw new StorageError(`restate admin: repointing deployment ${id} to ${uri} failed (${r.status}): ${r.text.slice(0, 300)}`);
+    if (!r.ok) throw new BackendUnavailableError(`restate admin: repointing deployment ${id} to ${uri} failed (${r.status}): ${r.text.slice(0, 300)}`);
   }
 
   /** Returns the HTTP status (202 cancelled, 409 already completed, 404 unknown). */

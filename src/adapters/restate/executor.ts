@@ -11,7 +11,7 @@ import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView } from '../../domain/run-view.ts';
@@ -30,7 +30,8 @@ import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import type { RunHooks } from './run-handler.ts';
-import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
+import { RestateRunReader } from './run-reader.ts';
+import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
 import { buildService, serviceName, workflowName } from './workflow-service.ts';
@@ -71,12 +72,14 @@ export class RestateExecutor implements DurableExecutor {
   private readonly watch = new RunWatch(() => this.admin, (runId) => this.wakeWaiters(runId));
   private readonly services: string[];
   private readonly slots: SlotFiring;
+  private readonly reader: RestateRunReader;
   /** Event inbox, schedules and webhook secrets: the trigger store's. */
   readonly triggers: TriggerState;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.services = o.registry.all().map((w) => serviceName(w.definition.name));
     this.slots = new SlotFiring(o.registry, o.calendar);
+    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
   }
 
@@ -104,7 +107,7 @@ export class RestateExecutor implements DurableExecutor {
       this.ingress = this.o.ingressUrl.replace(/\/$/, '');
       this.admin = new AdminApi(this.o.adminUrl.replace(/\/$/, ''));
     } else if (this.o.ingressUrl || this.o.adminUrl) {
-      throw new StorageError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
+      throw new ValidationError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
     } else {
       this.server = new RestateServer(this.o.dataDir);
       this.server.onUnexpectedExit = () => void this.restartServer();
@@ -134,7 +137,7 @@ export class RestateExecutor implements DurableExecutor {
       try {
         return await fn();
       } catch (err) {
-        if (!(err instanceof StorageError || err instanceof TypeError) || Date.now() + wait > deadline) throw err;
+        if (!(err instanceof BackendUnavailableError) || Date.now() + wait > deadline) throw err;
         await new Promise((r) => setTimeout(r, wait));
       }
     }
@@ -210,7 +213,7 @@ export class RestateExecutor implements DurableExecutor {
   }
 
   private ensureStarted(): void {
-    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+    if (!this.started || this.stopping) throw new EngineStateError('engine is not started (call engine.start())');
   }
 
   /** The timer source: fires due schedule slots into the outbox (the slot's run id dedups,
@@ -239,7 +242,7 @@ export class RestateExecutor implements DurableExecutor {
     await Promise.all(
       runs.map(async (r) => {
         const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
-        if (!res.ok) throw new StorageError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
+        if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
     await this.o.triggerStore.write((w) => w.markForwarded(runs.map((r) => r.runId), this.o.clock.now()));
@@ -260,56 +263,19 @@ export class RestateExecutor implements DurableExecutor {
 
   // ---- views -------------------------------------------------------------------------
 
-  private async invocation(runId: string, workflow?: string): Promise<{ inv: InvocationRow; workflow: string } | undefined> {
-    const services = workflow ? [serviceName(workflow)] : this.services;
-    if (services.length === 0) return undefined;
-    const rows = await this.admin.query<InvocationRow>(
-      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_key = ${sqlString(runId)}
-       AND target_service_name IN (${services.map(sqlString).join(',')})`,
-    );
-    const inv = rows[0];
-    if (!inv) return undefined;
-    return { inv, workflow: workflowName(inv.svc) ?? inv.svc };
+  private invocation(runId: string, workflow?: string): Promise<{ inv: InvocationRow; workflow: string } | undefined> {
+    return this.reader.invocation(runId, workflow);
   }
 
+  // Reads go through the same RunReader the CLI uses on this backend: one code path.
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    const local = await this.o.triggerStore.outboxRun(runId);
-    const stateOf = (svc: string) =>
-      this.admin.query<{ key: string; value_utf8: string | null }>(
-        `SELECT key, value_utf8 FROM state WHERE service_name = ${sqlString(svc)} AND service_key = ${sqlString(runId)}`,
-      );
-    // With the workflow known from the local index, both queries go out at once.
-    const [found, early] = await Promise.all([this.invocation(runId, local?.workflow), local ? stateOf(serviceName(local.workflow)) : undefined]);
-    if (!found) {
-      // Written locally, not yet accepted by Restate: pending.
-      return local ? outboxView(local) : undefined;
-    }
-    const state = early ?? (await stateOf(found.inv.svc));
-    return buildView(found.workflow, found.inv, collectState(state), divergenceOf(local));
+    return this.reader.getRun(runId);
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {
     this.ensureStarted();
-    const services = filter.workflow ? [serviceName(filter.workflow)] : this.services;
-    if (services.length === 0) return [];
-    const inList = services.map(sqlString).join(',');
-    const invs = await this.admin.query<InvocationRow>(
-      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND target_service_name IN (${inList}) ORDER BY created_at DESC`,
-    );
-    const state = await this.admin.query<{ svc: string; run_id: string; key: string; value_utf8: string | null }>(
-      `SELECT service_name AS svc, service_key AS run_id, key, value_utf8 FROM state WHERE service_name IN (${inList}) AND key IN ('~run', '~meta')`,
-    );
-    const byRun = new Map<string, { key: string; value_utf8: string | null }[]>();
-    for (const s of state) {
-      const k = `${s.svc}/${s.run_id}`;
-      byRun.set(k, [...(byRun.get(k) ?? []), s]);
-    }
-    const local = await Promise.all(invs.map((inv) => this.o.triggerStore.outboxRun(inv.run_id)));
-    const views = invs
-      .map((inv, i) => buildView(workflowName(inv.svc) ?? inv.svc, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, divergenceOf(local[i])))
-      .filter((v) => !filter.status || v.status === filter.status);
-    return views.slice(0, filter.limit ?? 100);
+    return this.reader.listRuns(filter);
   }
 
   // ---- operations --------------------------------------------------------------------
@@ -325,7 +291,7 @@ export class RestateExecutor implements DurableExecutor {
     const v = await this.requireView(runId);
     if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); signal '${name}' not delivered`);
     const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/signal`, { name, payload });
-    if (!res.ok) throw new StorageError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
 
   async cancel(runId: string): Promise<void> {
@@ -336,7 +302,7 @@ export class RestateExecutor implements DurableExecutor {
     if (!found) throw new RunStateError(`run ${runId} is not yet accepted by Restate; try again`);
     const status = await this.admin.cancel(found.inv.id);
     if (status === 409) throw new RunStateError(`run ${runId} already finished; nothing to cancel`);
-    if (status >= 300) throw new StorageError(`restate refused to cancel run ${runId} (${status})`);
+    if (status >= 300) throw new BackendUnavailableError(`restate refused to cancel run ${runId} (${status})`);
   }
 
   async retry(runId: string): Promise<void> {
@@ -347,7 +313,7 @@ export class RestateExecutor implements DurableExecutor {
     const cycleBefore = await this.cycleOf(runId, v.workflow);
     const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, {});
     if (res.status === 409 || res.status === 500) throw new RunStateError(`run ${runId} cannot be retried now: ${res.text.slice(0, 200)}`);
-    if (!res.ok) throw new StorageError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
     // Return once the run has left this failure (running again, or failed anew in a later
     // cycle), so a result() right after sees the new attempt, not the old failure.
     const deadline = Date.now() + 30_000;
@@ -400,9 +366,9 @@ export class RestateExecutor implements DurableExecutor {
         // Parked failed here: it never completes, and the server shows its failed view a
         // moment after the handler wrote it: look again soon (a few queries, once per run).
         const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
-        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs, abort.signal).then(() => false)]);
-        if (this.stopping) throw new StorageError('engine stopped while waiting for a result');
+        if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
         if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
           // Settled here: the completion is a moment away; wait for it rather than query.
@@ -423,7 +389,7 @@ export class RestateExecutor implements DurableExecutor {
         } catch (err) {
           // Transport errors and unanswered requests (the server restarting or overloaded):
           // keep waiting until the deadline.
-          if (err instanceof UnknownRunError || !(err instanceof TypeError || err instanceof StorageError)) throw err;
+          if (!(err instanceof BackendUnavailableError)) throw err;
         }
         if (v && isTerminal(v.status)) return v;
       }

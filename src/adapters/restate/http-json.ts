@@ -1,8 +1,8 @@
 // Small JSON-over-HTTP helper for the admin API and ingress: bounded by a timeout, never throws
 // on a non-2xx status (callers map statuses to domain errors). A request that gets no answer
-// in time is a StorageError naming the request (the caller's retry logic treats it like any
-// other transport failure); connection failures stay fetch's TypeError.
-import { StorageError } from '../../domain/errors.ts';
+// in time, and a connection that fails (refused, reset), is a BackendUnavailableError naming
+// the request: transient, and the one class the callers' retry logic keys on.
+import { BackendUnavailableError } from '../../domain/errors.ts';
 
 export interface HttpResult {
   status: number;
@@ -27,8 +27,10 @@ export async function httpJson(method: string, url: string, body?: unknown, opts
     ({ status, ok } = r);
     text = await r.text();
   } catch (err) {
-    if ((err as Error)?.name === 'TimeoutError') throw new StorageError(`restate: ${method} ${new URL(url).pathname.slice(0, 120)} got no answer within ${timeoutMs} ms`);
-    throw err;
+    const where = `${method} ${new URL(url).pathname.slice(0, 120)}`;
+    if ((err as Error)?.name === 'TimeoutError') throw new BackendUnavailableError(`restate: ${where} got no answer within ${timeoutMs} ms`);
+    const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+    throw new BackendUnavailableError(`restate: ${where} at ${new URL(url).host} failed: ${cause?.code ?? cause?.message ?? (err as Error)?.message ?? String(err)}`);
   }
   let json: unknown;
   try {

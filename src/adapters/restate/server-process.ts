@@ -3,7 +3,7 @@
 // URLs stay stable, data under <dataDir>/restate, stopped by PID. "Ready" means the admin SQL
 // endpoint answers (health answers long before an invocation can run).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
@@ -18,6 +18,26 @@ export interface RestatePorts {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+
+/** Where a running embedded server's admin API listens, for readers in other processes (the
+ *  CLI): written once the server is ready, removed when the engine stops it. A server left
+ *  running by a SIGKILLed engine keeps its file (it still answers; the next engine adopts it). */
+export const ADMIN_FILE = 'admin.json';
+
+export interface AdminFile {
+  adminUrl: string;
+  pid: number;
+}
+
+/** The admin address recorded in `<dataDir>/restate`, if a server was started there. */
+export function readAdminFile(dataDir: string): AdminFile | undefined {
+  try {
+    const v = JSON.parse(readFileSync(join(dataDir, 'restate', ADMIN_FILE), 'utf8')) as Partial<AdminFile>;
+    return typeof v.adminUrl === 'string' && Number.isInteger(v.pid) ? { adminUrl: v.adminUrl, pid: v.pid! } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function binaryPath(): string {
   const require = createRequire(import.meta.url);
@@ -80,6 +100,7 @@ export class RestateServer {
       this.ports = saved;
       this.adoptedPid = oldPid;
       await this.waitReady(() => undefined);
+      this.writeAdminFile();
       return;
     }
     this.ports = saved && (await Promise.all([saved.ingress, saved.admin, saved.node].map(portFree))).every(Boolean)
@@ -122,6 +143,14 @@ export class RestateServer {
       const c = exited();
       if (c) throw new StorageError(`restate-server exited at start (code ${c.exitCode}, signal ${c.signalCode}); see ${join(this.baseDir, 'server.log')}`);
     });
+    this.writeAdminFile();
+  }
+
+  private writeAdminFile(): void {
+    const file = join(this.baseDir, ADMIN_FILE);
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ adminUrl: this.adminUrl, pid: this.pid } satisfies Partial<AdminFile>), { mode: 0o600 });
+    renameSync(tmp, file);
   }
 
   private async waitReady(checkAlive: () => void): Promise<void> {
@@ -147,6 +176,7 @@ export class RestateServer {
   async stop(boundMs = 10_000): Promise<void> {
     this.stopping = true;
     process.off('exit', this.killOnExit);
+    rmSync(join(this.baseDir, ADMIN_FILE), { force: true });
     const pid = this.pid;
     if (!pid || !pidAlive(pid)) return;
     const gone = this.child

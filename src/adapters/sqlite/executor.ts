@@ -6,7 +6,7 @@
 // engine.result(). The file, its owner lease and the CommitQueue belong to the
 // SqliteTriggerStore it is given; every write goes through that queue (group commit), and a
 // caller is answered only after its transaction committed.
-import { RunStateError, StorageError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryReset } from '../../domain/replay.ts';
@@ -28,6 +28,7 @@ import type { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
+import { SqliteRunReader } from './run-reader.ts';
 
 export interface SqliteExecutorOptions {
   /** The data dir's file (opened by start()); runs live in it next to the trigger state. */
@@ -69,6 +70,7 @@ export class SqliteExecutor implements DurableExecutor {
   readonly backend = 'sqlite';
 
   private store!: SqliteStore;
+  private reader!: SqliteRunReader;
   private queue!: CommitQueue;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
@@ -102,6 +104,7 @@ export class SqliteExecutor implements DurableExecutor {
     file.openNow();
     this.store = file.store;
     this.queue = file.queue;
+    this.reader = new SqliteRunReader(this.store);
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -126,7 +129,7 @@ export class SqliteExecutor implements DurableExecutor {
     await this.o.triggerStore.close();
     // A result() still waiting cannot be answered by this engine any more: it fails now
     // instead of holding the process open until its deadline.
-    const stopped = new StorageError('engine stopped while waiting for a result');
+    const stopped = new EngineStateError('engine stopped while waiting for a result');
     for (const waiters of this.terminalWaiters.values()) for (const w of waiters) w(stopped);
     this.terminalWaiters.clear();
     this.resolveIdle();
@@ -142,7 +145,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private ensureStarted(): void {
-    if (!this.started || this.stopping) throw new StorageError('engine is not started (call engine.start())');
+    if (!this.started || this.stopping) throw new EngineStateError('engine is not started (call engine.start())');
   }
 
   private now(): number {
@@ -189,15 +192,15 @@ export class SqliteExecutor implements DurableExecutor {
     else if (this.store.getRunRow(runId)?.status === 'waiting') this.dispatch(runId);
   }
 
+  // Reads go through the same RunReader the CLI uses on this backend: one code path.
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    const row = this.store.getRunRow(runId);
-    return row && this.store.view(row, true);
+    return this.reader.getRun(runId);
   }
 
   async listRuns(filter: RunFilter): Promise<RunView[]> {
     this.ensureStarted();
-    return this.store.listRunRows(filter).map((r) => this.store.view(r, false));
+    return this.reader.listRuns(filter);
   }
 
   async cancel(runId: string): Promise<void> {

@@ -68,8 +68,14 @@ export function openOwned(dataDir: string, durability: Durability, ownerId: stri
   }
 }
 
+export interface OpenOptions {
+  /** better-sqlite3's native addon, when not the installed one (tests point it at a
+   *  missing file to check how a binding that does not load is reported). */
+  nativeBinding?: string;
+}
+
 /** `schemaUpTo`: migrate only that far (the owner table exists from version 1). */
-export function openDatabase(dataDir: string, durability: Durability, schemaUpTo?: number): Database.Database {
+export function openDatabase(dataDir: string, durability: Durability, schemaUpTo?: number, options: OpenOptions = {}): Database.Database {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -79,12 +85,12 @@ export function openDatabase(dataDir: string, durability: Durability, schemaUpTo
   const existed = existsSync(file);
   // The whole-file check costs ~2 ms per MB; it is skipped only when the file is exactly as
   // this engine left it at its last clean stop (see SqliteStore.close).
-  if (existed && !takeCleanMark(file)) refuseDamaged(file);
+  if (existed && !takeCleanMark(file)) refuseDamaged(file, options);
   let db: Database.Database | undefined;
   try {
     // Created owner-only before SQLite opens it (its -wal/-shm files take the same mode).
     if (!existed) closeSync(openSync(file, 'a', 0o600));
-    db = new Database(file);
+    db = new Database(file, { nativeBinding: options.nativeBinding });
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
@@ -92,19 +98,22 @@ export function openDatabase(dataDir: string, durability: Durability, schemaUpTo
     return db;
   } catch (err) {
     db?.close();
-    throw new StorageError(`cannot open ${file}: ${(err as Error).message}`);
+    throw new StorageError(`cannot open ${file}: ${oneLine(err)}`);
   }
 }
 
 /** A damaged file (truncated, overwritten, broken b-tree) is refused before anything is
  *  written to it: a read-only quick_check (structure, not content; ~1 ms per MB). */
-function refuseDamaged(file: string): void {
+function refuseDamaged(file: string, options: OpenOptions = {}): void {
   let ro: Database.Database | undefined;
   let verdict: string;
   try {
-    ro = new Database(file, { readonly: true, fileMustExist: true });
+    ro = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: options.nativeBinding });
     verdict = String(ro.pragma('quick_check(1)', { simple: true })).replace(/^\*\*\* in database \w+ \*\*\*\n/, '');
   } catch (err) {
+    // Only SQLite saying the bytes are wrong means damaged; a binding that does not load,
+    // a permission or a lock is "cannot open", and the file may be perfectly fine.
+    if (openFailureKind(err) === 'cannot-open') throw new StorageError(`cannot open ${file}: ${oneLine(err)}`);
     verdict = (err as Error).message;
   } finally {
     ro?.close();
@@ -113,6 +122,19 @@ function refuseDamaged(file: string): void {
     throw new StorageError(`refusing to open ${file}: the database file is damaged (${verdict.split('\n')[0]}); it was left untouched: restore it from a backup or move it away`);
   }
 }
+
+/** SQLite result codes that mean the file's bytes are not a sound database. */
+const DAMAGED_CODES = /^SQLITE_(CORRUPT|NOTADB|FORMAT|IOERR_SHORT_READ)/;
+
+/** Why opening (or checking) a database file failed: 'damaged' when SQLite read the file and
+ *  found its bytes wrong; 'cannot-open' for everything else: better-sqlite3's native binding
+ *  missing or built for another Node (no SQLite code at all), permissions, locks, I/O. */
+export function openFailureKind(err: unknown): 'damaged' | 'cannot-open' {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && DAMAGED_CODES.test(code) ? 'damaged' : 'cannot-open';
+}
+
+const oneLine = (err: unknown): string => String((err as Error)?.message ?? err).split('\n')[0]!;
 
 /** Same inode, size and ctime: no byte of the file can have changed since (ctime moves on
  *  every write, truncate, chmod or rename over it, and no tool can set it back). */

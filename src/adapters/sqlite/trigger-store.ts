@@ -142,7 +142,8 @@ const toOutboxRun = (r: RunRow): OutboxRun => ({ runId: r.run_id, workflow: r.wo
 /** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */
 const STATE: Partial<Record<RunStatus, OutboxEntry['state']>> = { pending: 'pending', failed: 'failed' };
 
-function toEntry(r: RunRow): OutboxEntry {
+/** A run row as the outbox entry it is for a forwarding backend. */
+export function toEntry(r: RunRow): OutboxEntry {
   const e: OutboxEntry = { ...toOutboxRun(r), state: STATE[r.status] ?? 'forwarded', createdAt: r.created_at, updatedAt: r.updated_at };
   if (r.error != null) e.error = JSON.parse(r.error);
   return e;

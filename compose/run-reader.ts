@@ -1,0 +1,54 @@
+// The run reader for a data dir, chosen by backend: what the CLI's reading commands (runs
+// list/describe, why) use, so they say what the engine API says on either backend. SQLite:
+// the data dir's file, read-only. Restate: the admin API of the configured Restate, or of the
+// embedded restate-server the engine started for this data dir (its address is recorded under
+// <dataDir>/restate while it runs); the local file only answers for runs still in the outbox.
+import { BackendUnavailableError } from '../src/domain/errors.ts';
+import type { RunReader } from '../src/ports/run-reader.ts';
+import { pidAlive } from '../src/platform/pid.ts';
+import { outboxLookup, ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
+import type { ResolvedConfig } from './config.ts';
+
+export interface RunReaderOptions {
+  /** Workflow names whose runs to show on a shared Restate; undefined = all Tranquil runs. */
+  workflows?: readonly string[];
+}
+
+/** undefined when the data dir holds nothing to read (no file, and no Restate to ask). */
+export async function openRunReader(config: ResolvedConfig, options: RunReaderOptions = {}): Promise<RunReader | undefined> {
+  const file = ReadOnlyFile.open(config.dataDir);
+  if (config.backend === 'sqlite') return file?.runReader();
+  try {
+    const [{ AdminApi }, { RestateRunReader }, { readAdminFile }] = await Promise.all([
+      import('../src/adapters/restate/admin-api.ts'),
+      import('../src/adapters/restate/run-reader.ts'),
+      import('../src/adapters/restate/server-process.ts'),
+    ]);
+    let adminUrl = config.restate?.adminUrl;
+    if (!adminUrl) {
+      const recorded = readAdminFile(config.dataDir);
+      if (!recorded && !file) return undefined;
+      if (!recorded || !pidAlive(recorded.pid)) throw notRunning(config.dataDir);
+      adminUrl = recorded.adminUrl;
+    }
+    const admin = new AdminApi(adminUrl.replace(/\/$/, ''));
+    try {
+      await admin.query('SELECT 1 AS ok');
+    } catch (err) {
+      if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
+      throw err;
+    }
+    const reader = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store) });
+    return {
+      getRun: (runId) => reader.getRun(runId),
+      listRuns: (filter) => reader.listRuns(filter),
+      close: async () => file?.close(),
+    };
+  } catch (err) {
+    file?.close();
+    throw err;
+  }
+}
+
+const notRunning = (dataDir: string) =>
+  new BackendUnavailableError(`restate backend: no restate-server is running for ${dataDir}; start \`tranquil serve\` or the app`);

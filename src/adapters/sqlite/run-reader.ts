@@ -1,0 +1,78 @@
+// RunReader over the SQLite file: the engine's own (over its open store) and the CLI's
+// (a read-only open of the data dir's file, no owner lease, so it works while a `serve` or
+// an embedding app owns the data dir).
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { StorageError } from '../../domain/errors.ts';
+import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
+import { toEntry } from './trigger-store.ts';
+import { MIGRATIONS } from './schema.ts';
+import { DB_FILE, SqliteStore } from './store.ts';
+import { TriggerTables } from './trigger-tables.ts';
+
+export class SqliteRunReader implements RunReader {
+  /** `onClose`: what closing this reader releases (nothing for the engine's own store). */
+  constructor(private readonly store: SqliteStore, private readonly onClose: () => void = () => {}) {}
+
+  async getRun(runId: string): Promise<RunView | undefined> {
+    const row = this.store.getRunRow(runId);
+    return row && this.store.view(row, true);
+  }
+
+  async listRuns(filter: RunFilter): Promise<RunView[]> {
+    return this.store.listRunRows(filter).map((r) => this.store.view(r, false));
+  }
+
+  async close(): Promise<void> {
+    this.onClose();
+  }
+}
+
+/** The run outbox lookup a forwarding backend (Restate) reads runs against. */
+export function outboxLookup(store: SqliteStore): OutboxLookup {
+  return async (runId) => {
+    const row = store.getRunRow(runId);
+    return row && toEntry(row);
+  };
+}
+
+/** A data dir's file opened read-only: runs, and the trigger tables (events, schedules,
+ *  slots, webhook secrets, settings) for the CLI's other reading commands. */
+export class ReadOnlyFile {
+  readonly store: SqliteStore;
+  readonly triggers: TriggerTables;
+
+  private constructor(readonly db: Database.Database) {
+    this.store = new SqliteStore(db);
+    this.triggers = new TriggerTables(db);
+  }
+
+  /** undefined when the data dir holds no database yet. */
+  static open(dataDir: string): ReadOnlyFile | undefined {
+    const file = join(dataDir, DB_FILE);
+    if (!existsSync(file)) return undefined;
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 5000');
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version === 0 || version > MIGRATIONS.length) throw new Error(`schema version ${version}, this CLI understands 1..${MIGRATIONS.length}`);
+      if (version < MIGRATIONS.length) throw new Error(`schema version ${version} is older than this CLI (${MIGRATIONS.length}): start the engine once on this data dir to upgrade it`);
+      return new ReadOnlyFile(db);
+    } catch (err) {
+      db?.close();
+      throw new StorageError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+  }
+
+  /** A reader of this file's runs; closing it closes the file. */
+  runReader(): SqliteRunReader {
+    return new SqliteRunReader(this.store, () => this.close());
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,20 @@
+// RunReader: how anything outside a running engine (the CLI's reading commands), and the
+// engine itself, reads runs from the backend that ran them. One implementation per backend:
+// SQLite reads its file (read-only from another process); Restate asks the admin API, never
+// the local file's outbox rows for a run Restate has accepted.
+import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { OutboxEntry } from './trigger-store.ts';
+
+export interface RunReader {
+  /** The run with its steps; undefined when this backend knows no such run. */
+  getRun(runId: string): Promise<RunView | undefined>;
+  /** Runs, newest first, without their steps (`steps: []`). */
+  listRuns(filter: RunFilter): Promise<RunView[]>;
+  /** Releases what the reader opened (a file handle); the engine's own reader owns nothing. */
+  close(): Promise<void>;
+}
+
+/** Looks a run up in the trigger store's run outbox: what a backend that forwards runs to
+ *  another system (Restate) knows locally (written but not accepted yet; a divergence this
+ *  engine recorded). */
+export type OutboxLookup = (runId: string) => Promise<OutboxEntry | undefined>;

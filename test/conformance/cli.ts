@@ -1,0 +1,137 @@
+// Conformance scenarios for the CLI's reading commands, called from runConformance(): real
+// workflows run through the engine, then `tranquil runs list|describe|why --json` run as a
+// child process against the same data dir WHILE the engine runs, and must say exactly what
+// the engine API says. On Restate this proves the CLI reads through the backend (admin API),
+// not the local file's outbox rows.
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
+import { manual, TerminalError, workflow } from '@tranquil/sdk';
+import type { Explanation, RunView } from '@tranquil/engine';
+import type { ScenarioKit } from './triggers.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/tranquil.mjs');
+
+interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** The CLI in a child process (async: the engine in this process keeps serving meanwhile). */
+function cli(backend: string, dataDir: string, ...args: string[]): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, TRANQUIL_BACKEND: backend };
+  delete env.TRANQUIL_DATA_DIR;
+  // cwd = the data dir: no tranquil.config.ts there, so only --data-dir and the env decide.
+  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { cwd: dataDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  child.stderr.on('data', (d: Buffer) => (err += d));
+  const timer = setTimeout(() => child.pid && process.kill(child.pid, 'SIGKILL'), 60_000);
+  return new Promise((r) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      r({ code: code ?? -1, out: out.trim(), err: err.trim() });
+    }),
+  );
+}
+
+function json<T>(r: CliResult, what: string): T {
+  if (r.code !== 0) throw new Error(`${what}: cli exited ${r.code}: ${r.err}`);
+  return JSON.parse(r.out) as T;
+}
+
+/** Relative times ("in 59m 58s") depend on when each side looked. */
+const absolute = (e: Explanation) => ({ ...e, summary: e.summary.replace(/ \((in [^)]*|due now)\)/g, '') });
+
+export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | 'boot' | 'until'>, backend: string): void {
+  const workflows = () => [
+    workflow('cli-ok', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        const a = await step.do('a', () => input.n + 1);
+        const b = await step.do('b', () => a * 2);
+        return { sum: a + b };
+      });
+    }),
+    workflow('cli-fails', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        await step.do('prep', () => 'ready');
+        await step.do('boom', () => {
+          throw new TerminalError('card declined');
+        });
+      });
+    }),
+    workflow('cli-sleeps', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        await step.do('prep', () => 1);
+        await step.sleep('nap', '1h');
+      });
+    }),
+    workflow('cli-waits', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        await step.do('prep', () => 1);
+        return step.waitForEvent('approve');
+      });
+    }),
+  ];
+
+  test('CLI runs list / describe / why say what the engine API says, while the engine runs', async () => {
+    const { engine, dir } = await boot(workflows());
+    const ok = (await engine.trigger('cli-ok', { n: 1 })).runId;
+    const bad = (await engine.trigger('cli-fails', {})).runId;
+    const sleeper = (await engine.trigger('cli-sleeps', {})).runId;
+    const waiter = (await engine.trigger('cli-waits', {})).runId;
+    expect((await engine.result(ok, { timeout: '20s' })).status).toBe('succeeded');
+    expect((await engine.result(bad, { timeout: '20s' })).status).toBe('failed');
+    await until('run to sleep', async () => (await engine.runs.get(sleeper)).status === 'sleeping', 20_000);
+    await until('run to wait', async () => (await engine.runs.get(waiter)).status === 'waiting', 20_000);
+
+    const ids = [ok, bad, sleeper, waiter];
+    const described = await Promise.all(ids.map((id) => cli(backend, dir, 'runs', 'describe', id, '--json')));
+    const whys = await Promise.all(ids.map((id) => cli(backend, dir, 'why', id, '--json')));
+    const listed = json<RunView[]>(await cli(backend, dir, 'runs', 'list', '--json'), 'runs list');
+
+    for (const [i, id] of ids.entries()) {
+      const api = await engine.runs.get(id);
+      const shown = json<RunView>(described[i]!, `runs describe ${id}`);
+      expect(shown.status, `status of ${api.workflow}`).toBe(api.status);
+      expect(shown.output).toEqual(api.output);
+      expect(shown.error).toEqual(api.error);
+      expect(shown.wakeAt).toEqual(api.wakeAt);
+      expect(shown.steps.map((s) => [s.name, s.kind, s.status])).toEqual(api.steps.map((s) => [s.name, s.kind, s.status]));
+      expect(shown).toEqual(JSON.parse(JSON.stringify(api))); // the whole view, field for field
+      expect(absolute(json<Explanation>(whys[i]!, `why ${id}`))).toEqual(absolute(JSON.parse(JSON.stringify(await engine.runs.explain(id)))));
+    }
+    expect(json<RunView>(described[0]!, 'ok').output).toEqual({ sum: 6 });
+    expect(json<RunView>(described[0]!, 'ok').steps).toHaveLength(2);
+    expect(json<RunView>(described[1]!, 'bad').error).toEqual({ name: 'TerminalError', message: 'card declined' });
+
+    const byId = (vs: RunView[]) => vs.map((v) => ({ runId: v.runId, workflow: v.workflow, status: v.status })).sort((a, b) => a.runId.localeCompare(b.runId));
+    expect(byId(listed)).toEqual(byId(await engine.runs.list()));
+    expect(listed).toHaveLength(4);
+
+    const unknown = await cli(backend, dir, 'runs', 'describe', 'no-such-run', '--json');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
+  }, 120_000);
+
+  test('after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)', async () => {
+    const { engine, dir } = await boot(workflows());
+    const ok = (await engine.trigger('cli-ok', { n: 2 })).runId;
+    const done = await engine.result(ok, { timeout: '20s' });
+    await engine.stop();
+    const r = await cli(backend, dir, 'runs', 'describe', ok, '--json');
+    if (backend === 'restate') {
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(`tranquil: BackendUnavailableError: restate backend: no restate-server is running for ${dir}; start \`tranquil serve\` or the app`);
+    } else {
+      expect(json<RunView>(r, 'runs describe')).toEqual(JSON.parse(JSON.stringify(done)));
+    }
+  }, 60_000);
+}
