@@ -105,7 +105,10 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
       expect(shown.error).toEqual(api.error);
       expect(shown.wakeAt).toEqual(api.wakeAt);
       expect(shown.steps.map((s) => [s.name, s.kind, s.status])).toEqual(api.steps.map((s) => [s.name, s.kind, s.status]));
-      expect(shown).toEqual(JSON.parse(JSON.stringify(api))); // the whole view, field for field
+      // The whole view, field for field. updatedAt only for a finished run: on Restate a run
+      // parked failed (or suspended) is a live invocation the server still touches.
+      const { updatedAt, ...rest } = JSON.parse(JSON.stringify(api)) as RunView;
+      expect(shown).toEqual({ ...rest, updatedAt: api.status === 'succeeded' ? updatedAt : shown.updatedAt });
       expect(absolute(json<Explanation>(whys[i]!, `why ${id}`))).toEqual(absolute(JSON.parse(JSON.stringify(await engine.runs.explain(id)))));
     }
     expect(json<RunView>(described[0]!, 'ok').output).toEqual({ sum: 6 });
