@@ -28,13 +28,13 @@ import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
-import { divergenceOf, outboxView } from './outbox-view.ts';
+import { divergenceOf } from './outbox-view.ts';
 import type { RunHooks } from './run-handler.ts';
 import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
-import { buildService, serviceName, workflowName } from './workflow-service.ts';
+import { buildService, serviceName } from './workflow-service.ts';
 
 export interface RestateExecutorOptions {
   dataDir: string;
