@@ -98,6 +98,10 @@ export class RunSession {
         this.finish({ type: 'succeeded', output: out });
       } catch (err) {
         if (this.outcome || err instanceof Finished) return;
+        // Steps still running (a Promise.all that rejected early) end and are recorded
+        // first, so a retry replays them instead of running their bodies again.
+        await this.drained();
+        if (this.outcome) return;
         await this.flushPending().catch(() => {});
         this.finish({ type: 'failed', error: toErrorInfo(err) });
       }

@@ -57,6 +57,14 @@ export class RestateRun {
   }
 
   async execute(input: Json): Promise<Json> {
+    try {
+      return await this.invoke(input);
+    } finally {
+      this.log?.driver.close();
+    }
+  }
+
+  private async invoke(input: Json): Promise<Json> {
     // The version is journaled with the start: state writes are compared on replay, so
     // everything written must come from the journal, not from the code now running.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
@@ -111,10 +119,12 @@ export class RestateRun {
     this.hooks.settled(this.runId, this.view());
     let woke: 'retry' | 'ttl';
     try {
-      woke = await restate.RestatePromise.race([
-        this.rctx.promise<boolean>(`~retry#${cycle}`).get().map(() => 'retry' as const),
-        this.rctx.sleep(PARK_TTL_MS, '~park').map(() => 'ttl' as const),
-      ]);
+      woke = await this.log.driver.await(
+        restate.RestatePromise.race([
+          this.rctx.promise<boolean>(`~retry#${cycle}`).get().map(() => 'retry' as const),
+          this.rctx.sleep(PARK_TTL_MS, '~park').map(() => 'ttl' as const),
+        ]),
+      );
     } catch (err) {
       if (err instanceof restate.CancelledError) {
         this.setRun({ status: 'cancelled' });

@@ -20,6 +20,7 @@ import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
 import type { AttemptResult, Recorded, StepLog } from '../../ports/step-log.ts';
+import { RestateDriver } from './driver.ts';
 
 /** A position's record as journaled in ctx.run results. */
 interface Marker {
@@ -59,6 +60,8 @@ export class RestateStepLog implements StepLog {
    *  timeout the next wait of that name takes the same slot: a late signal goes there). */
   private readonly cursors = new Map<string, number>();
   private clock: number;
+  /** Every await of the invocation goes through it (the SDK allows one awaiter at a time). */
+  readonly driver = new RestateDriver(() => (this.cancelled = true));
 
   constructor(
     private readonly rctx: restate.WorkflowContext,
@@ -124,7 +127,10 @@ export class RestateStepLog implements StepLog {
 
   async takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
     const slot = this.cursors.get(signalName) ?? 1;
-    const got = await this.durable(this.rctx.promise<SignalEnvelope>(signalPromise(signalName, slot)).peek());
+    // peek() is typed as a plain Promise but is a RestatePromise (a journaled command) in
+    // the SDK: awaiting it directly would be a second awaiter beside the driver.
+    const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
+    const got = await this.driver.await(peek);
     if (got === undefined) return undefined;
     this.cursors.set(signalName, slot + 1);
     this.advance(got.t);
@@ -155,7 +161,7 @@ export class RestateStepLog implements StepLog {
       branches.push(this.rctx.promise<SignalEnvelope>(signalPromise(signal, slot)).get().map((env) => env?.t ?? 0));
     }
     if (branches.length === 0) throw new Error('suspended with nothing to wake it');
-    this.advance(await this.durable(branches.length === 1 ? branches[0]! : restate.RestatePromise.race(branches)));
+    this.advance(await this.driver.await(branches.length === 1 ? branches[0]! : restate.RestatePromise.race(branches)));
   }
 
   private async mark(name: string, marker: Omit<Marker, 't'>): Promise<Recorded> {
@@ -164,18 +170,8 @@ export class RestateStepLog implements StepLog {
   }
 
   private async journaled<T extends Marker>(name: string, produce: () => Promise<T> | T): Promise<T> {
-    const m = await this.durable(this.rctx.run(name, produce));
+    const m = await this.driver.await(this.rctx.run(name, produce));
     this.advance(m.t);
     return m;
-  }
-
-  /** A cancellation surfaces from whatever the invocation awaits: remember it. */
-  private async durable<T>(p: PromiseLike<T>): Promise<T> {
-    try {
-      return await p;
-    } catch (err) {
-      if (err instanceof restate.CancelledError) this.cancelled = true;
-      throw err;
-    }
   }
 }

@@ -1,0 +1,89 @@
+// The one awaiter of a Restate invocation. The Restate SDK (1.17) drives its journal from
+// the promise being awaited, and lets only one RestatePromise wait for progress at a time:
+// a second concurrent await fails with "awaitNext already pending" and the invocation
+// stalls. Workflow code awaits many steps at once (Promise.all / race over step calls), so
+// every await of the invocation goes through this driver: it races all pending promises as
+// one RestatePromise, hands each outcome to its own caller, and races again after a turn of
+// the event loop, so that calls the code makes in reaction join the next race.
+//
+// Restate journals the order in which the raced promises complete, so a replay hands the
+// outcomes out in the same order as the first execution.
+import './polyfill.ts';
+import * as restate from '@restatedev/restate-sdk';
+
+interface Waiter {
+  promise: restate.RestatePromise<unknown>;
+  resolve(value: unknown): void;
+  reject(reason: unknown): void;
+}
+
+type Settled = { i: number; ok: true; value: unknown } | { i: number; ok: false; failure: unknown };
+
+const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+export class RestateDriver {
+  private pending: Waiter[] = [];
+  private running = false;
+  private closed = false;
+
+  /** @param onCancelled told when Restate cancelled the invocation (seen on any promise). */
+  constructor(private readonly onCancelled: () => void) {}
+
+  /** Awaits a RestatePromise of this invocation alongside every other pending one. */
+  await<T>(promise: restate.RestatePromise<T>): Promise<T> {
+    if (this.closed) return new Promise<T>(() => {});
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ promise, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) {
+        this.running = true;
+        void this.loop();
+      }
+    });
+  }
+
+  /** The invocation is over: nothing more is awaited (pending callers never settle). */
+  close(): void {
+    this.closed = true;
+    this.pending = [];
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (this.pending.length > 0 && !this.closed) {
+        await turn();
+        const batch = this.pending.slice();
+        if (batch.length === 0) break;
+        let settled: Settled;
+        try {
+          const tagged = batch.map((w, i) =>
+            w.promise.map((value, failure): Settled => (failure === undefined ? { i, ok: true, value } : { i, ok: false, failure })),
+          );
+          settled = await (tagged.length === 1 ? tagged[0]! : restate.RestatePromise.race(tagged));
+        } catch (err) {
+          // Not one promise's outcome (the invocation was cancelled or the SDK failed): it
+          // concerns every caller waiting now.
+          if (err instanceof restate.CancelledError) this.onCancelled();
+          const all = this.pending;
+          this.pending = [];
+          for (const w of all) w.reject(err);
+          continue;
+        }
+        if (this.closed) return;
+        const waiter = batch[settled.i]!;
+        this.pending.splice(this.pending.indexOf(waiter), 1);
+        if (settled.ok) waiter.resolve(settled.value);
+        else {
+          if (settled.failure instanceof restate.CancelledError) this.onCancelled();
+          waiter.reject(settled.failure);
+        }
+      }
+    } finally {
+      this.running = false;
+      // A caller that arrived while the loop was finishing its last step.
+      if (this.pending.length > 0 && !this.closed) {
+        this.running = true;
+        void this.loop();
+      }
+    }
+  }
+}
