@@ -1,4 +1,5 @@
-// A run's journal as the pure core sees it: one entry per step call, dense by seq.
+// A run's journal as the pure core sees it: one entry per step call, indexed by seq (a hole
+// where a step was called but nothing is recorded yet).
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { StepKind, StepStatus, StepView } from './run-view.ts';
@@ -17,6 +18,10 @@ export interface JournalEntry {
   /** sleep: when it is due; wait: its deadline (absent = no timeout). */
   wakeAt?: number;
   nextRetryAt?: number;
+  /** When it completed relative to the run's other steps (larger = later; gaps allowed).
+   *  Steps called concurrently complete in any order; replay hands results back in this
+   *  order. Absent: not completed, or no order (ctx.now/random, emit, older journals). */
+  order?: number;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();

@@ -56,7 +56,8 @@ export function decideFinish(
   journal: readonly JournalEntry[],
   position: number,
 ): { type: 'done' } | { type: 'diverged'; position: number; expected: string; recorded: string } {
-  const extra = journal[position];
+  // Indexed by seq, possibly with holes: any entry at or past the position counts.
+  const extra = journal.slice(position).find((e) => e !== undefined);
   if (!extra) return { type: 'done' };
   return { type: 'diverged', position, expected: 'the run to finish', recorded: describeCall(extra) };
 }

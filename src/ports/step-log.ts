@@ -24,7 +24,9 @@ export interface StepLog {
   readonly workflow: string;
   /** A fresh copy for this session: workflow code may mutate it. */
   readonly input: Json;
-  /** The journal as this session found it, dense by seq. A log that journals as it goes
+  /** The journal as this session found it, indexed by seq (a hole where a step was called
+   *  but has nothing recorded, e.g. a body still running when a sibling finished, until the
+   *  engine stopped). A log that journals as it goes
    *  (Restate) may know fewer positions than were recorded: the session then meets the
    *  rest through `open` and `attempt`, which return what was journaled. */
   readonly entries: readonly JournalEntry[];

@@ -63,12 +63,25 @@ export class RunSession {
   private activity = 0;
   private readonly blocked: Blocked[] = [];
   private drainWaiters: (() => void)[] = [];
+  /** Completion order (JournalEntry.order) of the steps recorded before this session,
+   *  ascending: replayed results are handed back in it (see inOrder). */
+  private readonly recordedOrders: number[];
+  private released = 0;
+  private readonly held = new Map<number, () => void>();
+  /** A result was handed back this turn of the event loop: the next one waits a turn. */
+  private releasedThisTurn = false;
+  /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
+  private unsettled = 0;
+  private nextOrder: number;
 
   constructor(
     private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
-  ) {}
+  ) {
+    this.recordedOrders = log.entries.flatMap((e) => (e.order === undefined ? [] : [e.order])).sort((a, b) => a - b);
+    this.nextOrder = (this.recordedOrders[this.recordedOrders.length - 1] ?? 0) + 1;
+  }
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
   run(): Promise<RunOutcome> {
@@ -150,9 +163,9 @@ export class RunSession {
 
   private stepApi(): StepApi {
     return stepApi({
-      do: (name, options, body) => this.doStep(name, options, body),
-      sleep: (name, wakeAtFrom) => this.sleepStep(name, wakeAtFrom),
-      wait: (name, timeoutMs) => this.waitStep(name, timeoutMs),
+      do: (name, options, body) => this.tracked(this.doStep(name, options, body)),
+      sleep: (name, wakeAtFrom) => this.tracked(this.sleepStep(name, wakeAtFrom)),
+      wait: (name, timeoutMs) => this.tracked(this.waitStep(name, timeoutMs)),
     });
   }
 
@@ -222,12 +235,80 @@ export class RunSession {
   /** Suspends once nothing is in flight and a full turn of the event loop (every microtask
    *  of the workflow code) passed without a step call or a finished operation. */
   private checkQuiescent(): void {
-    if (this.outcome || this.inflight > 0 || this.blocked.length === 0) return;
+    if (this.outcome || this.inflight > 0 || (this.blocked.length === 0 && this.held.size === 0)) return;
     const seen = this.activity;
     setImmediate(() => {
       if (this.outcome || this.inflight > 0 || this.activity !== seen) return;
+      if (this.held.size > 0) {
+        // A recorded completion whose step the code no longer calls (a changed workflow):
+        // skip it rather than hold every later result forever.
+        this.released++;
+        this.activity++;
+        this.releaseNext();
+        return this.checkQuiescent();
+      }
       this.finish(suspension(this.blocked));
     });
+  }
+
+  /** The next completion order to stamp on a step that completes now. */
+  private completion(): number {
+    return this.nextOrder++;
+  }
+
+  /** Hands back a result in the order the steps completed the first time: steps called
+   *  concurrently may have completed in any order, and a Promise.race must pick the same
+   *  winner on replay. While other step calls are pending, one result goes per turn of the
+   *  event loop, so the code's reaction to one runs before the next arrives, as it did the
+   *  first time. Results completing now (order past the recorded ones) go once every
+   *  recorded one went. Returns undefined when the result may go at once. */
+  private inOrder(order: number | undefined): Promise<void> | undefined {
+    if (order === undefined || this.released >= this.recordedOrders.length) return undefined;
+    // `unsettled` does not count this call yet: any other pending call means concurrency.
+    if (this.recordedOrders[this.released] === order && !(this.releasedThisTurn && this.unsettled > 0)) {
+      this.markReleased();
+      return undefined;
+    }
+    return new Promise<void>((resolve) => {
+      this.held.set(order, resolve);
+      this.checkQuiescent();
+    });
+  }
+
+  private markReleased(): void {
+    this.released++;
+    this.activity++;
+    if (this.releasedThisTurn) return;
+    this.releasedThisTurn = true;
+    setImmediate(() => {
+      this.releasedThisTurn = false;
+      this.releaseNext();
+    });
+  }
+
+  /** Releases the next held result, if its turn came. */
+  private releaseNext(): void {
+    if (this.released >= this.recordedOrders.length) {
+      // History is replayed: what completed in this session goes, in its order.
+      const rest = [...this.held].sort((a, b) => a[0] - b[0]);
+      this.held.clear();
+      for (const [, resolve] of rest) resolve();
+      return;
+    }
+    const order = this.recordedOrders[this.released]!;
+    const resolve = this.held.get(order);
+    if (!resolve) return;
+    this.held.delete(order);
+    this.markReleased();
+    resolve();
+  }
+
+  /** Counts a step call as pending until its promise settles. */
+  private tracked<T>(p: Promise<T>): Promise<T> {
+    this.unsettled++;
+    const done = () => void this.unsettled--;
+    p.then(done, done);
+    return p;
   }
 
   /** A log that journals positions as it goes said which step it holds there. */
@@ -250,7 +331,7 @@ export class RunSession {
     const started = this.begin('do', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return replayed(decision.entry) as T;
+    if (decision.type === 'replay') return (await this.replay(decision.entry)) as T;
     if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
@@ -263,16 +344,17 @@ export class RunSession {
     if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
     if (res.ok) {
-      const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now() };
+      const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.completion() };
       if (res.value !== undefined) entry.result = res.value;
       if (res.text !== undefined) resultTextOf.set(entry, res.text);
       await this.io(this.log.record(entry));
+      await this.inOrder(entry.order);
       return res.value as T;
     }
     const error = res.error;
     if (res.fatal) {
       // Not storable: retrying the same code cannot help, so the run fails at once.
-      await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now() }));
+      await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order: this.completion() }));
       this.finish({ type: 'failed', error });
       return never();
     }
@@ -281,8 +363,17 @@ export class RunSession {
       const nextRetryAt = this.log.now() + retry.delayMs;
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
     }
-    await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now() }));
+    const order = this.completion();
+    await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order }));
+    await this.inOrder(order);
     throw fromErrorInfo(error);
+  }
+
+  /** A recorded outcome, handed back in completion order. */
+  private async replay(entry: JournalEntry): Promise<Json | undefined> {
+    const gate = this.inOrder(entry.order);
+    if (gate) await gate;
+    return replayed(entry);
   }
 
   private callBody<T>(call: () => T): T {
@@ -317,10 +408,12 @@ export class RunSession {
     const started = this.begin('sleep', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return;
+    if (decision.type === 'replay') return void (await this.replay(decision.entry));
     if (decision.type === 'suspend') return this.block({ status: 'sleeping', wakeAt: decision.until });
     if (decision.type === 'wake') {
-      await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now() }));
+      const order = this.completion();
+      await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now(), order }));
+      await this.inOrder(order);
       return;
     }
     if (!(await this.open(call))) return never();
@@ -329,7 +422,7 @@ export class RunSession {
     const entry: JournalEntry = { seq: call.seq, name: call.name, kind: 'sleep', status: 'sleeping', attempts: 1, startedAt: now, wakeAt };
     if (wakeAt <= now) {
       // Due at once (sleep(0), negative, or a past sleepUntil): no suspension needed.
-      await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now }));
+      await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now, order: this.completion() }));
       return;
     }
     return this.block({ status: 'sleeping', wakeAt, entry });
@@ -339,7 +432,7 @@ export class RunSession {
     const started = this.begin('wait', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return replayed(decision.entry) as Json;
+    if (decision.type === 'replay') return (await this.replay(decision.entry)) as Json;
     if (decision.type !== 'await' && !(await this.open(call))) return never();
     const opened = this.log.now();
     const entry: JournalEntry =
@@ -348,12 +441,19 @@ export class RunSession {
         : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
     await this.flushPending();
     const signal = String(rawName);
-    const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now() }));
-    if (got) return got.payload;
+    // The order is taken whether or not a signal is there: two waits taking signals at once
+    // must not share one (an unused order is a harmless gap).
+    const order = this.completion();
+    const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
+    if (got) {
+      await this.inOrder(order);
+      return got.payload;
+    }
     const now = this.log.now();
     if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
       const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now }));
+      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order }));
+      await this.inOrder(order);
       throw fromErrorInfo(error);
     }
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });

@@ -1,7 +1,7 @@
 // Conformance scenarios for concurrency inside one run (fan-out, fan-in, races), called from
 // runConformance(): the same results on every backend, first execution and replay alike.
 import { expect } from 'vitest';
-import { manual, TimeoutError, workflow } from '@tranquil/sdk';
+import { manual, TerminalError, TimeoutError, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -157,5 +157,156 @@ export function concurrencyScenarios({ test, boot, restart, until }: ScenarioKit
     const { runId } = await engine.trigger('void-step', null);
     const view = await engine.result(runId, { timeout: '20s' });
     expect(view.output).toEqual({ first: true, again: true, nul: true });
+  });
+
+  test('Promise.race of two step.do: the later call finishes first and wins, also on replay', async () => {
+    const wf = workflow('race-do', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const first = await Promise.race([
+          step.do('slow', async () => (await pause(200), 'slow')),
+          step.do('fast', async () => (await pause(5), 'fast')),
+        ]);
+        await step.sleep('nap', 50); // the next session replays the race from the journal
+        const again = await step.do('after', () => first);
+        return { first, again };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('race-do', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual({ first: 'fast', again: 'fast' });
+    // The loser's body ran to its end and is recorded (unused).
+    expect(view.steps.find((s) => s.name === 'slow')).toMatchObject({ status: 'succeeded', result: 'slow' });
+  });
+
+  test('fan-out of 20 steps with random durations: every combinator, the same on replay', async () => {
+    const runs = new Map<string, number>();
+    const body = (name: string, value: string) => async () => {
+      runs.set(name, (runs.get(name) ?? 0) + 1);
+      await pause(Math.floor(Math.random() * 60));
+      return value;
+    };
+    const wf = workflow('combinators', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const all = await Promise.all(Array.from({ length: 20 }, (_, i) => step.do(`all-${i}`, body(`all-${i}`, `v${i}`))));
+        const any = await Promise.any([
+          step.do('any-bad', () => {
+            throw new TerminalError('no');
+          }),
+          step.do('any-slow', async () => (await pause(150), 'slow')),
+          step.do('any-fast', async () => (await pause(10), 'fast')),
+        ]);
+        const settled = await Promise.allSettled([
+          step.do('settle-ok', body('settle-ok', 'ok')),
+          step.do('settle-bad', () => {
+            throw new TerminalError('bad');
+          }),
+          step.sleep('settle-nap', 30),
+        ]);
+        const race = await Promise.race([step.sleep('race-nap', 100).then(() => 'nap'), step.do('race-do', async () => (await pause(5), 'do'))]);
+        await step.sleep('replay', 30);
+        return { all, any, settled: settled.map((r) => (r.status === 'fulfilled' ? (r.value ?? 'slept') : (r.reason as Error).message)), race };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('combinators', null);
+    const view = await engine.result(runId, { timeout: '30s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual({
+      all: Array.from({ length: 20 }, (_, i) => `v${i}`),
+      any: 'fast',
+      settled: ['ok', 'bad', 'slept'],
+      race: 'do',
+    });
+    // Positions follow call order; no body ran twice.
+    expect(view.steps.slice(0, 20).map((s) => s.name)).toEqual(Array.from({ length: 20 }, (_, i) => `all-${i}`));
+    expect([...runs.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  test('races of suspending kinds: wait against wait, retry against sleep, sleepUntil against wait', async () => {
+    let attempts = 0;
+    const wf = workflow('suspending-races', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const signal = await Promise.race([
+          step.waitForEvent<string>('a').then((v) => `a:${v}`),
+          step.waitForEvent<string>('b').then((v) => `b:${v}`),
+        ]);
+        const retry = await Promise.race([
+          step.do('flaky', { retries: { limit: 3, delay: 60_000, backoff: 'constant', jitter: false } }, () => {
+            attempts++;
+            throw new Error('not yet');
+          }),
+          step.sleep('short', 200).then(() => 'slept'),
+        ]);
+        const until = await Promise.race([
+          step.sleepUntil('until', new Date(ctx.now() + 200)).then(() => 'until'),
+          step.waitForEvent('never').then(() => 'signal'),
+        ]);
+        return { signal, retry, until };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('suspending-races', null);
+    await until('run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    await engine.signal(runId, 'b', 'B');
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual({ signal: 'b:B', retry: 'slept', until: 'until' });
+    expect(attempts).toBe(1);
+  });
+
+  test('a losing wait keeps its place: it takes the next signal of its name, a later wait the one after', async () => {
+    const wf = workflow('losing-wait', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const first = await Promise.race([step.waitForEvent<string>('go').then(() => 'signal'), step.sleep('t', 100).then(() => 'slept')]);
+        const second = await step.waitForEvent<string>('go');
+        return { first, second };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('losing-wait', null);
+    await until('the sleep to win', async () => (await engine.runs.get(runId)).steps.some((s) => s.name === 't' && s.status === 'succeeded'));
+    await until('the second wait', async () => (await engine.runs.get(runId)).steps.length === 3);
+    await engine.signal(runId, 'go', 'one');
+    await engine.signal(runId, 'go', 'two');
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.output).toEqual({ first: 'slept', second: 'two' });
+    expect(view.steps.find((s) => s.seq === 0)).toMatchObject({ name: 'go', status: 'succeeded', result: 'one' });
+  });
+
+  test('a crash in a fan-out of 20 re-runs only the unfinished bodies, each with its own key', async () => {
+    const keys: string[] = [];
+    let hold = true;
+    const wf = workflow('crash-fan-out', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) =>
+        Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            step.do(`item-${i}`, async ({ idempotencyKey }) => {
+              keys.push(idempotencyKey);
+              // The odd items are cut off by the "crash" the first time.
+              while (i % 2 === 1 && hold && keys.filter((k) => k === idempotencyKey).length === 1) await pause(20);
+              return i;
+            }),
+          ),
+        ),
+      );
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('crash-fan-out', null);
+    await until('the even items to be recorded', async () => (await engine.runs.get(runId)).steps.filter((s) => s.status === 'succeeded').length === 10);
+    const again = await restart(engine, [wf], dir);
+    const view = await again.result(runId, { timeout: '20s' });
+    hold = false;
+    expect(view.error).toBeUndefined();
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const count = (i: number) => keys.filter((k) => k === `${runId}/item-${i}`).length;
+    for (let i = 0; i < 20; i++) expect(count(i), `item-${i}`).toBe(i % 2 === 1 ? 2 : 1);
   });
 }

@@ -56,9 +56,13 @@ export class RestateStepLog implements StepLog {
   /** Set when Restate cancelled the invocation: the session starts no further step. */
   cancelled = false;
   private readonly stored: string[] = [];
-  /** The next signal slot each wait of a name takes (moves only on receipt, so after a
-   *  timeout the next wait of that name takes the same slot: a late signal goes there). */
-  private readonly cursors = new Map<string, number>();
+  /** Signals of a name land in slots 1, 2, 3... in arrival order. Each wait reserves the
+   *  lowest free slot of its name the first time it looks (call order, so two waits open at
+   *  once never read the same slot) and keeps it until it receives; a wait that times out
+   *  frees its slot, so a late signal goes to the next wait of that name. */
+  private readonly reserved = new Map<number, { name: string; slot: number; open: boolean }>();
+  private readonly nextSlot = new Map<string, number>();
+  private readonly freed = new Map<string, number[]>();
   private clock: number;
   /** Every await of the invocation goes through it (the SDK allows one awaiter at a time). */
   readonly driver = new RestateDriver(() => (this.cancelled = true));
@@ -120,22 +124,44 @@ export class RestateStepLog implements StepLog {
   }
 
   async record(entry: JournalEntry): Promise<void> {
+    const wait = entry.kind === 'wait' && entry.status === 'timedout' ? this.reserved.get(entry.seq) : undefined;
+    if (wait?.open) {
+      wait.open = false;
+      const free = this.freed.get(wait.name) ?? [];
+      free.push(wait.slot);
+      free.sort((a, b) => a - b);
+      this.freed.set(wait.name, free);
+    }
     const text = JSON.stringify(entry);
     this.stored[entry.seq] = text;
     this.hooks.stepChanged(toStepView(JSON.parse(text) as JournalEntry));
   }
 
   async takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
-    const slot = this.cursors.get(signalName) ?? 1;
+    const wait = this.slotOf(signalName, entry.seq);
     // peek() is typed as a plain Promise but is a RestatePromise (a journaled command) in
     // the SDK: awaiting it directly would be a second awaiter beside the driver.
-    const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
+    const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, wait.slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
     const got = await this.driver.await(peek);
     if (got === undefined) return undefined;
-    this.cursors.set(signalName, slot + 1);
+    wait.open = false;
     this.advance(got.t);
     await this.record({ ...entry, result: got.v, endedAt: this.clock });
     return { payload: got.v };
+  }
+
+  private slotOf(name: string, seq: number): { name: string; slot: number; open: boolean } {
+    const had = this.reserved.get(seq);
+    if (had) return had;
+    const free = this.freed.get(name);
+    let slot = free?.shift();
+    if (slot === undefined) {
+      slot = this.nextSlot.get(name) ?? 1;
+      this.nextSlot.set(name, slot + 1);
+    }
+    const wait = { name, slot, open: true };
+    this.reserved.set(seq, wait);
+    return wait;
   }
 
   async emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<Recorded> {
@@ -151,14 +177,15 @@ export class RestateStepLog implements StepLog {
     return this.cancelled;
   }
 
-  /** Waits until the suspended run can go on: its wake time, or the next signal of a name
-   *  one of its waits takes, whichever comes first. */
+  /** Waits until the suspended run can go on: its wake time, or a signal in the slot of one
+   *  of its open waits, whichever comes first. */
   async suspend(wakeAt: number | undefined, signals: readonly string[]): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
     if (wakeAt !== undefined) branches.push(this.rctx.sleep(Math.max(0, wakeAt - Date.now())).map(() => wakeAt));
-    for (const signal of signals) {
-      const slot = this.cursors.get(signal) ?? 1;
-      branches.push(this.rctx.promise<SignalEnvelope>(signalPromise(signal, slot)).get().map((env) => env?.t ?? 0));
+    const names = new Set(signals);
+    for (const wait of this.reserved.values()) {
+      if (!wait.open || !names.has(wait.name)) continue;
+      branches.push(this.rctx.promise<SignalEnvelope>(signalPromise(wait.name, wait.slot)).get().map((env) => env?.t ?? 0));
     }
     if (branches.length === 0) throw new Error('suspended with nothing to wake it');
     this.advance(await this.driver.await(branches.length === 1 ? branches[0]! : restate.RestatePromise.race(branches)));

@@ -426,11 +426,14 @@ export class SqliteExecutor implements DurableExecutor {
         store.recordStep(runId, entry, text);
         wrote(entry, text);
       }));
+    // Indexed by seq: steps called concurrently may be recorded past one still running.
+    const bySeq: JournalEntry[] = [];
+    for (const e of entries) bySeq[e.seq] = e;
     return {
       runId,
       workflow,
       input,
-      entries,
+      entries: bySeq,
       now: () => this.now(),
       random: this.o.random,
       // In-process: the body runs here; its outcome counts once because record() follows.

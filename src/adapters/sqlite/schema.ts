@@ -132,6 +132,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE steps_v3 RENAME TO steps;
   CREATE UNIQUE INDEX steps_run ON steps (run_seq, seq);
   `,
+  /* 4: the order in which a run's steps completed (steps called concurrently finish in any
+        order; a replay hands their results back in that order, so a Promise.race picks the
+        same winner as the first execution). NULL for rows of older engines: unordered. */ `
+  ALTER TABLE steps ADD COLUMN done_order INTEGER;
+  `,
 ];
 
 /** Applies the migrations up to `target` (all by default). */

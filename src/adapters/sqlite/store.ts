@@ -44,6 +44,7 @@ interface StepRow {
   ended_at: number | null;
   wake_at: number | null;
   next_retry_at: number | null;
+  done_order: number | null;
 }
 
 export const DB_FILE = 'tranquil.db';
@@ -185,14 +186,19 @@ export class SqliteStore {
       // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
       steps: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq`),
       lastStep: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq DESC LIMIT 1`),
-      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
-                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order)
+                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                      ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
                        attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
-                       ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at`),
-      // A due sleep is finished by the claim itself, so the woken run replays past it.
-      wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = ?
-                     WHERE run_seq = ${RUN_SEQ} AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= ?`),
+                       ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at,
+                       done_order = excluded.done_order`),
+      // A due sleep is finished by the claim itself, so the woken run replays past it. Sleeps
+      // due together complete in wake time order, after every step completed before.
+      wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = @now, done_order = w.base + w.rn
+                     FROM (SELECT seq AS s, row_number() OVER (ORDER BY wake_at, seq) AS rn,
+                                  (SELECT coalesce(max(done_order), 0) FROM steps WHERE run_seq = ${RUN_SEQ.replace('?', '@run_id')}) AS base
+                           FROM steps WHERE run_seq = ${RUN_SEQ.replace('?', '@run_id')} AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= @now) AS w
+                     WHERE steps.run_seq = ${RUN_SEQ.replace('?', '@run_id')} AND steps.seq = w.s`),
       due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
       nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
       // Runs an engine was executing, plus waiting runs whose signal landed just before a crash.
@@ -254,13 +260,13 @@ export class SqliteStore {
       runId, runId, e.seq, e.name, e.kind, e.status, e.attempts,
       resultText ?? (e.result === undefined ? null : JSON.stringify(e.result)),
       e.error === undefined ? null : JSON.stringify(e.error),
-      e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null,
+      e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null, e.order ?? null,
     );
   }
 
   /** Marks the run's due sleep step finished (inside the claim of a due run). */
   wakeSleep(runId: string, now: number): void {
-    this.s.wakeSleep.run(now, runId, now);
+    this.s.wakeSleep.run({ now, run_id: runId });
   }
 
   dueRunIds(now: number, limit: number): string[] {
@@ -353,6 +359,7 @@ function toEntry(r: StepRow): JournalEntry {
   if (r.ended_at != null) e.endedAt = r.ended_at;
   if (r.wake_at != null) e.wakeAt = r.wake_at;
   if (r.next_retry_at != null) e.nextRetryAt = r.next_retry_at;
+  if (r.done_order != null) e.order = r.done_order;
   return e;
 }
 
