@@ -11,6 +11,10 @@ export interface StepInfo {
   attempt: number;
   /** `<runId>/<stepName>`, `name#2` for a repeated name; the same on every attempt and replay. */
   idempotencyKey: string;
+  /** Aborted when this attempt times out, the run is cancelled, or the engine stops: pass it
+   *  on (`fetch(url, { signal })`, child processes) so work nobody will observe stops. Its
+   *  `reason` says which. A result the body returns after the abort is ignored. */
+  signal: AbortSignal;
 }
 
 export interface RetryOptions {

@@ -51,4 +51,7 @@ export interface StepLog {
   close?(position: number): Promise<Recorded> | undefined;
   /** The run was cancelled, or the engine is stopping: start no further step. */
   cancelRequested(): boolean;
+  /** Calls `listener` when the run is cancelled or the engine stops while this session runs
+   *  (the session aborts the step bodies in flight). One listener per session. */
+  onCancel?(listener: (reason: Error) => void): void;
 }

@@ -73,6 +73,8 @@ export class RunSession {
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
   private nextOrder: number;
+  /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
+  private readonly aborts = new Set<AbortController>();
 
   constructor(
     private readonly log: StepLog,
@@ -85,6 +87,9 @@ export class RunSession {
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
   run(): Promise<RunOutcome> {
+    this.log.onCancel?.((reason) => {
+      for (const ac of this.aborts) ac.abort(reason);
+    });
     const step = this.stepApi();
     const ctx = this.context();
     void (async () => {
@@ -388,11 +393,17 @@ export class RunSession {
   /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     const idempotencyKey = idempotencyKeyOf(this.log.runId, call.name);
+    const ac = new AbortController();
+    this.aborts.add(ac);
     let value: unknown;
     try {
-      value = await withTimeout(() => this.callBody(() => body({ attempt, idempotencyKey })), timeoutMs, call.name, attempt);
+      value = await withTimeout(() => this.callBody(() => body({ attempt, idempotencyKey, signal: ac.signal })), timeoutMs, call.name, attempt);
     } catch (err) {
+      // Past its timeout the attempt is over: tell the body to stop its work.
+      if (err instanceof TimeoutError && !ac.signal.aborted) ac.abort(err);
       return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
+    } finally {
+      this.aborts.delete(ac);
     }
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };

@@ -309,4 +309,41 @@ export function concurrencyScenarios({ test, boot, restart, until }: ScenarioKit
     const count = (i: number) => keys.filter((k) => k === `${runId}/item-${i}`).length;
     for (let i = 0; i < 20; i++) expect(count(i), `item-${i}`).toBe(i % 2 === 1 ? 2 : 1);
   });
+
+  test('a step body gets an AbortSignal, aborted when its attempt times out and when the run is cancelled', async () => {
+    const seen: string[] = [];
+    const hang = (label: string) => ({ signal }: { signal: AbortSignal }) =>
+      new Promise<string>((_, reject) => {
+        signal.addEventListener('abort', () => {
+          seen.push(`${label}:${(signal.reason as Error).name}`);
+          reject(signal.reason as Error);
+        });
+      });
+    const wf = workflow('abortable', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, input }) => {
+        if (input === 'timeout') {
+          try {
+            await step.do('slow', { timeout: 100, retries: { limit: 1 } }, hang('timeout'));
+          } catch (err) {
+            return (err as Error).name;
+          }
+        }
+        return step.do('hang', hang('cancel'));
+      });
+    });
+    const { engine } = await boot([wf]);
+    const timed = await engine.trigger('abortable', 'timeout');
+    expect((await engine.result(timed.runId, { timeout: '20s' })).output).toBe('TimeoutError');
+    expect(seen).toEqual(['timeout:TimeoutError']);
+
+    const { runId } = await engine.trigger('abortable', 'cancel');
+    await until('the body to start', async () => (await engine.runs.get(runId)).status === 'running');
+    await pause(100);
+    await engine.runs.cancel(runId);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('cancelled');
+    await until('the body to be aborted', () => seen.length === 2);
+    expect(seen[1]).toMatch(/^cancel:/);
+  });
 }

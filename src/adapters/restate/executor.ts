@@ -119,6 +119,7 @@ export class RestateExecutor implements DurableExecutor {
       emit: (req) => this.emit(req),
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
       settled: (runId, view) => this.wakeSettled(runId, view),
+      stopSignal: this.stopped.signal,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys);

@@ -25,6 +25,8 @@ export interface RunHooks {
   /** A run reached succeeded / failed (parked) / cancelled in this process; `view` is its
    *  state as this handler wrote it (durable once Restate completes the invocation). */
   settled(runId: string, view: RunView): void;
+  /** Aborted when the engine stops: step bodies in flight are told to stop. */
+  stopSignal?: AbortSignal;
 }
 
 export interface RunState {
@@ -60,7 +62,7 @@ export class RestateRun {
     try {
       return await this.invoke(input);
     } finally {
-      this.log?.driver.close();
+      this.log?.dispose();
     }
   }
 
@@ -73,7 +75,7 @@ export class RestateRun {
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
-    });
+    }, this.hooks.stopSignal);
     this.setRun({ status: 'running' });
     for (let cycle = 0; ; ) {
       this.log.beginSession();

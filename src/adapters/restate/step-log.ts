@@ -16,6 +16,7 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import { toStepView, type JournalEntry } from '../../domain/journal.ts';
+import { EngineStateError, RunStateError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
@@ -65,7 +66,12 @@ export class RestateStepLog implements StepLog {
   private readonly freed = new Map<string, number[]>();
   private clock: number;
   /** Every await of the invocation goes through it (the SDK allows one awaiter at a time). */
-  readonly driver = new RestateDriver(() => (this.cancelled = true));
+  readonly driver = new RestateDriver(() => {
+    this.cancelled = true;
+    this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`));
+  });
+  private cancelListener?: (reason: Error) => void;
+  private readonly onStop = () => this.cancelListener?.(new EngineStateError('engine stopped'));
 
   constructor(
     private readonly rctx: restate.WorkflowContext,
@@ -73,8 +79,20 @@ export class RestateStepLog implements StepLog {
     private readonly inputText: string,
     startedAt: number,
     private readonly hooks: RestateStepLogHooks,
+    private readonly stopSignal?: AbortSignal,
   ) {
     this.clock = startedAt;
+    stopSignal?.addEventListener('abort', this.onStop, { once: true });
+  }
+
+  onCancel(listener: (reason: Error) => void): void {
+    this.cancelListener = listener;
+  }
+
+  /** The invocation is over. */
+  dispose(): void {
+    this.driver.close();
+    this.stopSignal?.removeEventListener('abort', this.onStop);
   }
 
   get runId(): string {

@@ -51,6 +51,8 @@ interface ActiveRun {
   again: boolean;
   /** A journal write failed (disk full, lock held too long): the session is given up. */
   lose?: (err: unknown) => void;
+  /** The session's abort of its step bodies in flight (a cancel, the engine stopping). */
+  abort?: (reason: Error) => void;
   /** Every entry this run ever recorded, as committed (results as JSON text), when the
    *  whole journal was written by this execution; lets the finished view skip a re-read. */
   written?: Map<number, WrittenEntry>;
@@ -121,6 +123,8 @@ export class SqliteExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return;
     this.stopping = true;
     this.o.scheduler.stop();
+    const stopping = new EngineStateError('engine stopped');
+    for (const act of this.active.values()) act.abort?.(stopping);
     this.ready.length = 0;
     this.readySet.clear();
     this.fresh.clear();
@@ -211,6 +215,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (act) {
       // A step body in flight finishes its attempt; the run stops at the next step boundary.
       act.cancel = true;
+      act.abort?.(new RunStateError(`run ${runId} was cancelled`));
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
       return;
     }
@@ -460,6 +465,7 @@ export class SqliteExecutor implements DurableExecutor {
       },
       // A stopped (or crashed) engine starts no further step: the session ends at the next boundary.
       cancelRequested: () => act.cancel || this.stopping,
+      onCancel: (listener) => (act.abort = listener),
     };
   }
 
