@@ -13,11 +13,13 @@ import * as restate from '@restatedev/restate-sdk';
 
 interface Waiter {
   promise: restate.RestatePromise<unknown>;
+  /** The promise mapped to a settled record, built once and reused by every race. */
+  tagged?: restate.RestatePromise<Settled>;
   resolve(value: unknown): void;
   reject(reason: unknown): void;
 }
 
-type Settled = { i: number; ok: true; value: unknown } | { i: number; ok: false; failure: unknown };
+type Settled = { w: Waiter; ok: true; value: unknown } | { w: Waiter; ok: false; failure: unknown };
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
@@ -55,8 +57,8 @@ export class RestateDriver {
         if (batch.length === 0) break;
         let settled: Settled;
         try {
-          const tagged = batch.map((w, i) =>
-            w.promise.map((value, failure): Settled => (failure === undefined ? { i, ok: true, value } : { i, ok: false, failure })),
+          const tagged = batch.map((w) =>
+            (w.tagged ??= w.promise.map((value, failure): Settled => (failure === undefined ? { w, ok: true, value } : { w, ok: false, failure }))),
           );
           settled = await (tagged.length === 1 ? tagged[0]! : restate.RestatePromise.race(tagged));
         } catch (err) {
@@ -69,7 +71,7 @@ export class RestateDriver {
           continue;
         }
         if (this.closed) return;
-        const waiter = batch[settled.i]!;
+        const waiter = settled.w;
         this.pending.splice(this.pending.indexOf(waiter), 1);
         if (settled.ok) waiter.resolve(settled.value);
         else {
