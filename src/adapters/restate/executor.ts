@@ -9,6 +9,7 @@
 // slots are claimed through the Scheduler it is given.
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
@@ -64,8 +65,10 @@ export class RestateExecutor implements DurableExecutor {
   private ingress!: string;
   private started = false;
   private stopping = false;
-  /** Aborted by stop(): every result() waiter and its attach request end at once. */
-  private readonly stopped = new AbortController();
+  /** Aborted by stop(): every result() waiter and its attach request end at once, and every
+   *  live run's step bodies are told to stop (one listener per run and waiter, by design:
+   *  no MaxListeners warning). */
+  private readonly stopped = unlimited(new AbortController());
   private readonly settledWaiters = new Map<string, Set<() => void>>();
   private readonly settledViews = new Map<string, RunView>();
   /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
@@ -466,3 +469,7 @@ export class RestateExecutor implements DurableExecutor {
   }
 }
 
+function unlimited(ac: AbortController): AbortController {
+  setMaxListeners(0, ac.signal);
+  return ac;
+}
