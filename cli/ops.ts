@@ -2,6 +2,7 @@
 // inside a running `serve` (via the control endpoint) or in-process. Same code both ways.
 import { z } from 'zod';
 import type { Engine } from '../src/runtime/engine.ts';
+import type { RetryResult } from '../src/domain/retry-point.ts';
 import type { RunView } from '../src/domain/run-view.ts';
 
 const json = z.unknown();
@@ -11,7 +12,7 @@ export const opSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('emit'), name: z.string().min(1), data: json, id: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('signal'), runId: z.string().min(1), name: z.string().min(1), data: json }).strict(),
   z.object({ op: z.literal('cancel'), runId: z.string().min(1) }).strict(),
-  z.object({ op: z.literal('retry'), runId: z.string().min(1) }).strict(),
+  z.object({ op: z.literal('retry'), runId: z.string().min(1), from: z.string().min(1).optional() }).strict(),
 ]);
 
 export type Op = z.infer<typeof opSchema>;
@@ -43,8 +44,19 @@ export async function applyOp(engine: Engine, op: Op): Promise<unknown> {
     case 'cancel':
       await engine.runs.cancel(op.runId);
       return { runId: op.runId, cancelled: true };
-    case 'retry':
-      await engine.runs.retry(op.runId);
-      return { runId: op.runId, retried: true };
+    case 'retry': {
+      const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });
+      return { runId: op.runId, ...r };
+    }
   }
+}
+
+/** `tranquil runs retry` for a person: where the run resumes and every step it discarded. */
+export function describeRetry(r: RetryResult & { runId: string }): string {
+  if (!r.from) return `retrying ${r.runId}: it failed outside any step; its code runs again from the last recorded step, nothing discarded`;
+  const n = r.discarded.length;
+  return [
+    `retrying ${r.runId} from step '${r.from.name}'; discarded ${n} recorded step${n === 1 ? '' : 's'}:`,
+    ...r.discarded.map((d) => `  [${d.seq}] ${d.kind} '${d.name}' ${d.status}`),
+  ].join('\n');
 }

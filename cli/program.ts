@@ -18,7 +18,7 @@ import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
 import { findServe, sendOp } from './control.ts';
-import { applyOp, type Op } from './ops.ts';
+import { applyOp, describeRetry, type Op } from './ops.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
 
@@ -165,9 +165,12 @@ export function buildProgram(): Command {
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
     print(o, await mutate(o, { op: 'cancel', runId }), () => `cancelled ${runId}`);
   });
-  common(runs.command('retry <runId>').description('resume a failed run from its failed step')).action(async (runId: string, o: Common) => {
-    print(o, await mutate(o, { op: 'retry', runId }), () => `retrying ${runId}`);
-  });
+  common(runs.command('retry <runId>').description('resume a failed run at its earliest failed step (or --from), discarding what was recorded from there'))
+    .option('--from <step>', 'resume at this recorded step name instead')
+    .action(async (runId: string, o: Common & { from?: string }) => {
+      const r = (await mutate(o, { op: 'retry', runId, from: o.from })) as Parameters<typeof describeRetry>[0];
+      print(o, r, () => describeRetry(r));
+    });
 
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {

@@ -10,6 +10,7 @@ export type { SlotFate, CatchUpPolicy } from '../src/domain/schedule.ts';
 export type { RunView, StepView, RunFilter } from '../src/domain/run-view.ts';
 export type { RunStatus } from '../src/domain/run-status.ts';
 export type { Explanation } from '../src/domain/explain.ts';
+export type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
 export {
   TerminalError, TimeoutError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
   RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,

@@ -1,6 +1,7 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
 import { formatDuration } from './duration.ts';
+import { retryPlan, type RetryResult } from './retry-point.ts';
 import type { RunView, StepView } from './run-view.ts';
 
 export interface Explanation {
@@ -11,6 +12,8 @@ export interface Explanation {
   details: string[];
   waitingFor?: { kind: 'time' | 'signal' | 'retry'; step: string; until?: string };
   failedStep?: { name: string; attempts: number; error: { name: string; message: string } };
+  /** A failed run: what runs.retry (no `from`) would resume from and discard. */
+  retry?: RetryResult;
 }
 
 const when = (iso: string, now: number): string => {
@@ -33,6 +36,17 @@ function describeStep(s: StepView): string {
 
 const baseName = (unique: string): string => unique.replace(/#\d+$/, '');
 
+const quoted = (names: string[]): string =>
+  names.length <= 5 ? names.map((n) => `'${n}'`).join(', ') : `${names.slice(0, 5).map((n) => `'${n}'`).join(', ')}, ...`;
+
+function retryHint(r: RetryResult): string {
+  if (!r.from) return 'runs.retry runs its code again from the last recorded step (nothing is discarded).';
+  const n = r.discarded.length;
+  const again = r.discarded[0]?.kind === 'do' ? 'runs again with the same idempotency key' : r.discarded[0]?.kind === 'wait' ? 'waits again, its timeout counted anew' : 'runs again';
+  return `runs.retry resumes it from step '${r.from.name}' and discards ${n} recorded step${n === 1 ? '' : 's'} (${quoted(r.discarded.map((d) => d.name))}); ` +
+    `'${r.from.name}' ${again}.`;
+}
+
 export function explain(run: RunView, now: number): Explanation {
   const steps = run.steps.filter((s) => s.kind !== 'now' && s.kind !== 'random');
   const last = run.steps[run.steps.length - 1];
@@ -46,17 +60,24 @@ export function explain(run: RunView, now: number): Explanation {
     case 'cancelled':
       return { ...base, summary: `${head} was cancelled at ${run.updatedAt} after ${done} completed step${done === 1 ? '' : 's'}.` };
     case 'failed': {
-      const failed = [...steps].reverse().find((s) => s.status === 'failed' || s.status === 'timedout');
       const err = run.error ?? { name: 'Error', message: 'unknown error' };
-      if (failed && failed.error && failed.error.message === err.message) {
-        return {
-          ...base,
-          failedStep: { name: failed.name, attempts: failed.attempts, error: failed.error },
-          summary: `${head} failed: step '${failed.name}' failed on attempt ${failed.attempts} with ${err.name}: ${err.message}. ` +
-            `runs.retry resumes it from that step with the same idempotency key.`,
-        };
-      }
-      return { ...base, summary: `${head} failed outside any step with ${err.name}: ${err.message}.` };
+      // What runs.retry would do, by the same rule the backends carry out.
+      const retry = retryPlan(run.steps)!;
+      const point = retry.from && run.steps.find((s) => s.seq === retry.from!.seq);
+      const diverged = err.name === 'NonDeterminismError';
+      const hint = diverged ? '' : ` ${retryHint(retry)}`;
+      if (!point) return { ...base, retry, summary: `${head} failed outside any step with ${err.name}: ${err.message}.${hint}` };
+      const stepError = point.error ?? err;
+      const what = point.status === 'timedout'
+        ? `step '${point.name}' timed out (${stepError.name}: ${stepError.message})`
+        : `step '${point.name}' failed on attempt ${point.attempts} with ${stepError.name}: ${stepError.message}`;
+      const same = stepError.name === err.name && stepError.message === err.message;
+      return {
+        ...base,
+        retry,
+        failedStep: { name: point.name, attempts: point.attempts, error: stepError },
+        summary: `${head} failed${same ? `: ${what}` : ` with ${err.name}: ${err.message}, after ${what}`}.${hint}`,
+      };
     }
     case 'sleeping':
       if (last?.kind === 'sleep' && last.wakeAt) {

@@ -81,12 +81,3 @@ export function decideRecorded(
   const expected = call.kind === 'end' ? 'the run to finish' : describeCall({ kind: call.kind, name: call.name });
   return { type: 'diverged', position: call.seq, expected, recorded: describeRecorded(recorded) };
 }
-
-/** runs.retry of a failed run: the entry to reset so the failed step runs again with the
- *  same idempotency key and a fresh attempt budget (undefined: the run failed outside a
- *  step, so it simply replays). Every backend resets the same entry. */
-export function retryReset(journal: readonly JournalEntry[]): JournalEntry | undefined {
-  const last = journal[journal.length - 1];
-  if (!last || last.kind !== 'do' || last.status !== 'failed') return undefined;
-  return { seq: last.seq, name: last.name, kind: 'do', status: 'retrying', attempts: 0, startedAt: last.startedAt };
-}

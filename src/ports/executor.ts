@@ -1,6 +1,7 @@
 // DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
 // callers never branch on which backend they hold.
 import type { Json } from '../domain/json.ts';
+import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
 import type { TriggerState } from './triggers.ts';
 
@@ -33,7 +34,10 @@ export interface DurableExecutor {
   getRun(runId: string): Promise<RunView | undefined>;
   listRuns(filter: RunFilter): Promise<RunView[]>;
   cancel(runId: string): Promise<void>;
-  retry(runId: string): Promise<void>;
+  /** Resumes a failed run at the earliest failed `do` step (or `options.from`), discarding
+   *  that step's record and everything recorded after it (domain/retry-point.ts); says what
+   *  it discarded. An unknown `from` is refused and changes nothing. */
+  retry(runId: string, options: RetryOptions): Promise<RetryResult>;
   /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */

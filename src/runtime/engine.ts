@@ -6,6 +6,7 @@ import { parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { roundTrip, type Json } from '../domain/json.ts';
+import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
@@ -45,6 +46,7 @@ const MAX_WAIT_MS = 2 ** 31 - 1;
 const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
 const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
 const resultOptionsSchema = z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict();
+const retryOptionsSchema = z.object({ from: nameSchema.optional() }).strict();
 
 const eventFilterSchema = z
   .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
@@ -79,7 +81,9 @@ export interface RunsApi {
   get(runId: string): Promise<RunView>;
   list(filter?: RunFilter): Promise<RunView[]>;
   cancel(runId: string): Promise<void>;
-  retry(runId: string): Promise<void>;
+  /** Resumes a failed run: at its earliest failed `do` step, or at `options.from` (a recorded
+   *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
+  retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
   explain(runId: string): Promise<Explanation>;
 }
 
@@ -110,7 +114,10 @@ export class Engine {
       get: async (runId) => this.view(runId),
       list: async (filter = {}) => this.executor.listRuns(check(filterSchema, filter, 'runs.list filter')),
       cancel: async (runId) => this.executor.cancel(check(idSchema, runId, 'runId')),
-      retry: async (runId) => this.executor.retry(check(idSchema, runId, 'runId')),
+      retry: async (runId, options = {}) => {
+        const id = check(idSchema, runId, 'runId');
+        return this.executor.retry(id, check(retryOptionsSchema, options, 'runs.retry options'));
+      },
       explain: async (runId) => explain(await this.view(runId), this.clock.now()),
     };
   }

@@ -9,6 +9,7 @@ import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefi
 import type { Engine } from '@tranquil/engine';
 import { concurrencyScenarios } from './concurrency.ts';
 import { cliScenarios } from './cli.ts';
+import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 
 export interface ConformanceTarget {
@@ -526,6 +527,7 @@ export function runConformance(target: ConformanceTarget): void {
 
     triggerScenarios({ test, boot, restart, until });
     concurrencyScenarios({ test, boot, restart, until });
+    retryScenarios({ test, boot, restart, until });
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
   });
 }

@@ -14,6 +14,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
+import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -309,13 +310,17 @@ export class RestateExecutor implements DurableExecutor {
     if (status >= 300) throw new BackendUnavailableError(`restate refused to cancel run ${runId} (${status})`);
   }
 
-  async retry(runId: string): Promise<void> {
+  async retry(runId: string, options: RetryOptions): Promise<RetryResult> {
     this.ensureStarted();
     const v = await this.requireView(runId);
     if (v.status !== 'failed') throw new RunStateError(`run ${runId} is ${v.status}; only a failed run can be retried`);
     if (divergenceOf(await this.o.triggerStore.outboxRun(runId))) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
+    // The parked run's step views mirror its journal (nothing moves while it is parked):
+    // the plan made here is the one the handler carries out, told the point by name.
+    const plan = retryPlan(v.steps, options.from);
+    if (!plan) throw unknownRetryPoint(runId, options.from!);
     const cycleBefore = await this.cycleOf(runId, v.workflow);
-    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, {});
+    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/retry`, plan.from ? { from: plan.from.name } : {});
     if (res.status === 409 || res.status === 500) throw new RunStateError(`run ${runId} cannot be retried now: ${res.text.slice(0, 200)}`);
     if (!res.ok) throw new BackendUnavailableError(`restate refused retry of run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
     // Return once the run has left this failure (running again, or failed anew in a later
@@ -325,6 +330,7 @@ export class RestateExecutor implements DurableExecutor {
       if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not resume within 30s of its retry`);
       await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
     }
+    return plan;
   }
 
   /** How many times the run has failed and been parked (`~cycle`, written by the handler). */

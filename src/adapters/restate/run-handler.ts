@@ -4,14 +4,14 @@
 // - suspended: wait durably (ctx.sleep, the next signal's durable promise), then run the
 //   session again from the top, as the SQLite executor does after a wake;
 // - failed: park (the run shows `failed`); runs.retry resolves `~retry#<cycle>` and the run
-//   resumes with recorded results kept and the failed step reset (domain retryReset);
+//   resumes with the journal truncated at the retry point (domain retryPlan);
 // - cancelled: Restate's CancelledError; diverged: recorded outside Restate, then ended.
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
-import { retryReset } from '../../domain/replay.ts';
+import { retryPlan } from '../../domain/retry-point.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
 import { RunSession } from '../../runtime/run-session.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
@@ -27,6 +27,14 @@ export interface RunHooks {
   settled(runId: string, view: RunView): void;
   /** Aborted when the engine stops: step bodies in flight are told to stop. */
   stopSignal?: AbortSignal;
+}
+
+/** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
+export interface RetryRequest {
+  /** The step to resume at, as the engine reported it to the caller; absent: the default. */
+  from?: string;
+  /** When the retry was asked (the retry handler's journaled time): the run's clock moves on. */
+  t?: number;
 }
 
 export interface RunState {
@@ -135,9 +143,20 @@ export class RestateRun {
       throw err;
     }
     if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${error.message}`);
+    const asked = await this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get();
+    const req: RetryRequest = typeof asked === 'object' && asked !== null ? asked : {};
+    if (typeof req.t === 'number') this.log.advance(req.t);
     this.log.beginSession(); // entries as recorded, the failure included
-    const reset = retryReset(this.log.entries);
-    if (reset) await this.log.record(reset);
+    // The engine checked `from` against the same steps; a name gone missing since falls
+    // back to the default point rather than failing a parked run.
+    const plan = retryPlan(this.log.entries, req.from) ?? retryPlan(this.log.entries);
+    if (plan?.from) {
+      this.log.truncate(plan.from.seq);
+      for (const d of plan.discarded) {
+        this.written.steps.delete(d.seq);
+        this.rctx.clear(`~s${d.seq}`);
+      }
+    }
     this.setRun({ status: 'running' });
   }
 

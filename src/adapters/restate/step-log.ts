@@ -105,6 +105,11 @@ export class RestateStepLog implements StepLog {
     this.entries = this.stored.map((text) => JSON.parse(text) as JournalEntry);
   }
 
+  /** runs.retry: forgets the entries from `seq` on; the code meets those steps anew. */
+  truncate(seq: number): void {
+    if (this.stored.length > seq) this.stored.length = seq;
+  }
+
   /** Restate cannot journal synchronously: the clock is the time of the last journaled
    *  event (run start, a step's record, a sleep's due time, a signal's arrival). */
   now(): number {

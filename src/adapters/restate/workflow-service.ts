@@ -3,9 +3,11 @@
 // (resumes a parked-failed run).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
+import { z } from 'zod';
+import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import { RestateRun, type RunHooks, type RunState } from './run-handler.ts';
+import { RestateRun, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -21,6 +23,9 @@ export function workflowName(service: string): string | undefined {
 }
 
 export const RETENTION_DAYS = 7;
+
+/** The `retry` handler's body: the engine sends the resume point it reported. */
+const retryBody = z.object({ from: z.string().min(1).max(200).optional() }).strict();
 
 export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
   const { definition, version } = w;
@@ -46,11 +51,14 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
         throw new restate.TerminalError(`signal queue of '${req.name}' is full`);
       },
 
-      retry: async (ctx: restate.WorkflowSharedContext) => {
+      retry: async (ctx: restate.WorkflowSharedContext, body: unknown) => {
+        const req = retryBody.safeParse(body ?? {});
+        if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'retry request'), { errorCode: 400 });
         const run = await ctx.get<RunState>('~run');
         const cycle = (await ctx.get<number>('~cycle')) ?? 0;
         if (run?.status !== 'failed') throw new restate.TerminalError(`run ${ctx.key} is ${run?.status ?? 'pending'}; only a failed run can be retried`, { errorCode: 409 });
-        await ctx.promise<boolean>(`~retry#${cycle}`).resolve(true);
+        const resolved: RetryRequest = { ...req.data, t: await ctx.date.now() };
+        await ctx.promise<RetryRequest>(`~retry#${cycle}`).resolve(resolved);
         return { cycle: cycle + 1 };
       },
     },

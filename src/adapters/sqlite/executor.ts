@@ -9,7 +9,7 @@
 import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
-import { retryReset } from '../../domain/replay.ts';
+import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -225,17 +225,22 @@ export class SqliteExecutor implements DurableExecutor {
     this.notifyTerminal(runId);
   }
 
-  async retry(runId: string): Promise<void> {
+  async retry(runId: string, options: RetryOptions): Promise<RetryResult> {
     this.ensureStarted();
-    const row = this.requireRow(runId);
-    if (row.status !== 'failed') throw new RunStateError(`run ${runId} is ${row.status}; only a failed run can be retried`);
-    await this.queue.enqueue(() => {
-      const last = this.store.lastEntry(runId);
-      const reset = last && retryReset([last]);
-      if (reset) this.store.recordStep(runId, reset);
+    this.requireRow(runId);
+    // One transaction: the status check, the truncation and the reset see the same run; a
+    // refused retry (unknown `from`, not failed) throws before anything is written.
+    const result = await this.queue.enqueue(() => {
+      const row = this.store.getRunRow(runId)!;
+      if (row.status !== 'failed') throw new RunStateError(`run ${runId} is ${row.status}; only a failed run can be retried`);
+      const plan = retryPlan(this.store.journal(runId), options.from);
+      if (!plan) throw unknownRetryPoint(runId, options.from!);
+      if (plan.from) this.store.truncateSteps(runId, plan.from.seq);
       this.store.resetForRetry(runId, this.now());
+      return plan;
     });
     this.dispatch(runId);
+    return result;
   }
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {

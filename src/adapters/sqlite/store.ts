@@ -185,7 +185,7 @@ export class SqliteStore {
       resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0, updated_at = @now WHERE run_id = @run_id`),
       // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
       steps: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq`),
-      lastStep: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq DESC LIMIT 1`),
+      truncateSteps: q(`DELETE FROM steps WHERE run_seq = ${RUN_SEQ} AND seq >= ?`),
       upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order)
                      VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                      ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
@@ -249,9 +249,10 @@ export class SqliteStore {
     return (this.s.steps.all(runId) as StepRow[]).map(toEntry);
   }
 
-  lastEntry(runId: string): JournalEntry | undefined {
-    const row = this.s.lastStep.get(runId) as StepRow | undefined;
-    return row && toEntry(row);
+  /** runs.retry: the journal from step `seq` on is discarded (signals those steps consumed
+   *  stay consumed: a wait the code reaches again takes the next signal). */
+  truncateSteps(runId: string, seq: number): void {
+    this.s.truncateSteps.run(runId, seq);
   }
 
   /** `resultText`: the JSON text of e.result when the caller already has it. */
