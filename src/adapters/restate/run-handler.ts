@@ -143,7 +143,7 @@ export class RestateRun {
       throw err;
     }
     if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${error.message}`);
-    const asked = await this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get();
+    const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
     const req: RetryRequest = typeof asked === 'object' && asked !== null ? asked : {};
     if (typeof req.t === 'number') this.log.advance(req.t);
     this.log.beginSession(); // entries as recorded, the failure included
