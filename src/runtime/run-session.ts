@@ -10,7 +10,7 @@ import {
   NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { roundTrip, toJsonText, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, toJsonText, type Json } from '../domain/json.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
@@ -68,6 +68,7 @@ export class RunSession {
     private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
+    private readonly options: { maxPayloadBytes?: number } = {},
   ) {}
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
@@ -302,7 +303,8 @@ export class RunSession {
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
     try {
-      const text = toJsonText(value, `result of step '${call.name}'`);
+      // Over the size limit: fatal like a non-JSON result (no retry would make it smaller).
+      const text = toJsonText(value, `result of step '${call.name}'`, this.options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES);
       return { ok: true, value: JSON.parse(text) as Json, text };
     } catch (err) {
       return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };

@@ -5,7 +5,7 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import type { Json } from '../../domain/json.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import { RestateRun, type RunHooks, type RunState } from './run-handler.ts';
+import { RestateRun, type RunHooks, type RunState, type SessionLimits } from './run-handler.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -22,12 +22,12 @@ export function workflowName(service: string): string | undefined {
 
 export const RETENTION_DAYS = 7;
 
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}) {
   const { definition, version } = w;
   return restate.workflow({
     name: serviceName(definition.name),
     handlers: {
-      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks).execute(req?.input ?? null),
+      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(req?.input ?? null),
 
       signal: async (ctx: restate.WorkflowSharedContext, req: { name: string; payload: Json }) => {
         const t = await ctx.date.now();
