@@ -41,7 +41,6 @@ function jsonArg(value: unknown, what: string, maxBytes: number): Json {
   }
 }
 
-
 // Built once: a zod schema is costly to construct, and trigger/emit are hot paths.
 const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
 const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
