@@ -3,6 +3,14 @@
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/domain/json.ts';
+
+/** A JSON text is one JS string: V8 caps those at ~512 MiB, and a value is parsed next to it. */
+const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
+/** restate-server refuses a message over 32 MiB (`message-size-limit`) and retries the
+ *  invocation for ever; a value travels with a small envelope (measured: a 31.9 MiB step
+ *  result goes through, 32.1 MiB does not), so 2 MiB is kept for that. */
+const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 
 export const configSchema = z
   .object({
@@ -12,6 +20,9 @@ export const configSchema = z
     /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),
+    /** Largest JSON (UTF-8 bytes) of one step result, run input, signal or event payload;
+     *  the same on every backend (docs/semantics.md). Default 16 MiB. */
+    maxPayloadBytes: z.number().int().min(1024, 'at least 1024').max(MAX_PAYLOAD_CEILING, 'at most 256 MiB').default(DEFAULT_MAX_PAYLOAD_BYTES),
     webhook: z
       .object({
         host: z.string().min(1).default('127.0.0.1'),
@@ -42,5 +53,9 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.e
   if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {
     throw new ValidationError(`TRANQUIL_BACKEND: expected 'sqlite' or 'restate', got '${fromEnv}'`);
   }
-  return { ...data, backend: data.backend ?? fromEnv ?? 'sqlite' };
+  const backend = data.backend ?? fromEnv ?? 'sqlite';
+  if (backend === 'restate' && data.maxPayloadBytes > MAX_PAYLOAD_ON_RESTATE) {
+    throw new ValidationError(`engine config.maxPayloadBytes: at most 30 MiB (${MAX_PAYLOAD_ON_RESTATE}) on backend 'restate', whose messages are limited to 32 MiB`);
+  }
+  return { ...data, backend };
 }

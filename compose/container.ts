@@ -87,13 +87,14 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
       case 'sqlite':
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
-          maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults,
+          maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
         return new overrides.restate({
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
+          maxPayloadBytes: cfg.maxPayloadBytes,
         });
       }
     }
@@ -102,6 +103,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
     (ctx) =>
       new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
+        maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
       }),
   );

@@ -1,12 +1,15 @@
 // Step options as the user writes them -> the normalised policy both backends execute.
 import { z } from 'zod';
-import { isDuration, parseDuration } from '../src/domain/duration.ts';
+import { parseDuration, readDuration } from '../src/domain/duration.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
 import type { StepOptions } from './types.ts';
 
-const duration = z.custom<number | string>(isDuration, { message: "expected ms or a duration like '30s'" });
+// The message says what is wrong with this value (not a duration, too long, ...).
+const duration = z.custom<number | string>((v) => typeof readDuration(v) === 'number', {
+  error: (issue) => String(readDuration(issue.input)),
+});
 
 const optionsSchema = z
   .object({

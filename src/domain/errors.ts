@@ -1,5 +1,7 @@
 // Typed errors. Every class sets `name` explicitly so it survives JSON, process and
-// backend boundaries (we store { name, message } and rebuild by name).
+// backend boundaries (we store { name, message, fields?, cause? } and rebuild by name; a
+// step error's own fields such as `code` and `status` come back on the rebuilt error).
+import type { Json } from './json.ts';
 
 export class TranquilError extends Error {
   constructor(message: string) {
@@ -70,18 +72,93 @@ export class BackendUnavailableError extends StorageError {}
 export interface ErrorInfo {
   name: string;
   message: string;
+  /** The error's own JSON-safe enumerable fields (`code`, `status`, `details`, ...), capped
+   *  with the cause's at ERROR_FIELDS_MAX_CHARS of JSON; absent when there are none. */
+  fields?: { [key: string]: Json };
+  /** `err.cause` one level deep (its own cause is not kept); absent when there is none. */
+  cause?: ErrorInfo;
 }
 
-/** Anything thrown becomes { name, message }; non-Error values keep their text. */
+/** Characters of JSON (4 KiB of ASCII) the fields of an error and of its cause may take
+ *  together: an error is stored with every failed attempt, so it stays small. Fields are
+ *  kept in property order; one that does not fit in what is left is dropped. */
+export const ERROR_FIELDS_MAX_CHARS = 4096;
+/** A cause's message is cut to this many characters. */
+const CAUSE_MESSAGE_MAX = 1024;
+/** Never kept as fields: the Error's own parts, and the request/response/config objects
+ *  HTTP clients hang on their errors (large, and they carry credentials and headers). */
+const NOT_FIELDS = new Set(['name', 'message', 'stack', 'cause', '__proto__', 'config', 'request', 'response']);
+
+/** Anything thrown becomes { name, message, fields?, cause? }; non-Error values keep their text. */
 export function toErrorInfo(err: unknown): ErrorInfo {
-  if (err instanceof Error) return { name: err.name || 'Error', message: err.message };
-  let text: string;
-  try {
-    text = typeof err === 'string' ? err : JSON.stringify(err) ?? String(err);
-  } catch {
-    text = String(err);
+  if (!(err instanceof Error)) return { name: 'Error', message: textOf(err) };
+  const budget = { left: ERROR_FIELDS_MAX_CHARS };
+  const info: ErrorInfo = { name: err.name || 'Error', message: err.message };
+  const fields = fieldsOf(err, budget);
+  if (fields) info.fields = fields;
+  const cause = ownValue(err, 'cause');
+  if (cause !== undefined) {
+    const c: ErrorInfo = cause instanceof Error ? { name: cause.name || 'Error', message: String(cause.message) } : { name: 'Error', message: textOf(cause) };
+    if (c.message.length > CAUSE_MESSAGE_MAX) c.message = `${c.message.slice(0, CAUSE_MESSAGE_MAX - 1)}\u2026`;
+    const cf = cause instanceof Error ? fieldsOf(cause, budget) : undefined;
+    if (cf) c.fields = cf;
+    info.cause = c;
   }
-  return { name: 'Error', message: text };
+  return info;
+}
+
+function textOf(v: unknown): string {
+  try {
+    return typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+/** A property read that may throw (a getter, a proxy) counts as absent. */
+function ownValue(o: object, key: string): unknown {
+  try {
+    return Object.hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Own enumerable fields whose value is plain data (a primitive, a plain object or array)
+ *  and survives JSON, within the budget. */
+function fieldsOf(err: Error, budget: { left: number }): { [key: string]: Json } | undefined {
+  let keys: string[];
+  try {
+    keys = Object.keys(err);
+  } catch {
+    return undefined;
+  }
+  let out: { [key: string]: Json } | undefined;
+  for (const key of keys) {
+    if (NOT_FIELDS.has(key) || budget.left <= 0) continue;
+    const value = ownValue(err, key);
+    if (!isPlainData(value)) continue;
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value);
+    } catch {
+      continue; // circular, BigInt, a toJSON that throws
+    }
+    if (text === undefined) continue;
+    const cost = text.length + key.length + 4; // "key":value,
+    if (cost > budget.left) continue;
+    budget.left -= cost;
+    (out ??= {})[key] = JSON.parse(text) as Json;
+  }
+  return out;
+}
+
+function isPlainData(v: unknown): boolean {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v !== 'object') return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === Array.prototype || proto === null;
 }
 
 /** Every class, by name: a stored error comes back as the class it was thrown as. */
@@ -126,12 +203,24 @@ export function fromErrorInfo(info: ErrorInfo): Error {
   if (!Ctor) {
     const err = new Error(info.message);
     err.name = info.name;
-    return err;
+    return withExtras(err, info);
   }
   // Error's own constructor with the class as new.target: the right prototype (instanceof),
   // a stack, and the stored message verbatim.
   const err = Reflect.construct(Error, [info.message], Ctor) as Error;
   err.name = info.name;
   Object.assign(err, FIELDS[info.name]?.(info.message));
+  return withExtras(err, info);
+}
+
+/** The stored fields as own enumerable properties (so a rebuilt error stores them again),
+ *  and the cause as a non-enumerable own `cause`, as `new Error(m, { cause })` sets it. */
+function withExtras(err: Error, info: ErrorInfo): Error {
+  if (info.fields) {
+    for (const [key, value] of Object.entries(info.fields)) {
+      if (!NOT_FIELDS.has(key)) Object.defineProperty(err, key, { value, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  if (info.cause) Object.defineProperty(err, 'cause', { value: fromErrorInfo({ ...info.cause, cause: undefined }), enumerable: false, writable: true, configurable: true });
   return err;
 }

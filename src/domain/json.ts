@@ -1,11 +1,36 @@
 // JSON values and the round-trip every step result goes through, so first execution
-// and replay hand the workflow the same value.
+// and replay hand the workflow the same value; and the one size limit on what is stored.
+import { Buffer } from 'node:buffer';
 import { SerializationError } from './errors.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** Returns the JSON text of value, or throws SerializationError naming `what`. */
-export function toJsonText(value: unknown, what: string): string {
+/** The default largest JSON text, in UTF-8 bytes, of one stored value: a step result, a
+ *  run's input, a signal's or an event's payload (engine config `maxPayloadBytes`), the
+ *  same on every backend. 16 MiB: restate-server refuses a message over 32 MiB (its
+ *  `message-size-limit`; a value is one message plus a small envelope) and then retries the
+ *  invocation for ever, so half of that leaves a wide margin; and a value is held several
+ *  times over in memory (its text, the parsed value, the journal's and the view's copies). */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+
+/** The UTF-8 size of `text` when it is over `maxBytes`, else undefined. Cheap for the
+ *  common small value: a UTF-16 unit is at most 3 UTF-8 bytes, so short text is not measured. */
+export function oversize(text: string, maxBytes: number): number | undefined {
+  if (text.length * 3 <= maxBytes) return undefined;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes > maxBytes ? bytes : undefined;
+}
+
+/** `16.0 MiB`, `68 KiB`: a size for people (the message gives the exact bytes too). */
+export function humanBytes(bytes: number): string {
+  const mib = bytes / 1024 / 1024;
+  if (mib >= 1) return `${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB`;
+  return `${Math.round(bytes / 1024)} KiB`;
+}
+
+/** Returns the JSON text of value, or throws SerializationError naming `what` (not JSON,
+ *  or, with `maxBytes`, larger than that). */
+export function toJsonText(value: unknown, what: string, maxBytes?: number): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(value === undefined ? null : value, rejectNonJson);
@@ -13,11 +38,17 @@ export function toJsonText(value: unknown, what: string): string {
     throw new SerializationError(`${what} is not JSON-serialisable: ${(err as Error).message}`);
   }
   if (text === undefined) throw new SerializationError(`${what} is not JSON-serialisable`);
+  const bytes = maxBytes === undefined ? undefined : oversize(text, maxBytes);
+  if (bytes !== undefined) {
+    throw new SerializationError(
+      `${what} is ${bytes} bytes of JSON (${humanBytes(bytes)}), over the limit of ${maxBytes} bytes (${humanBytes(maxBytes!)}, engine config maxPayloadBytes)`,
+    );
+  }
   return text;
 }
 
-export function roundTrip<T>(value: T, what: string): T {
-  return JSON.parse(toJsonText(value, what)) as T;
+export function roundTrip<T>(value: T, what: string, maxBytes?: number): T {
+  return JSON.parse(toJsonText(value, what, maxBytes)) as T;
 }
 
 function rejectNonJson(_key: string, v: unknown): unknown {

@@ -1,5 +1,6 @@
 // Retry policy: how many attempts, how long between them. Pure: the random source for
 // jitter is injected, so a seeded source gives a reproducible schedule.
+import { MAX_DURATION_MS } from './duration.ts';
 import { TerminalError } from './errors.ts';
 
 export type Backoff = 'constant' | 'linear' | 'exponential';
@@ -25,6 +26,9 @@ export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random:
     : policy.backoff === 'linear' ? policy.delayMs * n
     : policy.delayMs * 2 ** (n - 1);
   if (policy.maxDelayMs !== undefined) delay = Math.min(delay, policy.maxDelayMs);
+  // Exponential growth over many attempts passes any wake time a Date can hold (and then
+  // Infinity): no backoff is longer than the longest duration the API accepts.
+  delay = Math.min(delay, MAX_DURATION_MS);
   // "Equal jitter": keeps at least half the delay so backoff still backs off.
   if (policy.jitter) delay = delay / 2 + random() * (delay / 2);
   return Math.max(0, Math.round(delay));

@@ -1,6 +1,11 @@
 // Step identity inside one run: the k-th call with the same name is `name#k` (k >= 2),
 // and the idempotency key is `<runId>/<unique name>`, the same on every attempt and replay.
+// `#` is reserved for those automatic names: a name the code passes may not contain it, so
+// a step named 'charge#2' can never take the place (and key) of the 2nd 'charge'. This
+// covers every kind (do, sleep, waitForEvent, and ctx.emit's `emit:<event>`).
 import { ValidationError } from './errors.ts';
+
+export const RESERVED_IN_NAMES = '#';
 
 export class StepNamer {
   private readonly seen = new Map<string, number>();
@@ -8,6 +13,9 @@ export class StepNamer {
   next(name: unknown): string {
     if (typeof name !== 'string' || name.length === 0) {
       throw new ValidationError('step name must be a non-empty string');
+    }
+    if (name.includes(RESERVED_IN_NAMES)) {
+      throw new ValidationError(`step name '${name}' contains '#', which is reserved for repeated names (the 2nd step named 'x' is 'x#2')`);
     }
     const count = (this.seen.get(name) ?? 0) + 1;
     this.seen.set(name, count);

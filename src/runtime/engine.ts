@@ -2,11 +2,12 @@
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { parseDuration, type Duration } from '../domain/duration.ts';
+import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
-import { roundTrip, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
+import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
 import type { RunFilter, RunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
@@ -32,15 +33,14 @@ function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parseOrThrow(schema, value, what);
 }
 
-function jsonArg(value: unknown, what: string): Json {
+/** A JSON argument within the size limit, or a one-line ValidationError before anything is stored. */
+function jsonArg(value: unknown, what: string, maxBytes: number): Json {
   try {
-    return roundTrip(value, what) as Json;
+    return roundTrip(value, what, maxBytes) as Json;
   } catch (err) {
     throw new ValidationError((err as Error).message);
   }
 }
-
-const MAX_WAIT_MS = 2 ** 31 - 1;
 
 // Built once: a zod schema is costly to construct, and trigger/emit are hot paths.
 const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
@@ -75,6 +75,8 @@ export interface SchedulesApi {
 export interface EngineOptions {
   webhook?: WebhookConfig;
   webhookListener?: WebhookListenerFactory;
+  /** Largest JSON of a run's input, a signal's or an event's payload; default DEFAULT_MAX_PAYLOAD_BYTES. */
+  maxPayloadBytes?: number;
 }
 
 export interface RunsApi {
@@ -92,6 +94,7 @@ export class Engine {
   readonly events: EventsApi;
   readonly schedules: SchedulesApi;
   private readonly webhooks: WebhookHost | undefined;
+  private readonly maxPayloadBytes: number;
 
   constructor(
     readonly executor: DurableExecutor,
@@ -99,8 +102,9 @@ export class Engine {
     private readonly clock: Clock,
     options: EngineOptions = {},
   ) {
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
-      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook)
+      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
       : undefined;
     this.events = {
       list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema, filter, 'events.list filter')),
@@ -164,30 +168,34 @@ export class Engine {
     const name = check(nameSchema, workflow, 'workflow');
     this.registry.get(name);
     const opts = check(triggerOptionsSchema, options, 'trigger options');
-    const data = jsonArg(input, `input of trigger('${name}')`);
+    const data = jsonArg(input, `input of trigger('${name}')`, this.maxPayloadBytes);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? randomUUID() });
   }
 
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {
     const event = check(nameSchema, name, 'event name');
     const opts = check(emitOptionsSchema, options, 'emit options');
-    const data = jsonArg(payload, `payload of emit('${event}')`);
+    const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? randomUUID() });
   }
 
   async signal(runId: string, name: string, payload: unknown = null): Promise<void> {
     const id = check(idSchema, runId, 'runId');
     const signal = check(nameSchema, name, 'signal name');
-    return this.executor.signal(id, signal, jsonArg(payload, `payload of signal('${signal}')`));
+    // A wait's name is its signal's name, and step names cannot contain '#' (step-names.ts):
+    // such a signal could never be taken.
+    if (signal.includes(RESERVED_IN_NAMES)) throw new ValidationError(`signal name '${signal}' contains '#', which no waitForEvent name can (it is reserved for repeated step names)`);
+    return this.executor.signal(id, signal, jsonArg(payload, `payload of signal('${signal}')`, this.maxPayloadBytes));
   }
 
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
     const id = check(idSchema, runId, 'runId');
     const opts = check(resultOptionsSchema, options, 'result options');
-    let timeoutMs = MAX_WAIT_MS;
+    // No timeout: as long as any duration may be (the executors' timers chain past 24.8 days).
+    let timeoutMs = MAX_DURATION_MS;
     if (opts.timeout !== undefined) {
       try {
-        timeoutMs = Math.min(MAX_WAIT_MS, Math.max(0, parseDuration(opts.timeout, 'result timeout')));
+        timeoutMs = Math.max(0, parseDuration(opts.timeout, 'result timeout'));
       } catch (err) {
         throw new ValidationError((err as Error).message);
       }

@@ -10,7 +10,7 @@ import {
   NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { roundTrip, toJsonText, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, toJsonText, type Json } from '../domain/json.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
@@ -80,9 +80,15 @@ export class RunSession {
     private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
+    private readonly options: { maxPayloadBytes?: number } = {},
   ) {
     this.recordedOrders = log.entries.flatMap((e) => (e.order === undefined ? [] : [e.order])).sort((a, b) => a - b);
     this.nextOrder = (this.recordedOrders[this.recordedOrders.length - 1] ?? 0) + 1;
+  }
+
+  /** One limit for every payload the run produces (step results, output, emitted events). */
+  private get maxPayloadBytes(): number {
+    return this.options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   }
 
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
@@ -109,7 +115,7 @@ export class RunSession {
         if (this.log.cancelRequested()) return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
-          out = roundTrip(output, `workflow '${this.log.workflow}' output`) as Json;
+          out = roundTrip(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes) as Json;
         } catch (err) {
           return this.finish({ type: 'failed', error: toErrorInfo(err) });
         }
@@ -408,7 +414,8 @@ export class RunSession {
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
     try {
-      const text = toJsonText(value, `result of step '${call.name}'`);
+      // Over the size limit: fatal like a non-JSON result (no retry would make it smaller).
+      const text = toJsonText(value, `result of step '${call.name}'`, this.maxPayloadBytes);
       return { ok: true, value: JSON.parse(text) as Json, text };
     } catch (err) {
       return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };
@@ -476,7 +483,7 @@ export class RunSession {
     if (!started) return never();
     const { call, decision } = started;
     if (decision.type === 'replay') return;
-    const data = roundTrip(payload, `ctx.emit('${eventName}') payload`) as Json;
+    const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
     const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
     const now = this.log.now();
     await this.flushPending();

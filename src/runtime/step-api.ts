@@ -12,6 +12,7 @@ export interface StepPrimitives {
 }
 
 const reject = (message: string) => Promise.reject(new ValidationError(message));
+const MAX_DATE_MS = 8.64e15;
 
 export function stepApi(p: StepPrimitives): StepApi {
   return {
@@ -31,7 +32,8 @@ export function stepApi(p: StepPrimitives): StepApi {
     },
     sleepUntil(name: string, at: Date | number): Promise<void> {
       const t = at instanceof Date ? at.getTime() : at;
-      if (typeof t !== 'number' || !Number.isFinite(t)) return reject(`step.sleepUntil('${String(name)}'): expected a Date or epoch ms`);
+      // A wake time must be a time a Date can hold (|t| <= 8.64e15 ms), as every view shows it as one.
+      if (typeof t !== 'number' || !(Math.abs(t) <= MAX_DATE_MS)) return reject(`step.sleepUntil('${String(name)}'): expected a Date or epoch ms`);
       return p.sleep(name, () => t);
     },
     waitForEvent<T>(name: string, options?: { timeout?: Duration }): Promise<T> {

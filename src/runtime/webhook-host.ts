@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../domain/errors.ts';
 import { hookRunId } from '../domain/ids.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../domain/json.ts';
 import type { DurableExecutor } from '../ports/executor.ts';
 import type { TriggerState } from '../ports/triggers.ts';
 import type { RunningListener, WebhookListenerFactory, WebhookTarget } from '../ports/webhook-listener.ts';
@@ -33,6 +34,8 @@ export class WebhookHost {
     private readonly state: () => TriggerState,
     private readonly factory: WebhookListenerFactory,
     private readonly config: WebhookConfig | undefined,
+    /** The engine's payload limit: a body over it could not become a run's input anyway. */
+    private readonly maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES,
   ) {
     // Workflow names first; a trigger's `path` is an alias unless it would shadow a name.
     const withHooks = registry.all().filter((w) => w.definition.triggers.some((t) => t.type === 'webhook'));
@@ -59,7 +62,7 @@ export class WebhookHost {
     const host = this.config?.host ?? '127.0.0.1';
     const fixed = this.config?.port ?? 0;
     const recorded = fixed === 0 ? await state.webhookPort() : undefined;
-    const options = { host, bodyLimitBytes: this.config?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT };
+    const options = { host, bodyLimitBytes: Math.min(this.config?.bodyLimitBytes ?? DEFAULT_BODY_LIMIT, this.maxPayloadBytes) };
     const handler = {
       resolve: (segment: string) => this.targets.get(segment),
       secretFor: (workflow: string) => this.secret(workflow),

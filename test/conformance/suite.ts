@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
 import { concurrencyScenarios } from './concurrency.ts';
+import { fieldsScenarios } from './semantics-fields.ts';
 import { cliScenarios } from './cli.ts';
 import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
@@ -528,6 +529,7 @@ export function runConformance(target: ConformanceTarget): void {
     triggerScenarios({ test, boot, restart, until });
     concurrencyScenarios({ test, boot, restart, until });
     retryScenarios({ test, boot, restart, until });
+    fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
   });
 }

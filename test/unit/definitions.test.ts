@@ -43,6 +43,9 @@ describe('engine config is validated', () => {
     [{ workflows: [{}] }, /workflows\[0\]: not a workflow\(\) definition/],
     [{ webhook: { port: 70000 } }, /engine config\.webhook\.port/],
     [{ extra: true }, /engine config/],
+    [{ maxPayloadBytes: 100 }, /^engine config\.maxPayloadBytes: at least 1024$/],
+    [{ maxPayloadBytes: 512 * 1024 * 1024 }, /^engine config\.maxPayloadBytes: at most 256 MiB$/],
+    [{ backend: 'restate', maxPayloadBytes: 31 * 1024 * 1024 }, /^engine config\.maxPayloadBytes: at most 30 MiB \(31457280\) on backend 'restate'/],
   ])('rejects %j', async (config, message) => {
     await expect(createEngine(config as never)).rejects.toThrow(message);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../../src/domain/errors.ts';
 import { backoffDelay, decideRetry, type RetryPolicy } from '../../src/domain/retry-policy.ts';
+import { MAX_DURATION_MS } from '../../src/domain/duration.ts';
 
 const p = (o: Partial<RetryPolicy>): RetryPolicy => ({ limit: 5, backoff: 'exponential', delayMs: 1000, jitter: false, ...o });
 const half = () => 0.5;
@@ -15,6 +16,10 @@ describe('backoffDelay', () => {
   });
   it('caps at maxDelay', () => {
     expect(backoffDelay(p({ maxDelayMs: 3000 }), 10, half)).toBe(3000);
+  });
+  it('never passes the longest accepted duration, even after thousands of doublings', () => {
+    expect(backoffDelay(p({}), 60, half)).toBe(MAX_DURATION_MS);
+    expect(backoffDelay(p({}), 5000, half)).toBe(MAX_DURATION_MS); // 2 ** 4999 is Infinity
   });
   it('jitter keeps between half and all of the delay, from the injected source', () => {
     expect(backoffDelay(p({ jitter: true }), 3, () => 0)).toBe(2000);

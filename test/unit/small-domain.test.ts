@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration, formatDuration } from '../../src/domain/duration.ts';
+import { parseDuration, formatDuration, MAX_DURATION_MS } from '../../src/domain/duration.ts';
 import { StepNamer, idempotencyKey } from '../../src/domain/step-names.ts';
 import { canTransition, RUN_STATUSES, isTerminal } from '../../src/domain/run-status.ts';
-import { fromErrorInfo, toErrorInfo, TerminalError, TimeoutError } from '../../src/domain/errors.ts';
-import { roundTrip } from '../../src/domain/json.ts';
+import { ERROR_FIELDS_MAX_CHARS, fromErrorInfo, toErrorInfo, TerminalError, TimeoutError, ValidationError } from '../../src/domain/errors.ts';
+import { humanBytes, oversize, roundTrip } from '../../src/domain/json.ts';
 import { eventRunId } from '../../src/domain/ids.ts';
 
 describe('durations', () => {
@@ -14,6 +14,13 @@ describe('durations', () => {
     expect(() => parseDuration(bad, 'timeout')).toThrow(/^timeout: /);
   });
   it('rejects non-finite numbers', () => expect(() => parseDuration(Infinity)).toThrow(/finite/));
+  it('accepts up to 100 years either way, refuses longer (also digit strings that parse to Infinity)', () => {
+    expect(parseDuration('36525d')).toBe(MAX_DURATION_MS);
+    expect(parseDuration(-MAX_DURATION_MS)).toBe(-MAX_DURATION_MS);
+    for (const bad of ['36526d', MAX_DURATION_MS + 1, -MAX_DURATION_MS - 1, `1${'0'.repeat(400)}d`]) {
+      expect(() => parseDuration(bad, 'timeout')).toThrow(/^timeout: .* is longer than 100 years \(36525d\), the longest duration accepted$/);
+    }
+  });
   it('formats for humans', () => expect(formatDuration(90_061_000)).toBe('1d 1h'));
 });
 
@@ -24,6 +31,13 @@ describe('step names and keys', () => {
     expect(idempotencyKey('r1', 'a#2')).toBe('r1/a#2');
   });
   it('rejects empty names', () => expect(() => new StepNamer().next('')).toThrow(/non-empty/));
+  it("refuses '#' in a name, so no name equals a repeat's automatic name", () => {
+    const n = new StepNamer();
+    expect(n.next('charge')).toBe('charge');
+    expect(() => n.next('charge#2')).toThrow(ValidationError);
+    expect(() => n.next('a#b')).toThrow(/^step name 'a#b' contains '#', which is reserved for repeated names/);
+    expect(n.next('charge')).toBe('charge#2'); // a refused name was not counted
+  });
 });
 
 describe('run state machine', () => {
@@ -49,6 +63,33 @@ describe('errors across boundaries', () => {
     const other = fromErrorInfo(toErrorInfo(new RangeError('r')));
     expect([other.name, other.message]).toEqual(['RangeError', 'r']);
   });
+  it('own JSON-safe fields and the cause come back on the rebuilt error', () => {
+    const cause = Object.assign(new TypeError('socket hang up'), { code: 'ECONNRESET', errno: -104 });
+    const err = Object.assign(new TerminalError('upstream 503'), { code: 'E_HTTP', status: 503, details: { a: [1, 'x'] }, at: new Date(0) });
+    Object.defineProperty(err, 'cause', { value: cause }); // as `new Error(m, { cause })` sets it: own, not enumerable
+    const info = toErrorInfo(err);
+    expect(info).toEqual({
+      name: 'TerminalError', message: 'upstream 503', fields: { code: 'E_HTTP', status: 503, details: { a: [1, 'x'] } },
+      cause: { name: 'TypeError', message: 'socket hang up', fields: { code: 'ECONNRESET', errno: -104 } },
+    });
+    const back = fromErrorInfo(JSON.parse(JSON.stringify(info))) as TerminalError & { code?: string; status?: number; cause?: Error & { code?: string } };
+    expect(back).toBeInstanceOf(TerminalError);
+    expect([back.code, back.status, back.cause?.message, back.cause?.name, back.cause?.code]).toEqual(['E_HTTP', 503, 'socket hang up', 'TypeError', 'ECONNRESET']);
+    expect(Object.getOwnPropertyDescriptor(back, 'cause')?.enumerable).toBe(false); // as `new Error(m, { cause })` sets it
+    expect(toErrorInfo(back)).toEqual(info); // stable across any number of round trips
+  });
+  it('drops fields that are not plain JSON data, the transport objects of HTTP clients, and what passes the 4 KiB budget', () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const err = Object.assign(new Error('x'), {
+      fn: () => 1, big: 1n, nan: NaN, circular, instance: new Map(), config: { headers: { authorization: 'secret' } }, request: {}, response: {},
+      huge: 'h'.repeat(ERROR_FIELDS_MAX_CHARS), small: 's',
+    });
+    expect(toErrorInfo(err)).toEqual({ name: 'Error', message: 'x', fields: { small: 's' } });
+    const long = toErrorInfo(new Error('x', { cause: new Error('c'.repeat(5000)) }));
+    expect(long.cause?.message).toHaveLength(1024);
+    expect(toErrorInfo(new Error('plain'))).toEqual({ name: 'Error', message: 'plain' }); // no empty fields
+  });
   it('non-Error values keep their text', () => {
     expect(toErrorInfo('plain')).toEqual({ name: 'Error', message: 'plain' });
     expect(toErrorInfo({ code: 7 })).toEqual({ name: 'Error', message: '{"code":7}' });
@@ -57,6 +98,16 @@ describe('errors across boundaries', () => {
 
 describe('json round trip', () => {
   it('is what replay will see', () => expect(roundTrip({ d: new Date(0), u: undefined }, 'x')).toEqual({ d: '1970-01-01T00:00:00.000Z' }));
+  it('with a byte limit, refuses larger JSON naming what and both sizes', () => {
+    expect(roundTrip('é'.repeat(10), 'x', 22)).toBe('é'.repeat(10)); // 20 bytes + 2 quotes
+    expect(() => roundTrip('é'.repeat(10), 'result of step \'s\'', 21)).toThrow(
+      "result of step 's' is 22 bytes of JSON (0 KiB), over the limit of 21 bytes (0 KiB, engine config maxPayloadBytes)",
+    );
+    expect(oversize('a'.repeat(100), 300)).toBeUndefined(); // short text is not measured
+    expect(oversize('€'.repeat(200), 300)).toBe(600);
+    expect(humanBytes(16 * 1024 * 1024)).toBe('16 MiB');
+    expect(humanBytes(16 * 1024 * 1024 + 3)).toBe('16.0 MiB');
+  });
   it('names what failed', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

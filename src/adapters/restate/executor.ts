@@ -24,6 +24,7 @@ import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
+import { setLongTimeout } from '../../runtime/long-timer.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
@@ -52,6 +53,8 @@ export interface RestateExecutorOptions {
   /** Request identity public keys of an external Restate (`publickeyv1_...`). */
   identityKeys?: string[];
   calendar: CalendarFactory;
+  /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
+  maxPayloadBytes?: number;
 }
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
@@ -126,7 +129,7 @@ export class RestateExecutor implements DurableExecutor {
       stopSignal: this.stopped.signal,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys);
+    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes })), identityKeys);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });
@@ -435,13 +438,13 @@ export class RestateExecutor implements DurableExecutor {
       const waiters = this.settledWaiters.get(runId) ?? new Set();
       this.settledWaiters.set(runId, waiters);
       const done = () => {
-        clearTimeout(timer);
+        cancelTimer();
         signal.removeEventListener('abort', done);
         waiters.delete(done);
         if (waiters.size === 0) this.settledWaiters.delete(runId);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const cancelTimer = setLongTimeout(done, ms);
       waiters.add(done);
       signal.addEventListener('abort', done, { once: true });
     });

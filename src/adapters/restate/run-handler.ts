@@ -37,6 +37,11 @@ export interface RetryRequest {
   t?: number;
 }
 
+/** Engine settings every session of a run applies (config maxPayloadBytes). */
+export interface SessionLimits {
+  maxPayloadBytes?: number;
+}
+
 export interface RunState {
   status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
   wakeAt?: string;
@@ -60,6 +65,7 @@ export class RestateRun {
     private readonly def: WorkflowDefinition,
     private readonly version: string,
     private readonly hooks: RunHooks,
+    private readonly limits: SessionLimits = {},
   ) {}
 
   private get runId(): string {
@@ -87,7 +93,7 @@ export class RestateRun {
     this.setRun({ status: 'running' });
     for (let cycle = 0; ; ) {
       this.log.beginSession();
-      const outcome = this.log.cancelled ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults).run();
+      const outcome = this.log.cancelled ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults, this.limits).run();
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import { RestateRun, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { RestateRun, type RetryRequest, type RunHooks, type RunState, type SessionLimits } from './run-handler.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -27,12 +27,12 @@ export const RETENTION_DAYS = 7;
 /** The `retry` handler's body: the engine sends the resume point it reported. */
 const retryBody = z.object({ from: z.string().min(1).max(200).optional() }).strict();
 
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks) {
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}) {
   const { definition, version } = w;
   return restate.workflow({
     name: serviceName(definition.name),
     handlers: {
-      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks).execute(req?.input ?? null),
+      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(req?.input ?? null),
 
       signal: async (ctx: restate.WorkflowSharedContext, req: { name: string; payload: Json }) => {
         const t = await ctx.date.now();

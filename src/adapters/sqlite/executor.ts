@@ -19,6 +19,7 @@ import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { StepLog } from '../../ports/step-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
+import { setLongTimeout } from '../../runtime/long-timer.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
@@ -43,6 +44,8 @@ export interface SqliteExecutorOptions {
   calendar: CalendarFactory;
   /** Test-only named fault points (crash or pause here); absent in production. */
   faults?: FaultPoints;
+  /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
+  maxPayloadBytes?: number;
 }
 
 interface ActiveRun {
@@ -251,11 +254,11 @@ export class SqliteExecutor implements DurableExecutor {
       const waiters = this.terminalWaiters.get(runId) ?? new Set();
       this.terminalWaiters.set(runId, waiters);
       const done = (v: RunView | Error) => {
-        clearTimeout(timer);
+        cancelTimer();
         if (v instanceof Error) reject(v);
         else resolve(v);
       };
-      const timer = setTimeout(() => {
+      const cancelTimer = setLongTimeout(() => {
         waiters.delete(done);
         reject(new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${this.store.getRunRow(runId)?.status})`));
       }, timeoutMs);
@@ -373,7 +376,7 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults);
+        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults, { maxPayloadBytes: this.o.maxPayloadBytes });
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         const outcome = await Promise.race([session.run(), lost]);
         if (this.stopping) return;
