@@ -1,7 +1,7 @@
 // DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
 // callers never branch on which backend they hold.
 import type { Json } from '../domain/json.ts';
-import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { TriggerState } from './triggers.ts';
 
 export interface StartRunRequest {
@@ -31,7 +31,7 @@ export interface DurableExecutor {
   emit(req: EmitRequest): Promise<EmitResult>;
   signal(runId: string, name: string, payload: Json): Promise<void>;
   getRun(runId: string): Promise<RunView | undefined>;
-  listRuns(filter: RunFilter): Promise<RunView[]>;
+  listRuns(filter: RunFilter): Promise<RunPage>;
   cancel(runId: string): Promise<void>;
   retry(runId: string): Promise<void>;
   /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */

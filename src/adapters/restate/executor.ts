@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal } from '../../domain/run-status.ts';
-import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
@@ -273,7 +273,7 @@ export class RestateExecutor implements DurableExecutor {
     return this.reader.getRun(runId);
   }
 
-  async listRuns(filter: RunFilter): Promise<RunView[]> {
+  async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
     return this.reader.listRuns(filter);
   }
