@@ -17,11 +17,13 @@ import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
+import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
@@ -50,6 +52,8 @@ export interface RestateExecutorOptions {
   /** Request identity public keys of an external Restate (`publickeyv1_...`). */
   identityKeys?: string[];
   calendar: CalendarFactory;
+  /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
+  logger?: Logger;
 }
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
@@ -66,6 +70,10 @@ export class RestateExecutor implements DurableExecutor {
   private stopping = false;
   /** Aborted by stop(): every result() waiter and its attach request end at once. */
   private readonly stopped = new AbortController();
+  /** What stop() ends besides: one callback per result() waiter. A Set, not listeners on
+   *  `stopped.signal`: Node warns (MaxListenersExceeded) past 10 listeners on one signal. */
+  private readonly onStop = new Set<() => void>();
+  private readonly log: Logger;
   private readonly settledWaiters = new Map<string, Set<() => void>>();
   private readonly settledViews = new Map<string, RunView>();
   /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
@@ -77,6 +85,7 @@ export class RestateExecutor implements DurableExecutor {
   readonly triggers: TriggerState;
 
   constructor(private readonly o: RestateExecutorOptions) {
+    this.log = o.logger ?? levelLogger();
     this.services = o.registry.all().map((w) => serviceName(w.definition.name));
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
@@ -121,7 +130,7 @@ export class RestateExecutor implements DurableExecutor {
       settled: (runId, view) => this.wakeSettled(runId, view),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys);
+    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });
@@ -171,16 +180,16 @@ export class RestateExecutor implements DurableExecutor {
     const now = Date.now();
     this.restarts = this.restarts.filter((t) => now - t < 60_000);
     if (this.restarts.length >= 5) {
-      console.error('tranquil: restate-server exited 5 times within a minute; not restarting it again');
+      this.log.log('error', 'restate-server exited 5 times within a minute; not restarting it again');
       return;
     }
     this.restarts.push(now);
-    console.error('tranquil: restate-server exited unexpectedly; restarting it');
+    this.log.log('warn', 'restate-server exited unexpectedly; restarting it');
     try {
       await this.server.start();
       await this.settleAdmin(() => this.registerDeployments(this.endpoint.port));
     } catch (err) {
-      console.error(`tranquil: restarting restate-server failed: ${(err as Error).message}`);
+      this.log.log('error', `restarting restate-server failed: ${(err as Error).message}`);
     }
   }
 
@@ -203,6 +212,7 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.stopped.abort();
+    for (const end of [...this.onStop]) end();
     this.o.scheduler.stop();
     this.watch.stop();
     await this.endpoint?.close().catch(() => {});
@@ -222,7 +232,7 @@ export class RestateExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return { more: false };
     const { fired, nextAt } = await this.o.triggerStore.write((w) => ({ fired: this.slots.fireDue(w, now), nextAt: w.nextScheduleAt() }));
     if (fired.length) await this.forward(fired).catch((err) => {
-      console.error(`tranquil: forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
+      this.log.log('warn', `forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
     });
     return { more: false, nextAt };
   }
@@ -336,7 +346,8 @@ export class RestateExecutor implements DurableExecutor {
     const deadline = Date.now() + timeoutMs;
     const abort = new AbortController();
     const onStop = () => abort.abort();
-    this.stopped.signal.addEventListener('abort', onStop, { once: true });
+    if (this.stopped.signal.aborted) abort.abort();
+    this.onStop.add(onStop);
     // Settles (false) when this call ends or the engine stops: no waiter outlives either.
     const ended = new Promise<boolean>((r) => abort.signal.addEventListener('abort', () => r(false), { once: true }));
     const never = () => ended;
@@ -395,7 +406,7 @@ export class RestateExecutor implements DurableExecutor {
       }
     } finally {
       unwatch?.();
-      this.stopped.signal.removeEventListener('abort', onStop);
+      this.onStop.delete(onStop);
       abort.abort();
     }
   }
