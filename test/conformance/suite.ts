@@ -10,6 +10,7 @@ import type { Engine } from '@tranquil/engine';
 import { concurrencyScenarios } from './concurrency.ts';
 import { cliScenarios } from './cli.ts';
 import { triggerScenarios } from './triggers.ts';
+import { signalScenarios } from './semantics-signals.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -527,5 +528,6 @@ export function runConformance(target: ConformanceTarget): void {
     triggerScenarios({ test, boot, restart, until });
     concurrencyScenarios({ test, boot, restart, until });
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
+    signalScenarios({ test, boot, restart, until });
   });
 }

@@ -36,6 +36,7 @@ import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
+import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
 export interface RestateExecutorOptions {
@@ -55,6 +56,10 @@ export interface RestateExecutorOptions {
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
 }
+
+/** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
+ *  deployment tag. */
+const SERVICE_SHAPE = 'signal-queues';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -86,7 +91,7 @@ export class RestateExecutor implements DurableExecutor {
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
-    this.services = o.registry.all().map((w) => serviceName(w.definition.name));
+    this.services = o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]);
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
@@ -130,7 +135,8 @@ export class RestateExecutor implements DurableExecutor {
       settled: (runId, view) => this.wakeSettled(runId, view),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks)), identityKeys, this.log);
+    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks), buildSignalQueue(serviceName(w.definition.name))]);
+    this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });
@@ -155,7 +161,10 @@ export class RestateExecutor implements DurableExecutor {
   /** One deployment per code version (tag); deployments of earlier versions are repointed to
    *  this process's port, and invocations that backed off while no endpoint answered resume now. */
   private async registerDeployments(port: number): Promise<void> {
-    const tag = createHash('sha256').update(this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',')).digest('hex').slice(0, 12);
+    // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
+    // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
+    const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
+    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
     const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
@@ -296,11 +305,24 @@ export class RestateExecutor implements DurableExecutor {
     return v;
   }
 
+  /** Through the run's signal queue (signal-queue.ts): one call whatever the number of
+   *  signals sent before; the run's `signal` handler refuses a finished run (409). */
   async signal(runId: string, name: string, payload: Json): Promise<void> {
     this.ensureStarted();
-    const v = await this.requireView(runId);
-    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); signal '${name}' not delivered`);
-    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/signal`, { name, payload });
+    const notDelivered = (status: string) => new RunStateError(`run ${runId} already finished (${status}); signal '${name}' not delivered`);
+    // The outbox knows every run this engine started: no admin query (which would read the
+    // run's whole state, growing with its steps). Others are looked up as before.
+    const local = await this.o.triggerStore.outboxRun(runId);
+    if (local && divergenceOf(local)) throw notDelivered('failed');
+    let workflow = local?.workflow;
+    if (!workflow) {
+      const v = await this.requireView(runId);
+      if (isTerminal(v.status)) throw notDelivered(v.status);
+      workflow = v.workflow;
+    }
+    const queue = signalQueueName(serviceName(workflow));
+    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest);
+    if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
 
