@@ -2,10 +2,11 @@
 // Error objects attached (their stacks run to dozens of lines) and logs routine events
 // ("Invocation suspended") at info: here each becomes one line, the SDK's trace/debug/info
 // go to debug, and errors from a broken stream (the endpoint closing, restate-server
-// restarting: Restate retries the invocation, nothing is lost) and a handler's deliberate
-// TerminalError (a refused signal) go to debug as well.
+// restarting: Restate retries the invocation, nothing is lost), a handler's deliberate
+// TerminalError (a refused signal) and a requested cancel go to debug as well.
 // Stacks are kept at debug level only.
-import type * as restate from '@restatedev/restate-sdk';
+import './polyfill.ts';
+import * as restate from '@restatedev/restate-sdk';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
 
 const STREAM_CLOSED = /ERR_STREAM_PREMATURE_CLOSE|ERR_STREAM_WRITE_AFTER_END|ERR_STREAM_DESTROYED|ERR_HTTP2_INVALID_STREAM|ERR_HTTP2_STREAM_CANCEL|Premature close|write after end|socket hang up|ECONNRESET/;
@@ -32,8 +33,9 @@ export function sdkLogTransport(logger: Logger, closing: () => boolean): restate
     let level: MessageLevel = meta.level === 'error' ? 'error' : meta.level === 'warn' ? 'warn' : 'debug';
     if (level !== 'debug') {
       const summary = parts.map((p) => text(p, false)).join(' ');
-      // A TerminalError a handler throws is its answer (a refused signal or retry), not a fault.
-      const answered = parts.some((p) => p instanceof Error && p.name === 'TerminalError');
+      // A TerminalError a handler throws is its answer (a refused signal or retry), not a
+      // fault; a CancelledError (a TerminalError too) is a cancel someone asked for.
+      const answered = parts.some((p) => p instanceof restate.TerminalError);
       if (answered || closing() || STREAM_CLOSED.test(summary)) level = 'debug';
     }
     if (!logger.enabled(level)) return;
