@@ -1,5 +1,8 @@
 // npm run bench [-- --quick] [-- --profile] [-- --docs | --no-docs] [-- --only=raw,a,b,...]
 //   [-- --backends=sqlite-full,sqlite-normal,restate]
+// --only keys: raw, a (100 concurrent), b (1 at a time), g (10, 1000), c (start), d (idle),
+//   e (timers), h (history), signals (300 signals to one run), fanout (1,000-way fan-out).
+//   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
 // durability full and normal, and the Restate backend (reported as n/a until it exists),
@@ -20,6 +23,7 @@ import { rawRep, sqliteVersion } from './lib/raw-sqlite.ts';
 import { nowMs, sleep, summarize } from './lib/stats.ts';
 import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
+import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -45,7 +49,9 @@ const CFG = QUICK
       startReps: 3, idleReps: 2, idleMs: 700, timerReps: 2,
       timersN: { full: 5_000, normal: 5_000 }, timersWarmN: 2000,
       spread: { rate: 1000, seconds: 1 },
-      budgetMs: 115_000,
+      // The one-run shapes add their own time: a stalled fan-out ends at its deadline, once.
+      budgetMs: 115_000 + (want('signals') ? 45_000 : 0) + (want('fanout') ? 60_000 : 0),
+      shapeReps: 1, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 40_000, signalsDeadlineMs: 60_000,
     }
   : {
       reps: 5, rawSeconds: 1, rawWarmupTx: 200,
@@ -53,7 +59,8 @@ const CFG = QUICK
       startReps: 7, idleReps: 5, idleMs: 1000, timerReps: 5,
       timersN: { full: 100_000, normal: 20_000 }, timersWarmN: 10_000,
       spread: { rate: 1000, seconds: 2 },
-      budgetMs: 590_000,
+      budgetMs: 590_000 + (want('signals') ? 120_000 : 0) + (want('fanout') ? 200_000 : 0),
+      shapeReps: 3, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 120_000, signalsDeadlineMs: 120_000,
     };
 const CONCURRENCIES = [1, 10, 100, 1000];
 // The Restate backend does each run over the network to restate-server, ~10-40x slower per
@@ -439,6 +446,10 @@ async function benchBackend(spec: Spec, res: Results): Promise<void> {
   if (want('c')) await guard('startToFirstRunMs', async () => { b.startToFirstRunMs = await benchStart(spec); });
   if (want('d')) await guard('idle', async () => { b.idle = await benchIdle(spec, res); });
   if (want('e')) await guard('timers', async () => { b.timers = await benchTimers(spec, spec.backend === 'restate' ? RESTATE.timersN : CFG.timersN[spec.durability]); });
+  // Inside one run: signal cost (issue 19) and the 1,000-way fan-out (issue 18).
+  const shape = (mode: string) => ({ reps: CFG.shapeReps, dataDir: () => freshDir(`${spec.key}-${mode}`), log });
+  if (want('signals')) await guard('signals', async () => { b.signals = await benchSignals(spec, { ...shape('sig'), n: CFG.signalsN, deadlineMs: CFG.signalsDeadlineMs }); });
+  if (want('fanout')) await guard('fanout', async () => { b.fanout = await benchFanOut(spec, { ...shape('fan'), n: CFG.fanOutN, deadlineMs: CFG.fanOutDeadlineMs }); });
 }
 
 // ---- CPU profile of the 100-concurrent workload -----------------------------------------

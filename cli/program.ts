@@ -99,6 +99,18 @@ async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
   }
 }
 
+const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+
+/** `tranquil runs list` with the same flags and the next page's cursor. */
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number }, cursor: string): string {
+  const flags: [string, string | undefined][] = [
+    ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
+    ['--status', o.status], ['--workflow', o.workflow], ['--limit', String(o.limit)], ['--cursor', cursor],
+  ];
+  const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
+  return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
+}
+
 const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}`;
 
 function describeRun(r: RunView): string {
@@ -147,15 +159,21 @@ export function buildProgram(): Command {
     });
 
   const runs = program.command('runs').description('inspect and manage runs');
-  common(runs.command('list').description('runs, newest first'))
+  common(runs.command('list').description('runs, newest first, a page at a time (the next page\'s command is printed when there is more)'))
     .option('--status <status>', `one of ${RUN_STATUSES.join(', ')}`)
     .option('--workflow <name>', 'only this workflow')
-    .addOption(new Option('--limit <n>', 'at most n runs').default(100).argParser(parseIntArg('--limit')))
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number }) => {
+    .addOption(new Option('--limit <n>', 'at most n runs per page (1..10000)').default(100).argParser(parseIntArg('--limit')))
+    .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
-      const list = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: Math.max(1, o.limit) }));
-      print(o, list, () => (list.length ? list.map(runLine).join('\n') : 'no runs'));
+      if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
+      if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor }));
+      const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
+      // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
+      print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));
+      if (o.json && more) console.error(more);
     });
   common(runs.command('describe <runId>').description('a run with its steps'))
     .action(async (runId: string, o: Common) => {

@@ -11,6 +11,7 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
  *  invocation for ever; a value travels with a small envelope (measured: a 31.9 MiB step
  *  result goes through, 32.1 MiB does not), so 2 MiB is kept for that. */
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
+import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
 
 export const configSchema = z
   .object({
@@ -29,6 +30,15 @@ export const configSchema = z
         port: z.number().int().min(0).max(65535).default(0),
         /** Largest accepted webhook body; larger ones get 413. Default 1 MiB. */
         bodyLimitBytes: z.number().int().min(1).max(1024 ** 3).default(1024 * 1024),
+      })
+      .strict()
+      .optional(),
+    /** Where the engine's (and the Restate SDK's) messages go: `level` (default 'warn';
+     *  'silent' = nothing), `sink(level, message)` (default: stderr, `tranquil: ` prefix). */
+    log: z
+      .object({
+        level: z.enum(LOG_LEVELS).default('warn'),
+        sink: z.custom<LogSink>((v) => typeof v === 'function', 'expected a function (level, message) => void').optional(),
       })
       .strict()
       .optional(),

@@ -10,10 +10,12 @@ import { cronCalendar } from '../src/adapters/cron/cron-calendar.ts';
 import type { CalendarFactory } from '../src/ports/calendar.ts';
 import type { Clock } from '../src/ports/clock.ts';
 import type { DurableExecutor } from '../src/ports/executor.ts';
+import type { Logger } from '../src/ports/logger.ts';
 import type { Scheduler } from '../src/ports/scheduler.ts';
 import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine } from '../src/runtime/engine.ts';
+import { levelLogger } from '../src/runtime/logger.ts';
 import { WorkflowRegistry } from '../src/runtime/registry.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
@@ -28,6 +30,8 @@ export const TOKENS = {
   scheduler: Symbol('scheduler'),
   /** Trigger state and run outbox: the data dir's SQLite file (both backends). */
   triggerStore: Symbol('triggerStore'),
+  /** The engine's logger (config `log`): the Restate SDK's messages go through it too. */
+  logger: Symbol('logger'),
   executor: Symbol('executor'),
   engine: Symbol('engine'),
 } as const;
@@ -70,6 +74,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
   c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(new WorkflowRegistry(config.workflows));
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
+  c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
@@ -95,6 +100,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           maxPayloadBytes: cfg.maxPayloadBytes,
+          logger: ctx.get<Logger>(TOKENS.logger),
         });
       }
     }

@@ -4,7 +4,7 @@ import { resolveConfig, type EngineConfig } from './config.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 
 export type { EngineConfig } from './config.ts';
-export type { Engine, RunsApi, EventsApi, SchedulesApi } from '../src/runtime/engine.ts';
+export type { Engine, RunsApi, RunList, EventsApi, SchedulesApi } from '../src/runtime/engine.ts';
 export type { EventView, EventFilter, ScheduleView, SlotView, SlotFilter } from '../src/ports/triggers.ts';
 export type { SlotFate, CatchUpPolicy } from '../src/domain/schedule.ts';
 export type { RunView, StepView, RunFilter } from '../src/domain/run-view.ts';

@@ -144,6 +144,25 @@ export function renderTable(res: Results): string {
     row(`(g) steps/s at concurrency ${c}`, cell(g(F)), cell(g(N)), rCell(`concurrency.c${c}.stepsPerS`),
       `full vs Restate: ${times(m(g(F)), m(get(res, R, `concurrency.c${c}.stepsPerS`)))}`, '-');
   }
+  // Inside one run: the k-th signal's cost (issue 19) and a 1,000-way fan-out (issue 18).
+  const sg = (k: BackendKey, p: string) => get(res, k, `signals.${p}`);
+  const sgCell = (k: BackendKey) => {
+    const f = sg(k, 'firstMedianMs');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} / ${groupNum(m(sg(k, 'lastMedianMs'))!)} (x${m(sg(k, 'lastOverFirst'))?.toFixed(2)})`;
+  };
+  const sigN = (res.backends[F]?.signals as { n?: number } | undefined)?.n ?? (res.backends[R]?.signals as { n?: number } | undefined)?.n ?? 300;
+  row(`(i) ${sigN} signals to one run, one after another: median ms per signal, first 50 / last 50 (last/first)`, sgCell(F), sgCell(N), restateNa ? rCell('signals.firstMedianMs') : sgCell(R),
+    'flat = last/first near 1', 'last/first <= 1.5');
+  const fo = (k: BackendKey, p: string) => get(res, k, `fanout.${p}`);
+  const foCell = (k: BackendKey) => {
+    const f = fo(k, 'ms');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} ms; RSS +${groupNum(m(fo(k, 'rssDeltaMiB'))!)} MiB, heap +${groupNum(m(fo(k, 'heapDeltaMiB'))!)} MiB`;
+  };
+  const foN = (res.backends[F]?.fanout as { n?: number } | undefined)?.n ?? 1000;
+  row(`(j) one run: await Promise.all(${foN} x step.do(no-op)): ms to result; RSS and heap growth`, foCell(F), foCell(N), restateNa ? rCell('fanout.ms') : foCell(R),
+    fo(R, 'treeRssDeltaMiB')?.na === undefined && m(fo(R, 'treeRssDeltaMiB')) !== undefined ? `Restate incl. restate-server: RSS +${groupNum(m(fo(R, 'treeRssDeltaMiB'))!)} MiB` : '-', '-');
   const head = ['workload', 'SQLite full', 'SQLite normal', 'Restate', 'ratios (same run)', 'target (full)'];
   const md = [
     `| ${head.join(' | ')} |`,

@@ -38,5 +38,16 @@ export interface RunView {
 export interface RunFilter {
   status?: RunStatus;
   workflow?: string;
+  /** Runs per page: default 100, at most 10,000. */
   limit?: number;
+  /** `next` of the previous page: the runs older than that page's last. */
+  cursor?: string;
 }
+
+/** One page of runs, newest first; `next` is set when more runs match (pass it as `cursor`). */
+export interface RunPage {
+  runs: RunView[];
+  next?: string;
+}
+
+export const DEFAULT_PAGE = 100;

@@ -2,7 +2,7 @@
 // callers never branch on which backend they hold.
 import type { Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
-import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { TriggerState } from './triggers.ts';
 
 export interface StartRunRequest {
@@ -32,7 +32,7 @@ export interface DurableExecutor {
   emit(req: EmitRequest): Promise<EmitResult>;
   signal(runId: string, name: string, payload: Json): Promise<void>;
   getRun(runId: string): Promise<RunView | undefined>;
-  listRuns(filter: RunFilter): Promise<RunView[]>;
+  listRuns(filter: RunFilter): Promise<RunPage>;
   cancel(runId: string): Promise<void>;
   /** Resumes a failed run at the earliest failed `do` step (or `options.from`), discarding
    *  that step's record and everything recorded after it (domain/retry-point.ts); says what

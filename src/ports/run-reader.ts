@@ -2,14 +2,14 @@
 // engine itself, reads runs from the backend that ran them. One implementation per backend:
 // SQLite reads its file (read-only from another process); Restate asks the admin API, never
 // the local file's outbox rows for a run Restate has accepted.
-import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { OutboxEntry } from './trigger-store.ts';
 
 export interface RunReader {
   /** The run with its steps; undefined when this backend knows no such run. */
   getRun(runId: string): Promise<RunView | undefined>;
-  /** Runs, newest first, without their steps (`steps: []`). */
-  listRuns(filter: RunFilter): Promise<RunView[]>;
+  /** One page of runs, newest first, without their steps (`steps: []`); `next` when more match. */
+  listRuns(filter: RunFilter): Promise<RunPage>;
   /** Releases what the reader opened (a file handle); the engine's own reader owns nothing. */
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
-import type { RunFilter, RunView } from '../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
@@ -26,8 +26,20 @@ const filterSchema = z
     status: z.enum(RUN_STATUSES).optional(),
     workflow: z.string().min(1).optional(),
     limit: z.number().int().min(1).max(10_000).optional(),
+    cursor: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').optional(),
   })
   .strict();
+
+/** A page of `runs.list`: the runs (an array, as before paging existed) and, when more runs
+ *  match, `next` to pass as `cursor`. `next` is not enumerable, so the page still deep-equals
+ *  and serializes as the plain array it always was. */
+export type RunList = RunView[] & { readonly next?: string };
+
+function asList(page: RunPage): RunList {
+  const list = page.runs as RunList;
+  if (page.next !== undefined) Object.defineProperty(list, 'next', { value: page.next, enumerable: false });
+  return list;
+}
 
 function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parseOrThrow(schema, value, what);
@@ -81,7 +93,9 @@ export interface EngineOptions {
 
 export interface RunsApi {
   get(runId: string): Promise<RunView>;
-  list(filter?: RunFilter): Promise<RunView[]>;
+  /** Newest first, `limit` (default 100) per page; `next` on the answer when more match:
+   *  `runs.list({ ...filter, cursor: page.next })` gives the following page. */
+  list(filter?: RunFilter): Promise<RunList>;
   cancel(runId: string): Promise<void>;
   /** Resumes a failed run: at its earliest failed `do` step, or at `options.from` (a recorded
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
@@ -116,7 +130,7 @@ export class Engine {
     };
     this.runs = {
       get: async (runId) => this.view(runId),
-      list: async (filter = {}) => this.executor.listRuns(check(filterSchema, filter, 'runs.list filter')),
+      list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema, filter, 'runs.list filter'))),
       cancel: async (runId) => this.executor.cancel(check(idSchema, runId, 'runId')),
       retry: async (runId, options = {}) => {
         const id = check(idSchema, runId, 'runId');

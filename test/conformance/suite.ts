@@ -12,6 +12,7 @@ import { fieldsScenarios } from './semantics-fields.ts';
 import { cliScenarios } from './cli.ts';
 import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
+import { signalScenarios } from './semantics-signals.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -531,5 +532,6 @@ export function runConformance(target: ConformanceTarget): void {
     retryScenarios({ test, boot, restart, until });
     fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
+    signalScenarios({ test, boot, restart, until });
   });
 }

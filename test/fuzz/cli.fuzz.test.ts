@@ -48,7 +48,7 @@ const commands = fc.constantFrom(
 const flag = fc.oneof(
   fc.constantFrom(['--json'], ['--unmatched'], ['--help'], ['--version'], ['--workflows', flows], ['--data-dir', join(root, 'data')], ['--data-dir', 'elsewhere']),
   fc.tuple(fc.constantFrom('--input', '--data'), fc.oneof(fc.json(), junk)),
-  fc.tuple(fc.constantFrom('--id', '--run-id', '--name', '--workflow'), fc.oneof(fc.constantFrom('r1', 'evt-1'), word)),
+  fc.tuple(fc.constantFrom('--id', '--run-id', '--name', '--workflow', '--cursor'), fc.oneof(fc.constantFrom('r1', 'evt-1'), word)),
   fc.tuple(fc.constantFrom('--status'), fc.oneof(fc.constantFrom('failed', 'waiting', 'nope'), word)),
   fc.tuple(fc.constantFrom('--limit', '--wait', '--grace'), fc.oneof(fc.constantFrom('0', '5', '-3', '1.5', 'x'), fc.integer({ min: 0, max: 50 }).map(String))),
   fc.tuple(fc.constantFrom('--config', '--workflows', '--data-dir'), word),

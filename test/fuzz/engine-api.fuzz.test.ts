@@ -40,7 +40,7 @@ const runId = fc.oneof(fc.constantFrom('ok-1', 'failed-1', 'waiting-1', 'nope'),
 const options = fc.oneof(anyValue, fc.record({ runId: anyName }, { requiredKeys: [] }), fc.record({ id: anyName }, { requiredKeys: [] }));
 const filter = fc.oneof(
   anyValue,
-  fc.record({ status: anyName, workflow: anyName, limit: anyValue, name: anyName, unmatched: anyValue, fate: anyName }, { requiredKeys: [] }),
+  fc.record({ status: anyName, workflow: anyName, limit: anyValue, name: anyName, unmatched: anyValue, fate: anyName, cursor: anyName }, { requiredKeys: [] }),
 );
 
 type Call = { label: string; invoke: () => Promise<unknown> };

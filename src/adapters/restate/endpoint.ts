@@ -2,9 +2,16 @@
 // its routes as path suffixes, so the same handler answers under any `/v/<tag>/` prefix:
 // each code version is registered as its own deployment URI, and runs pinned to an older
 // deployment keep being served (by the code this process has).
+//
+// The SDK's log lines go to the engine's logger (sdk-log.ts), one line each. Closing the
+// endpoint breaks the streams of invocations in flight (sleeping runs hold theirs for up
+// to the inactivity timeout): what the SDK then says about them is expected, and goes out
+// at debug level only.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import http2 from 'node:http2';
+import type { Logger } from '../../ports/logger.ts';
+import { sdkLogTransport } from './sdk-log.ts';
 
 type Service = Parameters<typeof restate.createEndpointHandler>[0]['services'][number];
 
@@ -19,12 +26,14 @@ export class SdkEndpoint {
   constructor(
     private readonly services: Service[],
     private readonly identityKeys: string[] = [],
+    private readonly logger?: Logger,
   ) {}
 
   async listen(preferredPort: number): Promise<number> {
     const handler = restate.createEndpointHandler({
       services: this.services,
       ...(this.identityKeys.length ? { identityKeys: this.identityKeys } : {}),
+      ...(this.logger ? { logger: sdkLogTransport(this.logger, () => this.closing) } : {}),
     });
     const server = http2.createServer(handler);
     server.on('connection', (socket: import('node:net').Socket) => {

@@ -16,15 +16,17 @@ import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError,
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
-import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
+import type { Logger } from '../../ports/logger.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
+import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
@@ -37,6 +39,7 @@ import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
+import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
 export interface RestateExecutorOptions {
@@ -55,7 +58,13 @@ export interface RestateExecutorOptions {
   calendar: CalendarFactory;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
+  /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
+  logger?: Logger;
 }
+
+/** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
+ *  deployment tag. */
+const SERVICE_SHAPE = 'signal-queues';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -70,9 +79,12 @@ export class RestateExecutor implements DurableExecutor {
   private started = false;
   private stopping = false;
   /** Aborted by stop(): every result() waiter and its attach request end at once, and every
-   *  live run's step bodies are told to stop (one listener per run and waiter, by design:
-   *  no MaxListeners warning). */
+   *  live run's step bodies are told to stop (one listener per live run: no limit). */
   private readonly stopped = unlimited(new AbortController());
+  /** What stop() ends besides: one callback per result() waiter. A Set, not listeners on
+   *  `stopped.signal`: Node warns (MaxListenersExceeded) past 10 listeners on one signal. */
+  private readonly onStop = new Set<() => void>();
+  private readonly log: Logger;
   private readonly settledWaiters = new Map<string, Set<() => void>>();
   private readonly settledViews = new Map<string, RunView>();
   /** One batched SQL look for all waiting result() calls (see run-watch.ts). */
@@ -84,7 +96,8 @@ export class RestateExecutor implements DurableExecutor {
   readonly triggers: TriggerState;
 
   constructor(private readonly o: RestateExecutorOptions) {
-    this.services = o.registry.all().map((w) => serviceName(w.definition.name));
+    this.log = o.logger ?? levelLogger();
+    this.services = o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]);
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
@@ -129,7 +142,8 @@ export class RestateExecutor implements DurableExecutor {
       stopSignal: this.stopped.signal,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    this.endpoint = new SdkEndpoint(this.o.registry.all().map((w) => buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes })), identityKeys);
+    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes }), buildSignalQueue(serviceName(w.definition.name))]);
+    this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
     writeFileSync(portFile, String(port), { mode: 0o600 });
@@ -154,7 +168,10 @@ export class RestateExecutor implements DurableExecutor {
   /** One deployment per code version (tag); deployments of earlier versions are repointed to
    *  this process's port, and invocations that backed off while no endpoint answered resume now. */
   private async registerDeployments(port: number): Promise<void> {
-    const tag = createHash('sha256').update(this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',')).digest('hex').slice(0, 12);
+    // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
+    // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
+    const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
+    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
     const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
@@ -179,16 +196,16 @@ export class RestateExecutor implements DurableExecutor {
     const now = Date.now();
     this.restarts = this.restarts.filter((t) => now - t < 60_000);
     if (this.restarts.length >= 5) {
-      console.error('tranquil: restate-server exited 5 times within a minute; not restarting it again');
+      this.log.log('error', 'restate-server exited 5 times within a minute; not restarting it again');
       return;
     }
     this.restarts.push(now);
-    console.error('tranquil: restate-server exited unexpectedly; restarting it');
+    this.log.log('warn', 'restate-server exited unexpectedly; restarting it');
     try {
       await this.server.start();
       await this.settleAdmin(() => this.registerDeployments(this.endpoint.port));
     } catch (err) {
-      console.error(`tranquil: restarting restate-server failed: ${(err as Error).message}`);
+      this.log.log('error', `restarting restate-server failed: ${(err as Error).message}`);
     }
   }
 
@@ -211,6 +228,7 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.stopped.abort();
+    for (const end of [...this.onStop]) end();
     this.o.scheduler.stop();
     this.watch.stop();
     await this.endpoint?.close().catch(() => {});
@@ -230,7 +248,7 @@ export class RestateExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return { more: false };
     const { fired, nextAt } = await this.o.triggerStore.write((w) => ({ fired: this.slots.fireDue(w, now), nextAt: w.nextScheduleAt() }));
     if (fired.length) await this.forward(fired).catch((err) => {
-      console.error(`tranquil: forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
+      this.log.log('warn', `forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
     });
     return { more: false, nextAt };
   }
@@ -281,7 +299,7 @@ export class RestateExecutor implements DurableExecutor {
     return this.reader.getRun(runId);
   }
 
-  async listRuns(filter: RunFilter): Promise<RunView[]> {
+  async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
     return this.reader.listRuns(filter);
   }
@@ -294,11 +312,24 @@ export class RestateExecutor implements DurableExecutor {
     return v;
   }
 
+  /** Through the run's signal queue (signal-queue.ts): one call whatever the number of
+   *  signals sent before; the run's `signal` handler refuses a finished run (409). */
   async signal(runId: string, name: string, payload: Json): Promise<void> {
     this.ensureStarted();
-    const v = await this.requireView(runId);
-    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); signal '${name}' not delivered`);
-    const res = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/signal`, { name, payload });
+    const notDelivered = (status: string) => new RunStateError(`run ${runId} already finished (${status}); signal '${name}' not delivered`);
+    // The outbox knows every run this engine started: no admin query (which would read the
+    // run's whole state, growing with its steps). Others are looked up as before.
+    const local = await this.o.triggerStore.outboxRun(runId);
+    if (local && divergenceOf(local)) throw notDelivered('failed');
+    let workflow = local?.workflow;
+    if (!workflow) {
+      const v = await this.requireView(runId);
+      if (isTerminal(v.status)) throw notDelivered(v.status);
+      workflow = v.workflow;
+    }
+    const queue = signalQueueName(serviceName(workflow));
+    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest);
+    if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
 
@@ -349,7 +380,8 @@ export class RestateExecutor implements DurableExecutor {
     const deadline = Date.now() + timeoutMs;
     const abort = new AbortController();
     const onStop = () => abort.abort();
-    this.stopped.signal.addEventListener('abort', onStop, { once: true });
+    if (this.stopped.signal.aborted) abort.abort();
+    this.onStop.add(onStop);
     // Settles (false) when this call ends or the engine stops: no waiter outlives either.
     const ended = new Promise<boolean>((r) => abort.signal.addEventListener('abort', () => r(false), { once: true }));
     const never = () => ended;
@@ -408,7 +440,7 @@ export class RestateExecutor implements DurableExecutor {
       }
     } finally {
       unwatch?.();
-      this.stopped.signal.removeEventListener('abort', onStop);
+      this.onStop.delete(onStop);
       abort.abort();
     }
   }

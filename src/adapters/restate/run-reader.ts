@@ -3,7 +3,9 @@
 // index is asked only for what Restate cannot know: a run written to the outbox and not yet
 // visible in Restate (answered as `pending`), and a divergence this engine recorded. The
 // engine's RestateExecutor and the CLI use this same class.
-import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
+import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
@@ -20,6 +22,9 @@ export interface RestateRunReaderOptions {
 }
 
 type StateRow = { key: string; value_utf8: string | null };
+
+/** Where a page ended: the invocation's creation time (as the admin API prints it) and id. */
+const cursorSchema = z.object({ c: z.string().regex(/^[0-9TZ:.\- +]{1,40}$/), i: z.string().regex(/^inv_[A-Za-z0-9]{1,80}$/) });
 
 export class RestateRunReader implements RunReader {
   private readonly services: string[] | undefined;
@@ -66,28 +71,57 @@ export class RestateRunReader implements RunReader {
     return buildView(found.workflow, found.inv, collectState(state), divergenceOf(local));
   }
 
-  async listRuns(filter: RunFilter): Promise<RunView[]> {
+  /** One page, newest first (invocation time, then id: a total order the cursor resumes
+   *  after). Status lives in each run's state, so a status filter is applied here, over
+   *  batches of invocation rows, until a match past the page says there is a next one. */
+  async listRuns(filter: RunFilter): Promise<RunPage> {
     const invFilter = this.serviceFilter('target_service_name', filter.workflow);
     const stateFilter = this.serviceFilter('service_name', filter.workflow);
-    if (!invFilter || !stateFilter) return [];
-    const admin = this.o.admin();
-    const [invs, state] = await Promise.all([
-      admin.query<InvocationRow>(`SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter} ORDER BY created_at DESC`),
-      admin.query<StateRow & { svc: string; run_id: string }>(
-        `SELECT service_name AS svc, service_key AS run_id, key, value_utf8 FROM state WHERE ${stateFilter} AND key IN ('~run', '~meta')`,
-      ),
-    ]);
-    const byRun = new Map<string, StateRow[]>();
-    for (const s of state) {
-      const k = `${s.svc}/${s.run_id}`;
-      byRun.set(k, [...(byRun.get(k) ?? []), s]);
+    if (!invFilter || !stateFilter) return { runs: [] };
+    const limit = filter.limit ?? DEFAULT_PAGE;
+    const batch = filter.status ? Math.max(limit + 1, 200) : limit + 1;
+    let after = filter.cursor === undefined ? undefined : decodeCursor('restate', filter.cursor, cursorSchema);
+    const found: { view: RunView; inv: InvocationRow }[] = [];
+    for (;;) {
+      const older = after ? ` AND (created_at < ${sqlString(after.c)} OR (created_at = ${sqlString(after.c)} AND id < ${sqlString(after.i)}))` : '';
+      const invs = await this.o.admin().query<InvocationRow>(
+        `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter}${older} ORDER BY created_at DESC, id DESC LIMIT ${batch}`,
+      );
+      const ours = invs.filter((inv) => workflowName(inv.svc) !== undefined);
+      const [state, local] = await Promise.all([this.listState(stateFilter, ours), Promise.all(ours.map((inv) => this.o.local?.(inv.run_id)))]);
+      ours.forEach((inv, i) => {
+        const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, divergenceOf(local[i]));
+        if (!filter.status || view.status === filter.status) found.push({ view, inv });
+      });
+      if (found.length > limit) {
+        const last = found[limit - 1]!.inv;
+        return { runs: found.slice(0, limit).map((f) => f.view), next: encodeCursor('restate', { c: String(last.created_at), i: last.id }) };
+      }
+      if (invs.length < batch) return { runs: found.map((f) => f.view) };
+      const end = invs[invs.length - 1]!;
+      after = { c: String(end.created_at), i: end.id };
     }
-    const ours = invs.filter((inv) => workflowName(inv.svc) !== undefined);
-    const local = await Promise.all(ours.map((inv) => this.o.local?.(inv.run_id)));
-    const views = ours
-      .map((inv, i) => buildView(workflowName(inv.svc)!, inv, { ...collectState(byRun.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, divergenceOf(local[i])))
-      .filter((v) => !filter.status || v.status === filter.status);
-    return views.slice(0, filter.limit ?? 100);
+  }
+
+  /** `~run` and `~meta` of the given runs, by `<svc>/<runId>`; in chunks (one SQL IN list each). */
+  private async listState(stateFilter: string, invs: InvocationRow[]): Promise<Map<string, StateRow[]>> {
+    const chunks: InvocationRow[][] = [];
+    for (let i = 0; i < invs.length; i += 500) chunks.push(invs.slice(i, i + 500));
+    const rows = await Promise.all(
+      chunks.map((chunk) =>
+        this.o.admin().query<StateRow & { svc: string; run_id: string }>(
+          `SELECT service_name AS svc, service_key AS run_id, key, value_utf8 FROM state WHERE ${stateFilter} AND key IN ('~run', '~meta') AND service_key IN (${[...new Set(chunk.map((c) => sqlString(c.run_id)))].join(',')})`,
+        ),
+      ),
+    );
+    const byRun = new Map<string, StateRow[]>();
+    for (const s of rows.flat()) {
+      const k = `${s.svc}/${s.run_id}`;
+      const list = byRun.get(k);
+      if (list) list.push(s);
+      else byRun.set(k, [s]);
+    }
+    return byRun;
   }
 
   async close(): Promise<void> {}

@@ -1,13 +1,15 @@
 // One restate.workflow per Tranquil workflow: `run` (the run itself, keyed by run id),
-// and the shared handlers `signal` (FIFO per name, kept until a wait takes it) and `retry`
-// (resumes a parked-failed run).
+// and the shared handlers `signal` (resolves a signal slot the run's signal queue handed out;
+// signal-queue.ts) and `retry` (resumes a parked-failed run).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
+import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import { RestateRun, type RetryRequest, type RunHooks, type RunState, type SessionLimits } from './run-handler.ts';
+import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -34,14 +36,30 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
     handlers: {
       run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(req?.input ?? null),
 
-      signal: async (ctx: restate.WorkflowSharedContext, req: { name: string; payload: Json }) => {
-        const t = await ctx.date.now();
+      // Called by the run's signal queue (signal-queue.ts) with the slot it handed out, or
+      // with none when its counter is unknown (then slot 1 first, and the first free slot
+      // after it is probed for, once). The slot is resolved at once: one journaled command.
+      signal: async (ctx: restate.WorkflowSharedContext, req: SlotRequest) => {
+        const run = await ctx.get<RunState>('~run');
+        if (run && isTerminal(run.status as RunStatus)) {
+          throw new restate.TerminalError(`run ${ctx.key} already finished (${run.status})`, { errorCode: 409 });
+        }
+        const t = req.t ?? (await ctx.date.now());
+        const envelope: SignalEnvelope = { v: req.payload ?? null, t };
+        const first = req.slot ?? 1;
+        try {
+          await ctx.promise<SignalEnvelope>(signalPromise(req.name, first)).resolve(envelope);
+          return { slot: first };
+        } catch (err) {
+          // Taken: a run from before the queue existed, or a queue whose counter expired.
+          if (!(err instanceof restate.TerminalError)) throw err;
+        }
         // Slot k of a name is resolved by the k-th signal; a wait takes slots in order.
-        for (let slot = 1; slot <= 1_000_000; slot++) {
+        for (let slot = first + 1; slot <= 1_000_000; slot++) {
           const promise = ctx.promise<SignalEnvelope>(signalPromise(req.name, slot));
           if ((await promise.peek()) !== undefined) continue;
           try {
-            await promise.resolve({ v: req.payload ?? null, t });
+            await promise.resolve(envelope);
             return { slot };
           } catch (err) {
             if (err instanceof restate.TerminalError) continue; // lost a race for this slot

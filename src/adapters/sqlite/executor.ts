@@ -11,7 +11,7 @@ import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
-import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
+import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
@@ -205,7 +205,7 @@ export class SqliteExecutor implements DurableExecutor {
     return this.reader.getRun(runId);
   }
 
-  async listRuns(filter: RunFilter): Promise<RunView[]> {
+  async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
     return this.reader.listRuns(filter);
   }

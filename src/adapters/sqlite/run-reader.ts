@@ -5,12 +5,16 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
-import type { RunFilter, RunView } from '../../domain/run-view.ts';
+import { z } from 'zod';
+import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
+import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { toEntry } from './trigger-store.ts';
 import { MIGRATIONS } from './schema.ts';
 import { DB_FILE, SqliteStore } from './store.ts';
 import { TriggerTables } from './trigger-tables.ts';
+
+const cursorSchema = z.object({ s: z.number().int().min(0) });
 
 export class SqliteRunReader implements RunReader {
   /** `onClose`: what closing this reader releases (nothing for the engine's own store). */
@@ -21,8 +25,14 @@ export class SqliteRunReader implements RunReader {
     return row && this.store.view(row, true);
   }
 
-  async listRuns(filter: RunFilter): Promise<RunView[]> {
-    return this.store.listRunRows(filter).map((r) => this.store.view(r, false));
+  /** One page: a row more than asked for says whether there is a next page. */
+  async listRuns(filter: RunFilter): Promise<RunPage> {
+    const limit = filter.limit ?? DEFAULT_PAGE;
+    const beforeSeq = filter.cursor === undefined ? undefined : decodeCursor('sqlite', filter.cursor, cursorSchema).s;
+    const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, beforeSeq, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const runs = page.map((r) => this.store.view(r, false));
+    return rows.length > limit ? { runs, next: encodeCursor('sqlite', { s: page[page.length - 1]!.created_seq }) } : { runs };
   }
 
   async close(): Promise<void> {

@@ -303,9 +303,14 @@ export class SqliteStore {
     this.s.insertEvent.run(id, name, JSON.stringify(payload), now, JSON.stringify(runIds));
   }
 
-  listRunRows(filter: RunFilter): RunRow[] {
+  /** Newest first; `beforeSeq`: only runs created before that one (a page cursor). */
+  listRunRows(filter: Omit<RunFilter, 'cursor'> & { beforeSeq?: number }): RunRow[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.beforeSeq !== undefined) {
+      where.push('created_seq < ?');
+      args.push(filter.beforeSeq);
+    }
     if (filter.status) {
       where.push('status = ?');
       args.push(filter.status);
