@@ -108,6 +108,21 @@ export class RestateStepLog implements StepLog {
   /** runs.retry: forgets the entries from `seq` on; the code meets those steps anew. */
   truncate(seq: number): void {
     if (this.stored.length > seq) this.stored.length = seq;
+    // The discarded waits give up their signal slots: a slot still open goes to the next
+    // wait of its name; a slot whose signal was taken stays used (the signal is consumed).
+    for (const [at, wait] of this.reserved) {
+      if (at < seq) continue;
+      this.reserved.delete(at);
+      if (wait.open) this.free(wait);
+    }
+  }
+
+  private free(wait: { name: string; slot: number; open: boolean }): void {
+    wait.open = false;
+    const free = this.freed.get(wait.name) ?? [];
+    free.push(wait.slot);
+    free.sort((a, b) => a - b);
+    this.freed.set(wait.name, free);
   }
 
   /** Restate cannot journal synchronously: the clock is the time of the last journaled
@@ -148,13 +163,7 @@ export class RestateStepLog implements StepLog {
 
   async record(entry: JournalEntry): Promise<void> {
     const wait = entry.kind === 'wait' && entry.status === 'timedout' ? this.reserved.get(entry.seq) : undefined;
-    if (wait?.open) {
-      wait.open = false;
-      const free = this.freed.get(wait.name) ?? [];
-      free.push(wait.slot);
-      free.sort((a, b) => a - b);
-      this.freed.set(wait.name, free);
-    }
+    if (wait?.open) this.free(wait);
     const text = JSON.stringify(entry);
     this.stored[entry.seq] = text;
     this.hooks.stepChanged(toStepView(JSON.parse(text) as JournalEntry));
