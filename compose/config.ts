@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/domain/json.ts';
+import { readDuration } from '../src/domain/duration.ts';
+import { DEFAULT_CANCEL_GRACE_MS } from '../src/domain/cancel.ts';
 
 /** A JSON text is one JS string: V8 caps those at ~512 MiB, and a value is parsed next to it. */
 const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
@@ -24,6 +26,16 @@ export const configSchema = z
     /** Largest JSON (UTF-8 bytes) of one step result, run input, signal or event payload;
      *  the same on every backend (docs/semantics.md). Default 16 MiB. */
     maxPayloadBytes: z.number().int().min(1024, 'at least 1024').max(MAX_PAYLOAD_CEILING, 'at most 256 MiB').default(DEFAULT_MAX_PAYLOAD_BYTES),
+    /** How long a cancelled run's cleanup (its catch/finally steps) may run before the run
+     *  ends anyway (docs/semantics.md `## Cancel`). Default 1 minute. */
+    cancelGrace: z
+      .union([z.number(), z.string()])
+      .transform((v, c) => {
+        const ms = readDuration(v);
+        if (typeof ms === 'string' || ms < 0) c.addIssue({ code: 'custom', message: typeof ms === 'string' ? ms : 'must not be negative' });
+        return typeof ms === 'number' ? ms : 0;
+      })
+      .default(DEFAULT_CANCEL_GRACE_MS),
     webhook: z
       .object({
         host: z.string().min(1).default('127.0.0.1'),

@@ -92,7 +92,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
       case 'sqlite':
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
-          maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes,
+          maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
@@ -100,6 +100,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           maxPayloadBytes: cfg.maxPayloadBytes,
+          cancelGraceMs: cfg.cancelGrace,
           logger: ctx.get<Logger>(TOKENS.logger),
         });
       }

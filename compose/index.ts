@@ -12,7 +12,7 @@ export type { RunStatus } from '../src/domain/run-status.ts';
 export type { Explanation } from '../src/domain/explain.ts';
 export type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
 export {
-  TerminalError, TimeoutError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
+  TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
   RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,
 } from '../src/domain/errors.ts';
 

@@ -16,6 +16,10 @@ export class TerminalError extends TranquilError {}
 /** A step attempt, a waitForEvent or engine.result() ran past its timeout. */
 export class TimeoutError extends TranquilError {}
 
+/** Thrown into workflow code at the steps it waits on when its run is cancelled: `catch` /
+ *  `finally` may run cleanup steps; the run then ends `cancelled`. */
+export class CancelledError extends TranquilError {}
+
 /** Replay met a journal that the code no longer matches. */
 export class NonDeterminismError extends TranquilError {
   constructor(
@@ -166,6 +170,7 @@ const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
   TranquilError,
   TerminalError,
   TimeoutError,
+  CancelledError,
   NonDeterminismError,
   ValidationError,
   UnknownWorkflowError,

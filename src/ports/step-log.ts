@@ -49,8 +49,12 @@ export interface StepLog {
   /** The code returned at `position`. A log that journals as it goes returns what it had
    *  recorded there (a step, if the code now finishes early), else undefined. */
   close?(position: number): Promise<Recorded> | undefined;
-  /** The run was cancelled, or the engine is stopping: start no further step. */
+  /** The engine is stopping, or the run's cancel is forced (a second cancel): start no
+   *  further step, end now. */
   cancelRequested(): boolean;
+  /** Whether the run was asked to cancel: 'requested' (the session throws a CancelledError
+   *  into the code at the steps it waits on, then lets cleanup steps run) or 'forced'. */
+  cancelState?(): 'none' | 'requested' | 'forced';
   /** Calls `listener` when the run is cancelled or the engine stops while this session runs
    *  (the session aborts the step bodies in flight). One listener per session. */
   onCancel?(listener: (reason: Error) => void): void;

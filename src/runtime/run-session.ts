@@ -7,8 +7,9 @@
 // workflow code still awaiting then is left on a promise that never settles (so a user's
 // try/catch cannot swallow a suspension).
 import {
-  NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
+  CancelledError, NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
 } from '../domain/errors.ts';
+import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
 import type { JournalEntry } from '../domain/journal.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, toJsonText, type Json } from '../domain/json.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
@@ -27,6 +28,18 @@ import { withTimeout } from './with-timeout.ts';
 const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 
 class Finished extends Error {}
+
+
+/** A step call whose promise has not settled yet: a cancel rejects it with CancelledError. */
+interface PendingStep {
+  call?: StepCall;
+  /** Hands back a recorded outcome: a cancel leaves it alone. */
+  replay?: boolean;
+  attempts?: number;
+  /** Rejected by a cancel: what its call still does is ignored (never recorded). */
+  cancelled: boolean;
+  reject(err: Error): void;
+}
 
 
 /** A step that cannot go on until time passes or a signal arrives. */
@@ -72,6 +85,12 @@ export class RunSession {
   private releasedThisTurn = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
+  private readonly pendingSteps = new Set<PendingStep>();
+  /** A cancel: 'pending' until a CancelledError is thrown into the steps the code waits on
+   *  ('delivered'); from then on new steps run (cleanup) and the run ends `cancelled`. */
+  private cancelPhase: 'none' | 'pending' | 'delivered' = 'none';
+  private deliveredAt = 0;
+  private graceTimer: NodeJS.Timeout | undefined;
   private nextOrder: number;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Set<AbortController>();
@@ -80,10 +99,17 @@ export class RunSession {
     private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
-    private readonly options: { maxPayloadBytes?: number } = {},
+    private readonly options: { maxPayloadBytes?: number; cancelGraceMs?: number } = {},
   ) {
     this.recordedOrders = log.entries.flatMap((e) => (e.order === undefined ? [] : [e.order])).sort((a, b) => a - b);
     this.nextOrder = (this.recordedOrders[this.recordedOrders.length - 1] ?? 0) + 1;
+    // A cancel delivered in an earlier session is in the journal (steps failed with
+    // CancelledError); one requested since is delivered where the code now waits.
+    const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError');
+    if (delivered.length > 0) {
+      this.cancelPhase = 'delivered';
+      this.deliveredAt = Math.min(...delivered.map((e) => e.endedAt ?? log.now()));
+    } else if (log.cancelState?.() === 'requested') this.cancelPhase = 'pending';
   }
 
   /** One limit for every payload the run produces (step results, output, emitted events). */
@@ -91,11 +117,18 @@ export class RunSession {
     return this.options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   }
 
+  /** A cancel was thrown into the code (in this session or an earlier one). */
+  get cancelDelivered(): boolean {
+    return this.cancelPhase === 'delivered';
+  }
+
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
   run(): Promise<RunOutcome> {
     this.log.onCancel?.((reason) => {
       for (const ac of this.aborts) ac.abort(reason);
+      this.cancelArrived();
     });
+    if (this.cancelPhase === 'delivered') this.armGrace();
     const step = this.stepApi();
     const ctx = this.context();
     void (async () => {
@@ -112,7 +145,7 @@ export class RunSession {
         const closed = this.log.close?.(this.seq);
         if (closed && !this.checkRecorded({ seq: this.seq, kind: 'end', name: '' }, await this.io(closed))) return;
         if (this.outcome) return;
-        if (this.log.cancelRequested()) return this.finish({ type: 'cancelled' });
+        if (this.log.cancelRequested() || this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
           out = roundTrip(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes) as Json;
@@ -127,6 +160,8 @@ export class RunSession {
         await this.drained();
         if (this.outcome) return;
         await this.flushPending().catch(() => {});
+        // Cancelled: whatever the code threw after its cleanup, the run ends cancelled.
+        if (this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
         this.finish({ type: 'failed', error: toErrorInfo(err) });
       }
     })();
@@ -136,7 +171,58 @@ export class RunSession {
   private finish(o: RunOutcome): void {
     if (this.outcome) return;
     this.outcome = o;
+    if (this.graceTimer) clearTimeout(this.graceTimer);
     this.settle(o);
+  }
+
+  /** The run was asked to cancel while this session runs. */
+  private cancelArrived(): void {
+    if (this.outcome) return;
+    const state = this.log.cancelState?.() ?? 'none';
+    if (state === 'forced') return this.finish({ type: 'cancelled' });
+    if (state !== 'requested' || this.cancelPhase !== 'none') return;
+    this.cancelPhase = 'pending';
+    // Nothing waits right now (the code is between steps): it gets the error at its next
+    // step that would wait or run, when the run next has nothing else to do.
+    this.deliverCancel();
+  }
+
+  /** Throws a CancelledError into every step the code waits on (a sleep, a wait, a retry
+   *  backoff, a body in flight), recording each as failed with it so a replay throws it at
+   *  the same places. From here on new steps run: they are the code's cleanup. */
+  private deliverCancel(): boolean {
+    const targets = [...this.pendingSteps].filter((p) => p.call && !p.replay && !p.cancelled);
+    if (targets.length === 0) return false;
+    this.cancelPhase = 'delivered';
+    this.deliveredAt = this.log.now();
+    this.armGrace();
+    const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
+    for (const p of targets) {
+      p.cancelled = true;
+      const c = p.call!;
+      const write = this.log.record({
+        seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order: this.completion(),
+      });
+      write.catch(() => {});
+      this.pendingWrites.push(write);
+      p.reject(fromErrorInfo(info));
+    }
+    // The blocked branches were among them: nothing of theirs waits any more.
+    this.blocked.length = 0;
+    this.activity++;
+    return true;
+  }
+
+  /** Cleanup that outlives the grace bound ends the run anyway. */
+  private armGrace(): void {
+    if (this.graceTimer || this.outcome) return;
+    const left = this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) - this.log.now();
+    if (left <= 0) {
+      queueMicrotask(() => this.finish({ type: 'cancelled' }));
+      return;
+    }
+    this.graceTimer = setTimeout(() => this.finish({ type: 'cancelled' }), left);
+    this.graceTimer.unref?.();
   }
 
   private diverged(d: { position: number; expected: string; recorded: string }): void {
@@ -174,9 +260,9 @@ export class RunSession {
 
   private stepApi(): StepApi {
     return stepApi({
-      do: (name, options, body) => this.tracked(this.doStep(name, options, body)),
-      sleep: (name, wakeAtFrom) => this.tracked(this.sleepStep(name, wakeAtFrom)),
-      wait: (name, timeoutMs) => this.tracked(this.waitStep(name, timeoutMs)),
+      do: (name, options, body) => this.stepCall((p) => this.doStep(p, name, options, body)),
+      sleep: (name, wakeAtFrom) => this.stepCall((p) => this.sleepStep(p, name, wakeAtFrom)),
+      wait: (name, timeoutMs) => this.stepCall((p) => this.waitStep(p, name, timeoutMs)),
     });
   }
 
@@ -215,7 +301,13 @@ export class RunSession {
       (v) => (this.settled(), v),
       (cause: unknown) => {
         this.settled();
-        this.finish(this.log.cancelRequested() ? { type: 'cancelled' } : { type: 'interrupted', cause });
+        if (cause instanceof CancelledError && this.log.cancelState?.() === 'requested') {
+          // The log (Restate) gave up what the invocation awaited because of a cancel: the
+          // step that waited on it gets the CancelledError (delivered once, to every target).
+          this.cancelArrived();
+          if (this.cancelPhase === 'delivered' || this.outcome) return never<T>();
+        }
+        this.finish(this.log.cancelRequested() || cause instanceof CancelledError ? { type: 'cancelled' } : { type: 'interrupted', cause });
         return never<T>();
       },
     );
@@ -258,7 +350,8 @@ export class RunSession {
         this.releaseNext();
         return this.checkQuiescent();
       }
-      this.finish(suspension(this.blocked));
+      if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
+      this.finish(suspension(this.blocked, this.cancelPhase === 'delivered' ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : undefined));
     });
   }
 
@@ -314,13 +407,24 @@ export class RunSession {
     resolve();
   }
 
-  /** Counts a step call as pending until its promise settles. */
-  private tracked<T>(p: Promise<T>): Promise<T> {
+  /** A step call, counted as pending until its promise settles; a cancel may reject it. */
+  private stepCall<T>(run: (p: PendingStep) => Promise<T>): Promise<T> {
     this.unsettled++;
-    const done = () => void this.unsettled--;
-    p.then(done, done);
-    return p;
+    return new Promise<T>((resolve, reject) => {
+      const p: PendingStep = { cancelled: false, reject };
+      this.pendingSteps.add(p);
+      // Uncounted before the code's continuation runs (inOrder reads `unsettled`).
+      const done = () => {
+        this.pendingSteps.delete(p);
+        this.unsettled--;
+      };
+      run(p).then(
+        (v) => (done(), resolve(v)),
+        (e: unknown) => (done(), reject(e)),
+      );
+    });
   }
+
 
   /** A log that journals positions as it goes said which step it holds there. */
   private checkRecorded(call: StepCall | { seq: number; kind: 'end'; name: string }, recorded: Recorded | void | undefined): boolean {
@@ -338,11 +442,15 @@ export class RunSession {
     return !this.outcome && this.checkRecorded(call, recorded);
   }
 
-  private async doStep<T>(rawName: string, options: StepOptions | undefined, body: StepBody<T>): Promise<T> {
+  private async doStep<T>(p: PendingStep, rawName: string, options: StepOptions | undefined, body: StepBody<T>): Promise<T> {
     const started = this.begin('do', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return (await this.replay(decision.entry)) as T;
+    p.call = call;
+    if (decision.type === 'replay') return (p.replay = true), (await this.replay(decision.entry)) as T;
+    p.attempts = decision.type === 'execute' ? decision.attempt : decision.type === 'suspend' ? decision.entry.attempts : undefined;
+    // A cancel waits to be delivered: this step gets it rather than run.
+    if (this.cancelPhase === 'pending') return this.block({ status: 'retrying' });
     if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
@@ -352,7 +460,8 @@ export class RunSession {
     const attempt = decision.attempt;
     const startedAt = decision.entry?.startedAt ?? this.log.now();
     const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body)));
-    if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
+    // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
+    if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
     if (res.ok) {
       const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.completion() };
@@ -422,11 +531,13 @@ export class RunSession {
     }
   }
 
-  private async sleepStep(rawName: string, wakeAtFrom: (now: number) => number): Promise<void> {
+  private async sleepStep(p: PendingStep, rawName: string, wakeAtFrom: (now: number) => number): Promise<void> {
     const started = this.begin('sleep', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return void (await this.replay(decision.entry));
+    p.call = call;
+    if (decision.type === 'replay') return (p.replay = true), void (await this.replay(decision.entry));
+    if (this.cancelPhase === 'pending' && decision.type !== 'wake') return this.block({ status: 'sleeping' });
     if (decision.type === 'suspend') return this.block({ status: 'sleeping', wakeAt: decision.until });
     if (decision.type === 'wake') {
       const order = this.completion();
@@ -434,7 +545,7 @@ export class RunSession {
       await this.inOrder(order);
       return;
     }
-    if (!(await this.open(call))) return never();
+    if (!(await this.open(call)) || p.cancelled) return never();
     const now = this.log.now();
     const wakeAt = wakeAtFrom(now);
     const entry: JournalEntry = { seq: call.seq, name: call.name, kind: 'sleep', status: 'sleeping', attempts: 1, startedAt: now, wakeAt };
@@ -446,12 +557,15 @@ export class RunSession {
     return this.block({ status: 'sleeping', wakeAt, entry });
   }
 
-  private async waitStep(rawName: string, timeoutMs: number | undefined): Promise<Json> {
+  private async waitStep(p: PendingStep, rawName: string, timeoutMs: number | undefined): Promise<Json> {
     const started = this.begin('wait', rawName);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return (await this.replay(decision.entry)) as Json;
+    p.call = call;
+    if (decision.type === 'replay') return (p.replay = true), (await this.replay(decision.entry)) as Json;
+    if (this.cancelPhase === 'pending' && decision.type !== 'await') return this.block({ status: 'waiting' });
     if (decision.type !== 'await' && !(await this.open(call))) return never();
+    if (p.cancelled) return never();
     const opened = this.log.now();
     const entry: JournalEntry =
       decision.type === 'await'
@@ -463,6 +577,7 @@ export class RunSession {
     // must not share one (an unused order is a harmless gap).
     const order = this.completion();
     const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
+    if (p.cancelled) return never();
     if (got) {
       await this.inOrder(order);
       return got.payload;
@@ -499,9 +614,11 @@ export class RunSession {
 
 /** The suspension of a run whose every branch is blocked: it wakes at the earliest due
  *  time or on any signal one of its waits takes. */
-function suspension(blocked: readonly Blocked[]): RunOutcome {
+function suspension(blocked: readonly Blocked[], graceEnds?: number): RunOutcome {
   let first: Blocked | undefined;
   for (const b of blocked) if (b.wakeAt !== undefined && (first === undefined || b.wakeAt < first.wakeAt!)) first = b;
+  // Cleanup after a cancel wakes at the end of its grace at the latest, to end the run.
+  if (graceEnds !== undefined && (first?.wakeAt === undefined || graceEnds < first.wakeAt)) first = { status: first?.status ?? 'sleeping', wakeAt: graceEnds };
   const entries = blocked.flatMap((b) => (b.entry ? [b.entry] : []));
   const signals = [...new Set(blocked.flatMap((b) => (b.signal === undefined ? [] : [b.signal])))];
   // A run with an open wait is `waiting` (a signal wakes it) even if a sleep is due first.

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
+import { cancelScenarios } from './semantics-cancel.ts';
 import { concurrencyScenarios } from './concurrency.ts';
 import { fieldsScenarios } from './semantics-fields.ts';
 import { cliScenarios } from './cli.ts';
@@ -533,5 +534,6 @@ export function runConformance(target: ConformanceTarget): void {
     fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
+    cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

@@ -19,9 +19,9 @@ import { z } from 'zod';
 const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === TranquilError || v.prototype instanceof TranquilError)) as [string, typeof TranquilError][];
 
 describe('fromErrorInfo', () => {
-  it('knows all 13 classes of errors.ts', () => {
+  it('knows all 14 classes of errors.ts', () => {
     expect(classes.map(([n]) => n).sort()).toEqual([
-      'BackendUnavailableError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
+      'BackendUnavailableError', 'CancelledError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
       'StorageError', 'TerminalError', 'TimeoutError', 'TranquilError', 'UnknownRunError', 'UnknownWorkflowError', 'ValidationError',
     ]);
   });

@@ -10,6 +10,7 @@
 // outcomes out in the same order as the first execution.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
+import { CancelledError } from '../../domain/errors.ts';
 
 interface Waiter {
   promise: restate.RestatePromise<unknown>;
@@ -28,8 +29,21 @@ export class RestateDriver {
   private running = false;
   private closed = false;
 
-  /** @param onCancelled told when Restate cancelled the invocation (seen on any promise). */
+  /** Waiters pending when the last cancel arrived: their CancelledErrors are that cancel's,
+   *  not a new one. */
+  private cancelledTogether = new Set<Waiter>();
+
+  /** @param onCancelled told once per cancel Restate delivers to the invocation. Waiters it
+   *  gives up reject with the engine's CancelledError. */
   constructor(private readonly onCancelled: () => void) {}
+
+  private cancelled(waiters: Iterable<Waiter>, w?: Waiter): CancelledError {
+    if (!w || !this.cancelledTogether.has(w)) {
+      this.cancelledTogether = new Set(waiters);
+      this.onCancelled();
+    }
+    return new CancelledError('the run was cancelled');
+  }
 
   /** Awaits a RestatePromise of this invocation alongside every other pending one. */
   await<T>(promise: restate.RestatePromise<T>): Promise<T> {
@@ -64,20 +78,18 @@ export class RestateDriver {
         } catch (err) {
           // Not one promise's outcome (the invocation was cancelled or the SDK failed): it
           // concerns every caller waiting now.
-          if (err instanceof restate.CancelledError) this.onCancelled();
           const all = this.pending;
           this.pending = [];
-          for (const w of all) w.reject(err);
+          const reason = err instanceof restate.CancelledError ? this.cancelled(all) : err;
+          for (const w of all) w.reject(reason);
           continue;
         }
         if (this.closed) return;
         const waiter = settled.w;
         this.pending.splice(this.pending.indexOf(waiter), 1);
         if (settled.ok) waiter.resolve(settled.value);
-        else {
-          if (settled.failure instanceof restate.CancelledError) this.onCancelled();
-          waiter.reject(settled.failure);
-        }
+        else if (settled.failure instanceof restate.CancelledError) waiter.reject(this.cancelled(batch, waiter));
+        else waiter.reject(settled.failure);
       }
     } finally {
       this.running = false;

@@ -58,6 +58,8 @@ export interface RestateExecutorOptions {
   calendar: CalendarFactory;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
+  /** How long a cancelled run's cleanup may run (config cancelGrace). */
+  cancelGraceMs?: number;
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
 }
@@ -142,7 +144,7 @@ export class RestateExecutor implements DurableExecutor {
       stopSignal: this.stopped.signal,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes }), buildSignalQueue(serviceName(w.definition.name))]);
+    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);

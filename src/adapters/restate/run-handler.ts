@@ -9,7 +9,7 @@
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
-import type { ErrorInfo } from '../../domain/errors.ts';
+import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
@@ -40,6 +40,7 @@ export interface RetryRequest {
 /** Engine settings every session of a run applies (config maxPayloadBytes). */
 export interface SessionLimits {
   maxPayloadBytes?: number;
+  cancelGraceMs?: number;
 }
 
 export interface RunState {
@@ -93,7 +94,7 @@ export class RestateRun {
     this.setRun({ status: 'running' });
     for (let cycle = 0; ; ) {
       this.log.beginSession();
-      const outcome = this.log.cancelled ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults, this.limits).run();
+      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults, this.limits).run();
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
@@ -110,7 +111,7 @@ export class RestateRun {
           for (const entry of outcome.entries) await this.log.record(entry);
           this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
           await this.log.suspend(outcome.wakeAt, outcome.signals).catch((err) => {
-            // Cancelled while suspended: the next session ends it as cancelled.
+            // Cancelled while suspended: the next session throws it into the code (cleanup).
             if (!this.log.cancelled) throw err;
           });
           this.setRun({ status: 'running' });
@@ -142,9 +143,11 @@ export class RestateRun {
         ]),
       );
     } catch (err) {
-      if (err instanceof restate.CancelledError) {
+      // A failed run has nothing to clean up: a cancel while parked ends it.
+      if (err instanceof CancelledError) {
         this.setRun({ status: 'cancelled' });
         this.hooks.settled(this.runId, this.view());
+        throw new restate.CancelledError();
       }
       throw err;
     }

@@ -54,7 +54,7 @@ export interface RestateStepLogHooks {
 export class RestateStepLog implements StepLog {
   entries: readonly JournalEntry[] = [];
   input: Json = null;
-  /** Set when Restate cancelled the invocation: the session starts no further step. */
+  /** Set when Restate cancelled the invocation (see cancelState). */
   cancelled = false;
   private readonly stored: string[] = [];
   /** Signals of a name land in slots 1, 2, 3... in arrival order. Each wait reserves the
@@ -66,7 +66,11 @@ export class RestateStepLog implements StepLog {
   private readonly freed = new Map<string, number[]>();
   private clock: number;
   /** Every await of the invocation goes through it (the SDK allows one awaiter at a time). */
+  /** Cancels Restate delivered to this invocation: the first is thrown into the code, a
+   *  second ends the run at once. */
+  private cancels = 0;
   readonly driver = new RestateDriver(() => {
+    this.cancels++;
     this.cancelled = true;
     this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`));
   });
@@ -206,7 +210,11 @@ export class RestateStepLog implements StepLog {
   }
 
   cancelRequested(): boolean {
-    return this.cancelled;
+    return this.cancels >= 2;
+  }
+
+  cancelState(): 'none' | 'requested' | 'forced' {
+    return this.cancels === 0 ? 'none' : this.cancels === 1 ? 'requested' : 'forced';
   }
 
   /** Waits until the suspended run can go on: its wake time, or a signal in the slot of one

@@ -46,10 +46,14 @@ export interface SqliteExecutorOptions {
   faults?: FaultPoints;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
+  /** How long a cancelled run's cleanup may run (config cancelGrace). */
+  cancelGraceMs?: number;
 }
 
 interface ActiveRun {
-  cancel: boolean;
+  /** requested: the session throws CancelledError into the code and lets cleanup run;
+   *  forced (a second cancel): it ends now. */
+  cancel: 'none' | 'requested' | 'forced';
   /** Something happened while executing (a signal): run again after this outcome. */
   again: boolean;
   /** A journal write failed (disk full, lock held too long): the session is given up. */
@@ -215,11 +219,18 @@ export class SqliteExecutor implements DurableExecutor {
     const row = this.requireRow(runId);
     if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to cancel`);
     const act = this.active.get(runId);
+    // A second cancel (or one of a run that cannot execute) ends the run at once; the first
+    // throws a CancelledError into the code where it waits so its cleanup can run.
+    const force = row.cancel_requested === 1 || act?.cancel === 'requested' || row.status === 'blocked';
     if (act) {
-      // A step body in flight finishes its attempt; the run stops at the next step boundary.
-      act.cancel = true;
+      act.cancel = force ? 'forced' : 'requested';
       act.abort?.(new RunStateError(`run ${runId} was cancelled`));
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
+      return;
+    }
+    if (!force) {
+      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
+      this.dispatch(runId);
       return;
     }
     this.dropReady(runId);
@@ -340,7 +351,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private async execute(runId: string): Promise<void> {
-    const act: ActiveRun = { cancel: false, again: false };
+    const act: ActiveRun = { cancel: 'none', again: false };
     this.active.set(runId, act);
     try {
       do {
@@ -360,12 +371,12 @@ export class SqliteExecutor implements DurableExecutor {
         } else {
           const row = this.store.getRunRow(runId);
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
-          act.cancel ||= row.cancel_requested === 1;
+          if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
           workflow = row.workflow;
           input = JSON.parse(row.input) as Json;
           status = row.status;
         }
-        if (act.cancel) {
+        if (act.cancel === 'forced') {
           await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
           this.notifyTerminal(runId);
           return;
@@ -376,7 +387,7 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults, { maxPayloadBytes: this.o.maxPayloadBytes });
+        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs });
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         const outcome = await Promise.race([session.run(), lost]);
         if (this.stopping) return;
@@ -389,7 +400,9 @@ export class SqliteExecutor implements DurableExecutor {
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
           // A signal that arrived mid-execution is picked up now; a cancel, at once.
-          if (act.cancel) act.again = true;
+          // A cancel that came after the session decided to suspend is delivered now.
+          const cancel = act.cancel as ActiveRun['cancel']; // set by cancel() meanwhile
+          if (cancel === 'forced' || (cancel === 'requested' && !session.cancelDelivered)) act.again = true;
         } else {
           this.notifyTerminal(runId, act.written);
           return;
@@ -472,7 +485,8 @@ export class SqliteExecutor implements DurableExecutor {
         for (const id of result.created) this.dispatch(id);
       },
       // A stopped (or crashed) engine starts no further step: the session ends at the next boundary.
-      cancelRequested: () => act.cancel || this.stopping,
+      cancelRequested: () => act.cancel === 'forced' || this.stopping,
+      cancelState: () => act.cancel,
       onCancel: (listener) => (act.abort = listener),
     };
   }
