@@ -197,16 +197,18 @@ export class RunSession {
     this.deliveredAt = this.log.now();
     this.armGrace();
     const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
-    for (const p of targets) {
+    const writes = targets.map((p) => {
       p.cancelled = true;
       const c = p.call!;
-      const write = this.log.record({
+      return this.log.record({
         seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order: this.completion(),
       });
-      write.catch(() => {});
-      this.pendingWrites.push(write);
-      p.reject(fromErrorInfo(info));
-    }
+    });
+    // Like any step outcome, the code sees the cancel only once it is durable: a crash
+    // before that leaves no trace the code acted on.
+    void this.io(Promise.all(writes)).then(() => {
+      for (const p of targets) p.reject(fromErrorInfo(info));
+    });
     // The blocked branches were among them: nothing of theirs waits any more.
     this.blocked.length = 0;
     this.activity++;
