@@ -22,7 +22,8 @@ import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
-import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
+import { resultTextOf } from '../../runtime/run-session.ts';
+import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { CommitQueue } from './commit-queue.ts';
@@ -48,6 +49,8 @@ export interface SqliteExecutorOptions {
   maxPayloadBytes?: number;
   /** How long a cancelled run's cleanup may run (config cancelGrace). */
   cancelGraceMs?: number;
+  /** Runs workflow files (the Deno runner); absent: a file's run fails saying so. */
+  fileSessions?: FileSessionFactory;
 }
 
 interface ActiveRun {
@@ -362,6 +365,7 @@ export class SqliteExecutor implements DurableExecutor {
         let input: Json;
         let entries: JournalEntry[] | undefined;
         let status: string;
+        let version: string | undefined;
         if (fresh) {
           // Just created by startRun and not touched since: pending, empty journal.
           this.fresh.delete(runId);
@@ -375,6 +379,7 @@ export class SqliteExecutor implements DurableExecutor {
           workflow = row.workflow;
           input = JSON.parse(row.input) as Json;
           status = row.status;
+          version = row.version;
         }
         if (act.cancel === 'forced') {
           await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
@@ -387,7 +392,8 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs });
+        const log = this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         const outcome = await Promise.race([session.run(), lost]);
         if (this.stopping) return;
