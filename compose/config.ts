@@ -20,6 +20,11 @@ export const configSchema = z
     backend: z.enum(['sqlite', 'restate']).optional(),
     dataDir: z.string().min(1).default('.tranquil'),
     workflows: z.array(z.unknown()).default([]),
+    /** Workflow files (paths): each runs in a sandboxed Deno child (docs/runner.md), never in
+     *  this process. */
+    workflowFiles: z.array(z.string().min(1)).default([]),
+    /** The Deno runner: `binary` overrides the locked npm package's deno. */
+    deno: z.object({ binary: z.string().min(1).optional() }).strict().optional(),
     /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),

@@ -1,0 +1,163 @@
+// The Deno runner: describes workflow files (in a child with no permission) and runs each
+// execution of a file's run in its own Deno child, whose flags come only from the file's
+// declaration (src/domain/permissions.ts) plus the engine's loopback port. The child drives
+// the shared RunSession; this side serves it the run's step log (serveStepLog).
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Socket } from 'node:net';
+import { z } from 'zod';
+import { ValidationError } from '../../domain/errors.ts';
+import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV } from '../../domain/permissions.ts';
+import { ProtocolError } from '../../domain/runner-protocol.ts';
+import { parseOrThrow } from '../../domain/validate.ts';
+import type { StepLog } from '../../ports/step-log.ts';
+import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
+import type { RunOutcome } from '../../runtime/run-outcome.ts';
+import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
+import type { Trigger } from '../../../sdk/triggers.ts';
+import { workflowNameSchema } from '../../../sdk/workflow.ts';
+import { findDeno } from './binary.ts';
+import { DenoChild } from './child-process.ts';
+import { findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
+import { serveStepLog } from './step-log-server.ts';
+import { StepListener } from './step-listener.ts';
+import { join } from 'node:path';
+
+export interface DenoRunnerOptions {
+  dataDir: string;
+  /** Config deno.binary: another deno to spawn; default the locked npm package's binary. */
+  binary?: string;
+  maxPayloadBytes: number;
+  /** How long a child may take to exit after sending its outcome before it is killed. */
+  exitGraceMs?: number;
+}
+
+const descriptionSchema = z.object({
+  name: workflowNameSchema,
+  triggers: z.array(z.object({ type: z.string() }).passthrough()),
+  stepDefaults: z.object({}).passthrough(),
+  permissions: permissionsSchema,
+});
+
+/** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
+export interface ChildRecord {
+  pid: number;
+  exit?: { code: number | null; signal: string | null };
+  stdout: string;
+  stderr: string;
+}
+
+export class DenoRunner {
+  readonly binary: string;
+  readonly listener = new StepListener();
+  private importMap = '';
+  private readonly denoDir: string;
+  /** The last child of each run (bounded by the number of runs this process executed). */
+  readonly children = new Map<string, ChildRecord>();
+
+  constructor(private readonly o: DenoRunnerOptions) {
+    this.binary = findDeno(o.binary);
+    this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
+  }
+
+  async start(): Promise<void> {
+    mkdirSync(this.denoDir, { recursive: true });
+    this.importMap = writeImportMap(this.o.dataDir);
+    await this.listener.listen();
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+  }
+
+  /** Describes a workflow file without importing it here: its snapshot's describe entry runs
+   *  in a child with no permission, which prints name, triggers, defaults and declaration. */
+  async describe(path: string): Promise<FileDescription> {
+    const file = resolve(path);
+    const snap = takeSnapshot(this.o.dataDir, file);
+    const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
+    const exit = await child.exited;
+    if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(child.stdout.trim().split('\n').pop() ?? '');
+    } catch {
+      throw new ValidationError(`workflow file ${file}: its description is not JSON`);
+    }
+    const d = parseOrThrow(descriptionSchema, raw, `workflow file ${file}`);
+    return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+  }
+
+  /** One execution of a file's run, in a fresh child running the snapshot of `version`. */
+  session(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions): Session {
+    const self = this;
+    const state = { cancelDelivered: false };
+    return {
+      get cancelDelivered() {
+        return state.cancelDelivered;
+      },
+      async run(): Promise<RunOutcome> {
+        const served = await self.execute(log, wf, version, o);
+        state.cancelDelivered = served.cancelDelivered;
+        return served.outcome;
+      },
+    };
+  }
+
+  private async execute(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) {
+    const file = wf.file!;
+    const snap = findSnapshot(this.o.dataDir, version) ?? (version === file.digest ? takeSnapshot(this.o.dataDir, file.path) : undefined);
+    if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
+    const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
+    let claimed!: (s: Socket) => void;
+    const connected = new Promise<Socket>((r) => (claimed = r));
+    const claimant = (s: Socket) => claimed(s);
+    const token = this.listener.issue(claimant);
+    const env: Record<string, string> = { [RUNNER_TOKEN_ENV]: token };
+    for (const name of file.permissions.env ?? []) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    const flags = denoFlags({ permissions: file.permissions, enginePort: this.listener.port, baseDir: dirname(file.path), importMap: this.importMap });
+    let child: DenoChild;
+    try {
+      child = new DenoChild(this.binary, ['run', ...flags, snap.runEntry, String(this.listener.port), String(maxPayloadBytes)], this.env(env), snap.dir);
+    } catch (err) {
+      this.listener.revoke(claimant);
+      throw err;
+    }
+    const record: ChildRecord = { pid: child.pid, stdout: '', stderr: '' };
+    this.children.set(log.runId, record);
+    const died = child.exited.then((exit) => {
+      throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
+    });
+    try {
+      const socket = await Promise.race([connected, died]);
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs }), died]);
+      const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
+      await child.exited;
+      clearTimeout(exitGrace);
+      return served;
+    } catch (err) {
+      // What the child said last explains most endings (a permission, a syntax error).
+      const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
+      if (!gone) child.kill();
+      if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
+      throw err;
+    } finally {
+      died.catch(() => {});
+      this.listener.revoke(claimant);
+      const exit = await child.exited;
+      Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
+    }
+  }
+
+  private env(extra: Record<string, string>): Record<string, string> {
+    return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1] || '(no output)';
+}
