@@ -18,6 +18,7 @@ import { Engine } from '../src/runtime/engine.ts';
 import { levelLogger } from '../src/runtime/logger.ts';
 import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
+import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
 
@@ -45,7 +46,7 @@ export interface Overrides {
   /** The Restate adapter, loaded only when that backend is chosen (see loadBackend). */
   restate?: typeof import('../src/adapters/restate/executor.ts').RestateExecutor;
   /** The Deno runner and the described workflow files (see loadRunner). */
-  runner?: { files: FileDescription[]; sessions: FileSessionFactory };
+  runner?: { files: FileDescription[]; sessions: FileSessionFactory; describer: FileDescriber };
 }
 
 /** Starts the Deno runner and describes every workflow file (each in a child with no
@@ -56,7 +57,7 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const runner = new DenoRunner({ dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));
-  return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o) } };
+  return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o), describer: runner } };
 }
 
 /** Loads the chosen backend's heavy modules (the Restate SDK) only when it is chosen. */
@@ -86,7 +87,10 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<ResolvedConfig>(TOKENS.config).toConstantValue(config);
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
-  c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(new WorkflowRegistry(config.workflows, overrides.runner?.files));
+  const registry = new WorkflowRegistry(config.workflows, overrides.runner?.files);
+  c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(registry);
+  // The approval gate of workflow files: only when the config names any (loadRunner).
+  const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
@@ -107,7 +111,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
@@ -127,6 +131,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
+        files: fileGate,
       }),
   );
   return c;

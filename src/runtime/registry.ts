@@ -47,14 +47,18 @@ export class WorkflowRegistry {
     });
     for (const f of files) {
       if (this.byName.has(f.name)) throw new ValidationError(`workflowFiles: workflow '${f.name}' (${f.file.path}) registered twice`);
-      const fn = () => {
-        throw new Error(`workflow file '${f.name}' runs only in its Deno child`);
-      };
-      const definition: WorkflowDefinition = Object.freeze({
-        kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
-      });
-      this.byName.set(f.name, { definition, version: f.file.digest, file: f.file });
+      this.byName.set(f.name, fileEntry(f));
     }
+  }
+
+  /** A workflow file described again after it changed on disk: the same name, its new
+   *  version and declaration. Runs already created keep their recorded version. */
+  replaceFile(f: FileDescription): RegisteredWorkflow {
+    const prev = this.byName.get(f.name);
+    if (!prev?.file) throw new ValidationError(`workflow file ${f.file.path}: it now declares workflow '${f.name}', not a registered file workflow; restart the engine to register it`);
+    const next = fileEntry(f);
+    this.byName.set(f.name, next);
+    return next;
   }
 
   get(name: string): RegisteredWorkflow {
@@ -77,4 +81,14 @@ export class WorkflowRegistry {
       .filter((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && t.name === eventName))
       .map((w) => w.definition.name);
   }
+}
+
+function fileEntry(f: FileDescription): RegisteredWorkflow {
+  const fn = () => {
+    throw new Error(`workflow file '${f.name}' runs only in its Deno child`);
+  };
+  const definition: WorkflowDefinition = Object.freeze({
+    kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
+  });
+  return { definition, version: f.file.digest, file: f.file };
 }

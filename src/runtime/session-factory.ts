@@ -12,6 +12,9 @@ export interface Session {
   run(): Promise<RunOutcome>;
   /** A cancel was thrown into the code (the executor re-runs a suspended run otherwise). */
   readonly cancelDelivered: boolean;
+  /** A workflow file's child after run() settled: its pid, how it ended and its output
+   *  (bounded), kept per run for `runs describe`. */
+  readonly output?: { pid: number; exit?: string; stdout: string; stderr: string };
 }
 
 export interface SessionOptions {

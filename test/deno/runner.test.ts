@@ -10,11 +10,14 @@ import { createEngine, type Engine } from '../../compose/index.ts';
 const FIX = join(import.meta.dirname, 'fixtures');
 const dirs: string[] = [];
 
+/** An engine running `files`, each file's declaration approved (nothing runs before that;
+ *  test/deno/approval.test.ts). */
 async function engineWith(files: string[]): Promise<Engine> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-deno-'));
   dirs.push(dataDir);
   const engine = await createEngine({ dataDir, workflowFiles: files.map((f) => join(FIX, f)), log: { level: 'silent' } });
   await engine.start();
+  for (const wf of engine.registry.all()) await engine.workflows.approve(wf.definition.name);
   return engine;
 }
 

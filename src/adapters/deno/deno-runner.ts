@@ -2,12 +2,12 @@
 // execution of a file's run in its own Deno child, whose flags come only from the file's
 // declaration (src/domain/permissions.ts) plus the engine's loopback port. The child drives
 // the shared RunSession; this side serves it the run's step log (serveStepLog).
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { z } from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { StepLog } from '../../ports/step-log.ts';
@@ -18,7 +18,7 @@ import type { Trigger } from '../../../sdk/triggers.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
-import { findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
+import { digestOf, findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
 import { serveStepLog } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { join } from 'node:path';
@@ -31,6 +31,9 @@ export interface DenoRunnerOptions {
   /** How long a child may take to exit after sending its outcome before it is killed. */
   exitGraceMs?: number;
 }
+
+/** The description of a snapshot's file, stored next to it. */
+const DESCRIPTION = 'description.json';
 
 const descriptionSchema = z.object({
   name: workflowNameSchema,
@@ -75,6 +78,8 @@ export class DenoRunner {
   async describe(path: string): Promise<FileDescription> {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
+    const known = this.storedDescription(snap.digest);
+    if (known) return { name: known.name, triggers: known.triggers as unknown as Trigger[], stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
     const exit = await child.exited;
     if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
@@ -85,7 +90,31 @@ export class DenoRunner {
       throw new ValidationError(`workflow file ${file}: its description is not JSON`);
     }
     const d = parseOrThrow(descriptionSchema, raw, `workflow file ${file}`);
+    // Kept with the snapshot: the declaration a run of this version executes with, also
+    // after a restart that registers a newer version of the file.
+    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
     return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+  }
+
+  /** The content digest of the file on disk now (its next run's version). */
+  digestOf(path: string): string {
+    return digestOf(readFileSync(resolve(path)));
+  }
+
+  /** The declaration recorded with a version's snapshot (written when it was described). */
+  declarationOf(version: string): Permissions | undefined {
+    return this.storedDescription(version)?.permissions;
+  }
+
+  private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
+    const snap = findSnapshot(this.o.dataDir, version);
+    if (!snap) return undefined;
+    try {
+      const d = descriptionSchema.safeParse(JSON.parse(readFileSync(join(snap.dir, DESCRIPTION), 'utf8')));
+      return d.success ? d.data : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** One execution of a file's run, in a fresh child running the snapshot of `version`. */
@@ -95,6 +124,11 @@ export class DenoRunner {
     return {
       get cancelDelivered() {
         return state.cancelDelivered;
+      },
+      get output() {
+        const c = self.children.get(log.runId);
+        if (!c) return undefined;
+        return { pid: c.pid, exit: c.exit && (c.exit.signal ? `signal ${c.exit.signal}` : `code ${c.exit.code}`), stdout: c.stdout, stderr: c.stderr };
       },
       async run(): Promise<RunOutcome> {
         const served = await self.execute(log, wf, version, o);
@@ -113,12 +147,15 @@ export class DenoRunner {
     const connected = new Promise<Socket>((r) => (claimed = r));
     const claimant = (s: Socket) => claimed(s);
     const token = this.listener.issue(claimant);
+    // The declaration recorded with THIS version (the gate let the run through only if it
+    // is an approved one), never the live file's.
+    const permissions = (version === file.digest ? file.permissions : this.declarationOf(version)) ?? {};
     const env: Record<string, string> = { [RUNNER_TOKEN_ENV]: token };
-    for (const name of file.permissions.env ?? []) {
+    for (const name of permissions.env ?? []) {
       const v = process.env[name];
       if (v !== undefined) env[name] = v;
     }
-    const flags = denoFlags({ permissions: file.permissions, enginePort: this.listener.port, baseDir: dirname(file.path), importMap: this.importMap });
+    const flags = denoFlags({ permissions, enginePort: this.listener.port, baseDir: dirname(file.path), importMap: this.importMap });
     let child: DenoChild;
     try {
       child = new DenoChild(this.binary, ['run', ...flags, snap.runEntry, String(this.listener.port), String(maxPayloadBytes)], this.env(env), snap.dir);
