@@ -24,7 +24,17 @@ export const configSchema = z
      *  this process. */
     workflowFiles: z.array(z.string().min(1)).default([]),
     /** The Deno runner: `binary` overrides the locked npm package's deno. */
-    deno: z.object({ binary: z.string().min(1).optional() }).strict().optional(),
+    deno: z
+      .object({
+        binary: z.string().min(1).optional(),
+        /** How often a run child sends a heartbeat (ms, default 1000). */
+        heartbeatInterval: z.number().int().min(10).max(60_000).optional(),
+        /** A child silent this long is killed by PID; its running attempt fails (ms, default 10000). */
+        heartbeatTimeout: z.number().int().min(100).max(3_600_000).optional(),
+      })
+      .strict()
+      .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')
+      .optional(),
     /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),

@@ -54,7 +54,10 @@ export interface Overrides {
 export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides, 'runner'>> {
   if (config.workflowFiles.length === 0) return {};
   const { DenoRunner } = await import('../src/adapters/deno/deno-runner.ts');
-  const runner = new DenoRunner({ dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes });
+  const runner = new DenoRunner({
+    dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
+    heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout,
+  });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));
   return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o), describer: runner } };

@@ -45,6 +45,10 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
     log.lost(err);
     die(3, err.message);
   };
+  // Liveness: a body or code that blocks this child's event loop stops these, and the
+  // engine's watchdog kills the child by its PID.
+  const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
+  Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
   const session = new RunSession(log, def.fn, def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
   const outcome = await session.run();
   const wire: WireOutcome =

@@ -11,4 +11,5 @@ declare namespace Deno {
   const args: string[];
   const env: { get(key: string): string | undefined; delete(key: string): void };
   function exit(code?: number): never;
+  function unrefTimer(id: number): void;
 }

@@ -8,7 +8,7 @@ import type { JournalEntry } from '../src/domain/journal.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { StepCall } from '../src/domain/replay.ts';
 import type { ChildFrame, EngineFrame } from '../src/domain/runner-protocol.ts';
-import type { AttemptResult, Recorded, StepLog } from '../src/ports/step-log.ts';
+import type { AttemptLimits, AttemptResult, Recorded, StepLog } from '../src/ports/step-log.ts';
 
 type Hello = Extract<EngineFrame, { t: 'hello' }>;
 type CancelView = Hello['cancel'];
@@ -80,14 +80,15 @@ export class WireLog implements StepLog {
     return Math.random();
   }
 
-  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult & { recorded?: Recorded }> {
+  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>, limits?: AttemptLimits): Promise<AttemptResult & { recorded?: Recorded }> {
     const id = this.nextId++;
     // The body runs when the engine's log runs it (a log may hand back a recorded outcome
     // instead), and its result goes back under the same id.
     this.bodies.set(id, () => {
       void run().then((result) => this.send({ t: 'attemptResult', id, result }));
     });
-    return this.requestWithId(id, { t: 'attempt', call, attempt });
+    // The step's timeout travels so the engine can kill a body that blocks this child.
+    return this.requestWithId(id, limits?.timeoutMs === undefined ? { t: 'attempt', call, attempt } : { t: 'attempt', call, attempt, timeoutMs: Math.ceil(limits.timeoutMs) });
   }
 
   record(entry: JournalEntry): Promise<void> {

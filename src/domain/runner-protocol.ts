@@ -71,6 +71,9 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
     now: num,
     maxPayloadBytes: z.number().int().min(1),
     cancelGraceMs: z.number().int().min(0).optional(),
+    /** How often the child sends a `heartbeat` frame; the engine kills a child silent for
+     *  its heartbeat timeout. */
+    heartbeatMs: z.number().int().min(1).optional(),
   }),
   z.object({ t: z.literal('entry'), entry: journalEntrySchema }),
   /** ok: `value` (absent = undefined); not ok: `error`, rejected into the child's request. */
@@ -99,7 +102,7 @@ export const outcomeSchema = z.discriminatedUnion('type', [
 export const childFrameSchema = z.discriminatedUnion('t', [
   /** A step body attempt begins; the reply (the outcome as the log counted it) comes once the
    *  child sent attemptResult for the same id. */
-  z.object({ t: z.literal('attempt'), id, call: stepCall, attempt: z.number().int().min(1) }),
+  z.object({ t: z.literal('attempt'), id, call: stepCall, attempt: z.number().int().min(1), timeoutMs: z.number().int().min(0).optional() }),
   z.object({ t: z.literal('attemptResult'), id, result: attemptResult }),
   /** Replied to only once the entry is durable. */
   z.object({ t: z.literal('record'), id, entry: journalEntrySchema }),

@@ -10,7 +10,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
-import type { StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
@@ -19,7 +19,7 @@ import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
 import { digestOf, findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
-import { serveStepLog } from './step-log-server.ts';
+import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { join } from 'node:path';
 
@@ -30,7 +30,19 @@ export interface DenoRunnerOptions {
   maxPayloadBytes: number;
   /** How long a child may take to exit after sending its outcome before it is killed. */
   exitGraceMs?: number;
+  /** The watchdog (config deno.*): heartbeat interval and timeout, ms. */
+  heartbeatMs?: number;
+  heartbeatTimeoutMs?: number;
 }
+
+export const DEFAULT_HEARTBEAT_MS = 1_000;
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** Past a step's own timeout before the engine kills a child that did not report it. */
+const STEP_TIMEOUT_SLACK_MS = 1_000;
+/** After a cancel's grace, before a child that has not ended is killed. */
+const CANCEL_KILL_MS = 2_000;
+/** A child that has not connected by then is killed (the token expires unclaimed anyway). */
+const CONNECT_TIMEOUT_MS = 15_000;
 
 /** The description of a snapshot's file, stored next to it. */
 const DESCRIPTION = 'description.json';
@@ -57,6 +69,8 @@ export class DenoRunner {
   private readonly denoDir: string;
   /** The last child of each run (bounded by the number of runs this process executed). */
   readonly children = new Map<string, ChildRecord>();
+  /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
+  private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
   constructor(private readonly o: DenoRunnerOptions) {
     this.binary = findDeno(o.binary);
@@ -168,9 +182,22 @@ export class DenoRunner {
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
+    let connectTimer: NodeJS.Timeout | undefined;
+    const noConnect = new Promise<never>((_, reject) => {
+      connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
+    });
+    noConnect.catch(() => {});
+    const verdicts = this.verdicts.get(log.runId) ?? new Map<string, AttemptResult>();
+    this.verdicts.set(log.runId, verdicts);
+    const watch: Watch = {
+      heartbeatMs: this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
+      stepTimeoutSlackMs: STEP_TIMEOUT_SLACK_MS, cancelKillMs: CANCEL_KILL_MS, verdicts, kill: () => child.kill(),
+    };
     try {
-      const socket = await Promise.race([connected, died]);
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs }), died]);
+      const socket = await Promise.race([connected, died, noConnect]);
+      clearTimeout(connectTimer);
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch }), died]);
+      if (verdicts.size === 0) this.verdicts.delete(log.runId);
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
       clearTimeout(exitGrace);
@@ -182,6 +209,7 @@ export class DenoRunner {
       if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
       throw err;
     } finally {
+      clearTimeout(connectTimer);
       died.catch(() => {});
       this.listener.revoke(claimant);
       const exit = await child.exited;
