@@ -117,7 +117,7 @@ export function explain(run: RunView, now: number): Explanation {
         const list = (v: unknown) => (Array.isArray(v) && v.length ? v.join(', ') : 'nothing');
         return {
           ...base,
-          summary: `${head} is blocked until its permission declaration is approved: ${run.error.message}.`,
+          summary: `${head} is blocked until its permission declaration is approved: ${run.error.message}`,
           details: [`added: ${list(f.added)}`, `removed: ${list(f.removed)}`, `approve with: ${typeof f.approve === 'string' ? f.approve : approveCommand(run.workflow)}`, ...base.details],
         };
       }
