@@ -2,7 +2,7 @@
 // blocks its child's event loop stops the heartbeats (or outlives its step timeout); the
 // engine kills the child by its PID, the attempt counts as failed, and the step is retried
 // in a new child.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,43 @@ describe('watchdog (SQLite, real Deno child)', () => {
         ['spin', 'succeeded', 2],
         ['spin-timed', 'succeeded', 2],
       ]);
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+});
+
+describe('cancel of a hung child (SQLite, real Deno child)', () => {
+  it('the cancel frame cannot be heard by a blocked child: after the cleanup grace it is killed by PID and the run is cancelled', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-watchdog-cancel-'));
+    dirs.push(dir);
+    const out = join(dir, 'out');
+    mkdirSync(out);
+    writeFileSync(join(dir, 'stuck.ts'), `
+import { workflow, manual } from '@tranquil/sdk';
+export default workflow('file-stuck', { permissions: { write: ['./out'] } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('stuck', () => {
+    Deno.writeTextFileSync((input as { out: string }).out + '/pid', String(Deno.pid));
+    for (;;) { /* never answers, not even a cancel */ }
+  }));
+});
+`);
+    // The heartbeat timeout is far away: only the cancel's backstop can end this child.
+    const engine = await createEngine({
+      dataDir: join(dir, 'data'), workflowFiles: [join(dir, 'stuck.ts')], log: { level: 'silent' }, cancelGrace: 300,
+      deno: { heartbeatTimeout: 600_000 },
+    });
+    await engine.start();
+    try {
+      await engine.workflows.approve('file-stuck');
+      const { runId } = await engine.trigger('file-stuck', { out });
+      while (!existsSync(join(out, 'pid'))) await new Promise((r) => setTimeout(r, 20));
+      const pid = Number(readFileSync(join(out, 'pid'), 'utf8'));
+      await engine.runs.cancel(runId);
+      const view = await engine.result(runId, { timeout: '60s' });
+      expect(view.status).toBe('cancelled');
+      expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
     } finally {
       await engine.stop();
     }
