@@ -13,6 +13,8 @@ export const opSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('signal'), runId: z.string().min(1), name: z.string().min(1), data: json }).strict(),
   z.object({ op: z.literal('cancel'), runId: z.string().min(1) }).strict(),
   z.object({ op: z.literal('retry'), runId: z.string().min(1), from: z.string().min(1).optional() }).strict(),
+  // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
+  z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
 ]);
 
 export type Op = z.infer<typeof opSchema>;
@@ -48,7 +50,21 @@ export async function applyOp(engine: Engine, op: Op): Promise<unknown> {
       const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });
       return { runId: op.runId, ...r };
     }
+    case 'approve': {
+      const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
+      return engine.workflows.approve(byPath?.definition.name ?? op.workflow, op.hash === undefined ? {} : { hash: op.hash });
+    }
   }
+}
+
+/** `tranquil workflows approve` for a person: what was approved and what it released. */
+export function describeApproval(r: { workflow: string; hash: string; version: string; declaration: Record<string, string[] | undefined>; released: string[] }): string {
+  const grants = Object.entries(r.declaration).flatMap(([k, v]) => (v ?? []).map((e) => `  ${k} ${e}`));
+  return [
+    `approved the permission declaration ${r.hash} of workflow '${r.workflow}' (file version ${r.version}):`,
+    ...(grants.length ? grants : ['  (no grants: the child may only talk to the engine)']),
+    r.released.length ? `released ${r.released.length} blocked run${r.released.length === 1 ? '' : 's'}: ${r.released.join(' ')}` : 'no blocked run to release',
+  ].join('\n');
 }
 
 /** `tranquil runs retry` for a person: where the run resumes and every step it discarded. */

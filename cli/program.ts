@@ -18,7 +18,10 @@ import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
 import { findServe, sendOp } from './control.ts';
-import { applyOp, describeRetry, type Op } from './ops.ts';
+import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
 
@@ -113,12 +116,32 @@ function nextListCommand(o: Common & { status?: string; workflow?: string; limit
 
 const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}`;
 
-function describeRun(r: RunView): string {
+/** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
+function childOutput(project: Project, runId: string): RunOutput | undefined {
+  const data = ReadOnlyFile.open(project.dataDir);
+  if (!data) return undefined;
+  try {
+    return new FileTables(data.db).output(runId);
+  } catch {
+    return undefined; // a file of another backend's layout: nothing kept
+  } finally {
+    data.close();
+  }
+}
+
+const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n');
+
+function describeRun(r: RunView, child?: RunOutput): string {
   const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
   lines.push(`  input ${JSON.stringify(r.input)}`);
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
   for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts})`);
+  if (child) {
+    lines.push(`  last Deno child: pid ${child.pid}${child.exit ? `, exited (${child.exit})` : ''}`);
+    lines.push(child.stdout ? `  stdout:\n${indent(child.stdout)}` : '  stdout: (empty)');
+    lines.push(child.stderr ? `  stderr:\n${indent(child.stderr)}` : '  stderr: (empty)');
+  }
   return lines.join('\n');
 }
 
@@ -177,8 +200,10 @@ export function buildProgram(): Command {
     });
   common(runs.command('describe <runId>').description('a run with its steps'))
     .action(async (runId: string, o: Common) => {
-      const r = await withRuns(await loadProject(o), async (runs) => (await runs.getRun(runId)) ?? Promise.reject(new UnknownRunError(runId)));
-      print(o, r, () => describeRun(r));
+      const project = await loadProject(o);
+      const r = await withRuns(project, async (runs) => (await runs.getRun(runId)) ?? Promise.reject(new UnknownRunError(runId)));
+      const child = childOutput(project, runId);
+      print(o, child ? { ...r, child } : r, () => describeRun(r, child));
     });
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
     print(o, await mutate(o, { op: 'cancel', runId }), () => `cancelled ${runId}`);
@@ -242,6 +267,15 @@ export function buildProgram(): Command {
           .map((w) => `${w.name}\n${w.triggers.map((t) => `  ${Object.entries(t).filter(([, v]) => v !== undefined).map(([k, v]) => (k === 'type' ? v : `${k}=${v}`)).join(' ')}`).join('\n')}`)
           .join('\n'),
       );
+    });
+
+  common(workflows.command('approve <workflow>').description("approve a workflow file's permission declaration as it is on disk (by name or file path); releases its blocked runs"))
+    .option('--hash <hash>', 'approve only if the declaration on disk still has this hash (as shown by `why`)')
+    .action(async (workflow: string, o: Common & { hash?: string }) => {
+      // A path names the file: the engine maps it to the workflow it declares.
+      const target = /[\/\\]|\.(ts|mts|js|mjs)$/.test(workflow) && existsSync(workflow) ? resolve(workflow) : workflow;
+      const r = (await mutate(o, { op: 'approve', workflow: target, hash: o.hash })) as Parameters<typeof describeApproval>[0];
+      print(o, r, () => describeApproval(r));
     });
 
   const events = program.command('events').description('the event inbox');

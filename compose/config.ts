@@ -20,6 +20,21 @@ export const configSchema = z
     backend: z.enum(['sqlite', 'restate']).optional(),
     dataDir: z.string().min(1).default('.tranquil'),
     workflows: z.array(z.unknown()).default([]),
+    /** Workflow files (paths): each runs in a sandboxed Deno child (docs/runner.md), never in
+     *  this process. */
+    workflowFiles: z.array(z.string().min(1)).default([]),
+    /** The Deno runner: `binary` overrides the locked npm package's deno. */
+    deno: z
+      .object({
+        binary: z.string().min(1).optional(),
+        /** How often a run child sends a heartbeat (ms, default 1000). */
+        heartbeatInterval: z.number().int().min(10).max(60_000).optional(),
+        /** A child silent this long is killed by PID; its running attempt fails (ms, default 10000). */
+        heartbeatTimeout: z.number().int().min(100).max(3_600_000).optional(),
+      })
+      .strict()
+      .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')
+      .optional(),
     /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),

@@ -16,7 +16,9 @@ import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine } from '../src/runtime/engine.ts';
 import { levelLogger } from '../src/runtime/logger.ts';
-import { WorkflowRegistry } from '../src/runtime/registry.ts';
+import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
+import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
+import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
 
@@ -43,6 +45,22 @@ export interface Overrides {
   faults?: FaultPoints;
   /** The Restate adapter, loaded only when that backend is chosen (see loadBackend). */
   restate?: typeof import('../src/adapters/restate/executor.ts').RestateExecutor;
+  /** The Deno runner and the described workflow files (see loadRunner). */
+  runner?: { files: FileDescription[]; sessions: FileSessionFactory; describer: FileDescriber };
+}
+
+/** Starts the Deno runner and describes every workflow file (each in a child with no
+ *  permission) when the config names any; nothing Deno-related loads otherwise. */
+export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides, 'runner'>> {
+  if (config.workflowFiles.length === 0) return {};
+  const { DenoRunner } = await import('../src/adapters/deno/deno-runner.ts');
+  const runner = new DenoRunner({
+    dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
+    heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout,
+  });
+  await runner.start();
+  const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));
+  return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o), describer: runner } };
 }
 
 /** Loads the chosen backend's heavy modules (the Restate SDK) only when it is chosen. */
@@ -72,7 +90,10 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<ResolvedConfig>(TOKENS.config).toConstantValue(config);
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
-  c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(new WorkflowRegistry(config.workflows));
+  const registry = new WorkflowRegistry(config.workflows, overrides.runner?.files);
+  c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(registry);
+  // The approval gate of workflow files: only when the config names any (loadRunner).
+  const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
@@ -93,6 +114,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
@@ -112,6 +134,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
+        files: fileGate,
       }),
   );
   return c;

@@ -1,5 +1,5 @@
 // @tranquil/engine: createEngine(config). Usage: README.md; layers: docs/architecture.md.
-import { buildContainer, loadBackend, TOKENS } from './container.ts';
+import { buildContainer, loadBackend, loadRunner, TOKENS } from './container.ts';
 import { resolveConfig, type EngineConfig } from './config.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 
@@ -19,5 +19,5 @@ export {
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   const resolved = resolveConfig(config);
-  return buildContainer(resolved, await loadBackend(resolved)).get<Engine>(TOKENS.engine);
+  return buildContainer(resolved, { ...(await loadBackend(resolved)), ...(await loadRunner(resolved)) }).get<Engine>(TOKENS.engine);
 }

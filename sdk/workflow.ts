@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
+import { permissionsSchema, type Permissions } from '../src/domain/permissions.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
@@ -16,6 +17,14 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly fn: WorkflowFn<I, O>;
   /** Step options every step.do of this workflow starts from (its own options win). */
   readonly stepDefaults: StepOptions;
+  /** What a workflow file may do in its Deno child (docs/runner.md); absent: nothing beyond
+   *  talking to the engine. In-process workflows are trusted code and ignore it. */
+  readonly permissions?: Permissions;
+}
+
+/** The optional second argument of workflow(name, options, build). */
+export interface WorkflowOptions {
+  permissions?: Permissions;
 }
 
 export interface WorkflowBuilder<I = any, O = any> {
@@ -31,8 +40,21 @@ export const workflowNameSchema = z
   .max(120)
   .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
 
-export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O> {
+export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
+export function workflow<I = any, O = any>(name: string, options: WorkflowOptions, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
+export function workflow<I = any, O = any>(
+  name: string,
+  optionsOrBuild: WorkflowOptions | ((w: WorkflowBuilder<I, O>) => void),
+  maybeBuild?: (w: WorkflowBuilder<I, O>) => void,
+): WorkflowDefinition<I, O> {
   parseOrThrow(workflowNameSchema, typeof name === 'string' ? name : undefined, 'workflow name', { path: 'omit' });
+  const build = typeof optionsOrBuild === 'function' ? optionsOrBuild : maybeBuild;
+  let permissions: Permissions | undefined;
+  if (typeof optionsOrBuild !== 'function') {
+    if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
+    const opts = parseOrThrow(z.object({ permissions: permissionsSchema.optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
+    permissions = opts.permissions && deepFreeze(opts.permissions);
+  }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
   const keys = new Set<string>();
@@ -60,7 +82,12 @@ export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuil
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}) });
+}
+
+function deepFreeze<T extends object>(o: T): T {
+  for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) Object.freeze(v);
+  return Object.freeze(o);
 }
 
 /** A trigger's `type`, or undefined when reading it throws (a proxy, a getter). */

@@ -11,17 +11,17 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const REPO = join(import.meta.dirname, '..');
-const SCANNED = ['src', 'sdk', 'compose', 'cli'];
+const SCANNED = ['src', 'sdk', 'compose', 'cli', 'runner'];
 
 // ---- layers -------------------------------------------------------------------------------
 
 /** A project layer, or for adapters `adapter:<folder>`. */
-type Layer = 'domain' | 'ports' | 'runtime' | 'platform' | 'sdk' | 'compose' | 'cli' | `adapter:${string}`;
+type Layer = 'domain' | 'ports' | 'runtime' | 'platform' | 'sdk' | 'compose' | 'cli' | 'runner' | `adapter:${string}`;
 
 /** The layer a repo-relative posix path belongs to; undefined outside every layer. */
 function layerOf(path: string): Layer | undefined {
   const [top, second, third] = path.split('/');
-  if (top === 'sdk' || top === 'compose' || top === 'cli') return top;
+  if (top === 'sdk' || top === 'compose' || top === 'cli' || top === 'runner') return top;
   if (top !== 'src') return undefined;
   if (second === 'domain' || second === 'ports' || second === 'runtime' || second === 'platform') return second;
   if (second === 'adapters' && third !== undefined && path.split('/').length > 3) return `adapter:${third}`;
@@ -66,6 +66,9 @@ const RULES: readonly Rule[] = [
   { layer: 'adapter', projectLayers: ['own-adapter', 'domain', 'ports', 'runtime', 'platform', 'sdk'], why: 'an adapter imports domain, ports, runtime, platform, sdk and its own folder, never another adapter, compose/ or cli/' },
   { layer: 'sdk', projectLayers: ['sdk', 'domain'], forbiddenModules: IO_MODULES, why: 'sdk/ imports nothing from the project outside sdk/ except src/domain/' },
   { layer: 'compose', projectLayers: ['compose', 'domain', 'ports', 'runtime', 'platform', 'sdk', 'adapter'], why: 'compose/ may import every layer but cli/' },
+  // The Deno child: it runs inside the sandbox, so it gets the pure core and the shared
+  // RunSession, never an adapter (no engine I/O), compose/ or cli/, and no Node I/O module.
+  { layer: 'runner', projectLayers: ['runner', 'domain', 'ports', 'runtime', 'sdk'], forbiddenModules: IO_MODULES, why: 'runner/ (the Deno child) imports only runner/, src/domain/, src/ports/, src/runtime/ and sdk/, never an adapter, and no Node I/O module' },
   { layer: 'cli', projectLayers: ['cli', 'compose', 'domain', 'ports', 'runtime', 'platform', 'sdk', 'adapter'], why: 'cli/ may import every layer' },
 ];
 
@@ -106,7 +109,7 @@ function checkImports(files: readonly SourceFile[]): Violation[] {
     const from = layerOf(f.path);
     const lineOf = (pos: number) => f.text.slice(0, pos).split('\n').length;
     if (!from) {
-      out.push({ file: f.path, line: 1, specifier: '', message: 'is in no layer (src/domain, src/ports, src/runtime, src/platform, src/adapters/<name>, sdk, compose, cli)' });
+      out.push({ file: f.path, line: 1, specifier: '', message: 'is in no layer (src/domain, src/ports, src/runtime, src/platform, src/adapters/<name>, sdk, compose, cli, runner)' });
       continue;
     }
     const rule = ruleFor(from);
@@ -173,6 +176,9 @@ describe('architecture: imports follow the layers', () => {
       [{ path: 'src/runtime/t.ts', text: "import { RunSession } from './run-session.ts';\nimport { program } from '../../cli/program.ts';" }, /cli\/program\.ts \(cli\)/],
       [{ path: 'compose/k.ts', text: "import { Container } from 'inversify';" }, /only compose\/inversify\.ts may/],
       [{ path: 'src/misc.ts', text: '' }, /is in no layer/],
+      [{ path: 'runner/x.ts', text: "import { SqliteStore } from '../src/adapters/sqlite/store.ts';" }, /\(adapter:sqlite\)/],
+      [{ path: 'runner/y.ts', text: "import { connect } from 'node:net';" }, /node:net, which does I\/O/],
+      [{ path: 'src/adapters/deno/z.ts', text: "import { WireLog } from '../../../runner/wire-log.ts';" }, /runner\/wire-log\.ts \(runner\)/],
     ];
     for (const [file, expected] of planted) {
       const vs = checkImports([file]);
@@ -191,6 +197,7 @@ describe('architecture: imports follow the layers', () => {
       { path: 'src/adapters/sqlite/d.ts', text: "import Database from 'better-sqlite3';\nimport { CommitQueue } from './commit-queue.ts';\nimport { RunSession } from '../../runtime/run-session.ts';\n// import { x } from '../restate/y.ts';" },
       { path: 'sdk/e.ts', text: "import { ValidationError } from '../src/domain/errors.ts';\ntype P = typeof import('cron-parser');" },
       { path: 'compose/f.ts', text: "const r = await import('../src/adapters/restate/executor.ts');" },
+      { path: 'runner/h.ts', text: "import { RunSession } from '../src/runtime/run-session.ts';\nimport { z } from 'zod';\nimport type { StepLog } from '../src/ports/step-log.ts';" },
       { path: 'cli/g.ts', text: "import { createEngine } from '../compose/index.ts';\nimport Database from 'better-sqlite3';" },
     ];
     expect(show(checkImports(allowed))).toBe('');

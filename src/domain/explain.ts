@@ -1,5 +1,6 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
+import { APPROVAL_REQUIRED, approveCommand } from './approval.ts';
 import { formatDuration } from './duration.ts';
 import { retryPlan, type RetryResult } from './retry-point.ts';
 import type { RunView, StepView } from './run-view.ts';
@@ -110,6 +111,16 @@ export function explain(run: RunView, now: number): Explanation {
     case 'running':
       return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.` };
     case 'blocked':
+      if (run.error?.name === APPROVAL_REQUIRED) {
+        // A workflow file waiting for its declaration to be approved: the change and the command.
+        const f = run.error.fields ?? {};
+        const list = (v: unknown) => (Array.isArray(v) && v.length ? v.join(', ') : 'nothing');
+        return {
+          ...base,
+          summary: `${head} is blocked until its permission declaration is approved: ${run.error.message}`,
+          details: [`added: ${list(f.added)}`, `removed: ${list(f.removed)}`, `approve with: ${typeof f.approve === 'string' ? f.approve : approveCommand(run.workflow)}`, ...base.details],
+        };
+      }
       return {
         ...base,
         summary: `${head} is blocked: its workflow is not registered with this engine, or the backend stopped retrying it` +

@@ -1,5 +1,6 @@
 // DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
 // callers never branch on which backend they hold.
+import type { ApprovalRecord } from '../domain/approval.ts';
 import type { Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
@@ -42,6 +43,12 @@ export interface DurableExecutor {
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */
   idle(): Promise<void>;
+  /** Workflow files (docs/runner.md, Approval); only a backend that runs them has these.
+   *  The workflow's stored approvals, newest first. */
+  approvals?(workflow: string): Promise<ApprovalRecord[]>;
+  /** Stores the approval and releases the workflow's `blocked` runs it now allows (they
+   *  start); returns their ids. */
+  approveFile?(approval: ApprovalRecord): Promise<string[]>;
   /** Event inbox, schedules, slot ledger, webhook secrets. */
   readonly triggers: TriggerState;
 }

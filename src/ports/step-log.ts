@@ -19,6 +19,12 @@ export type AttemptResult =
    *  that is not JSON). */
   | { ok: false; error: ErrorInfo; terminal: boolean; fatal?: boolean };
 
+/** What bounds one attempt, for a log whose body runs where it may hang unseen (a Deno
+ *  child: the engine's watchdog kills it when the step's timeout passes). */
+export interface AttemptLimits {
+  timeoutMs?: number;
+}
+
 export interface StepLog {
   readonly runId: string;
   readonly workflow: string;
@@ -38,7 +44,7 @@ export interface StepLog {
   open?(call: StepCall): Promise<Recorded> | undefined;
   /** Runs one attempt of a step body so its outcome counts once; `recorded` is the step the
    *  log found at that position when the outcome comes from an earlier execution. */
-  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult & { recorded?: Recorded }>;
+  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>, limits?: AttemptLimits): Promise<AttemptResult & { recorded?: Recorded }>;
   /** Records (inserts or replaces) the entry at entry.seq. */
   record(entry: JournalEntry): Promise<void>;
   /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its

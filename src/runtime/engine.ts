@@ -18,6 +18,9 @@ import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
 import { explainSchedules } from '../domain/schedule.ts';
 import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
+import { approveCommand, declarationDiff, type DeclarationDiff } from '../domain/approval.ts';
+import type { Permissions } from '../domain/permissions.ts';
+import type { FileGate } from './file-gate.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
@@ -59,6 +62,7 @@ const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
 const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
 const resultOptionsSchema = z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict();
 const retryOptionsSchema = z.object({ from: nameSchema.optional() }).strict();
+const approveOptionsSchema = z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict();
 
 const eventFilterSchema = z
   .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
@@ -89,6 +93,37 @@ export interface EngineOptions {
   webhookListener?: WebhookListenerFactory;
   /** Largest JSON of a run's input, a signal's or an event's payload; default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
+  /** The approval gate of workflow files (present when the config names any). */
+  files?: FileGate;
+}
+
+/** A workflow file's permission declaration as it is on disk, and its standing. */
+export interface DeclarationView {
+  workflow: string;
+  /** The file's version on disk (content digest). */
+  version: string;
+  /** declarationHash of the declaration: what an approval names. */
+  hash: string;
+  declaration: Permissions;
+  approved: boolean;
+  /** The newest approval's hash, if any. */
+  approvedHash?: string;
+  /** Grants added/removed since the newest approval (everything is added when none). */
+  diff: DeclarationDiff;
+  /** The command that approves it. */
+  approveCommand: string;
+}
+
+export interface WorkflowsApi {
+  /** The declaration on disk of workflow file `name` (described again, in a child with no
+   *  permission, if the file changed), its hash and whether it is approved. */
+  declaration(name: string): Promise<DeclarationView>;
+  /** Approves the declaration on disk of workflow file `name` (docs/runner.md, Approval):
+   *  stored in the data dir by workflow name and declaration hash; the workflow's `blocked`
+   *  runs it allows are released and start. `options.hash`: approve only if the declaration
+   *  on disk still has this hash (what the user was shown). The engine never calls this by
+   *  itself. */
+  approve(name: string, options?: { hash?: string }): Promise<DeclarationView & { released: string[] }>;
 }
 
 export interface RunsApi {
@@ -107,6 +142,8 @@ export class Engine {
   readonly runs: RunsApi;
   readonly events: EventsApi;
   readonly schedules: SchedulesApi;
+  readonly workflows: WorkflowsApi;
+  private readonly files: FileGate | undefined;
   private readonly webhooks: WebhookHost | undefined;
   private readonly maxPayloadBytes: number;
 
@@ -127,6 +164,21 @@ export class Engine {
       list: async () => this.triggerState().listSchedules(),
       slots: async (filter = {}) => this.triggerState().listSlots(check(slotFilterSchema, filter, 'schedules.slots filter')),
       explain: async (workflow) => this.explainSchedules(check(nameSchema, workflow, 'workflow')),
+    };
+    this.files = options.files;
+    this.workflows = {
+      declaration: async (name) => this.declaration(check(nameSchema, name, 'workflow')),
+      approve: async (name, options = {}) => {
+        const wf = check(nameSchema, name, 'workflow');
+        const opts = check(approveOptionsSchema, options, 'workflows.approve options');
+        const d = await this.declaration(wf);
+        if (opts.hash !== undefined && opts.hash !== d.hash) {
+          throw new ValidationError(`workflow '${wf}': the declaration on disk is ${d.hash}, not ${opts.hash} (the file changed since it was shown); nothing approved`);
+        }
+        if (!this.executor.approveFile) throw new NotSupportedError(`backend '${this.executor.backend}' does not run workflow files yet`);
+        const released = await this.executor.approveFile({ workflow: wf, hash: d.hash, declaration: d.declaration, approvedAt: this.clock.now() });
+        return { ...d, approved: true, approvedHash: d.hash, diff: { added: [], removed: [] }, released };
+      },
     };
     this.runs = {
       get: async (runId) => this.view(runId),
@@ -181,6 +233,8 @@ export class Engine {
   async trigger(workflow: string, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
     const name = check(nameSchema, workflow, 'workflow');
     this.registry.get(name);
+    // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
+    await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema, options, 'trigger options');
     const data = jsonArg(input, `input of trigger('${name}')`, this.maxPayloadBytes);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? randomUUID() });
@@ -190,6 +244,7 @@ export class Engine {
     const event = check(nameSchema, name, 'event name');
     const opts = check(emitOptionsSchema, options, 'emit options');
     const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
+    if (this.files) for (const w of this.registry.subscribers(event)) await this.files.refresh(w);
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? randomUUID() });
   }
 
@@ -215,6 +270,21 @@ export class Engine {
       }
     }
     return this.executor.waitForTerminal(id, timeoutMs);
+  }
+
+  private async declaration(name: string): Promise<DeclarationView> {
+    const wf = this.registry.get(name);
+    if (!wf.file || !this.files) throw new ValidationError(`workflow '${name}' is not a workflow file: it needs no approval`);
+    await this.files.refresh(name);
+    const d = this.files.declared(name);
+    const approvals = this.executor.approvals ? await this.executor.approvals(name) : [];
+    const latest = approvals[0];
+    const approved = approvals.some((a) => a.hash === d.hash);
+    const view: DeclarationView = {
+      ...d, approved, diff: approved ? { added: [], removed: [] } : declarationDiff(latest?.declaration, d.declaration), approveCommand: approveCommand(name),
+    };
+    if (latest) view.approvedHash = approved ? d.hash : latest.hash;
+    return view;
   }
 
   private triggerState(): TriggerState {

@@ -4,10 +4,31 @@ import { createHash } from 'node:crypto';
 import { UnknownWorkflowError, ValidationError } from '../domain/errors.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
+import type { Permissions } from '../domain/permissions.ts';
+import type { StepOptions } from '../../sdk/types.ts';
+
+/** A workflow file, as described by a Deno child with no permissions (never imported here). */
+export interface FileWorkflow {
+  /** The live file (absolute). */
+  path: string;
+  /** Content digest: the run's version, and the name of its snapshot. */
+  digest: string;
+  permissions: Permissions;
+}
+
+/** What describing a workflow file gave. */
+export interface FileDescription {
+  file: FileWorkflow;
+  name: string;
+  triggers: Trigger[];
+  stepDefaults: StepOptions;
+}
 
 export interface RegisteredWorkflow {
   definition: WorkflowDefinition;
   version: string;
+  /** Set for a workflow file: it runs in a Deno child, never in this process. */
+  file?: FileWorkflow;
 }
 
 export function versionOf(def: WorkflowDefinition): string {
@@ -18,12 +39,26 @@ export function versionOf(def: WorkflowDefinition): string {
 export class WorkflowRegistry {
   private readonly byName = new Map<string, RegisteredWorkflow>();
 
-  constructor(definitions: readonly unknown[]) {
+  constructor(definitions: readonly unknown[], files: readonly FileDescription[] = []) {
     definitions.forEach((def, i) => {
       if (!isWorkflowDefinition(def)) throw new ValidationError(`workflows[${i}]: not a workflow() definition`);
       if (this.byName.has(def.name)) throw new ValidationError(`workflows[${i}]: workflow '${def.name}' registered twice`);
       this.byName.set(def.name, { definition: def, version: versionOf(def) });
     });
+    for (const f of files) {
+      if (this.byName.has(f.name)) throw new ValidationError(`workflowFiles: workflow '${f.name}' (${f.file.path}) registered twice`);
+      this.byName.set(f.name, fileEntry(f));
+    }
+  }
+
+  /** A workflow file described again after it changed on disk: the same name, its new
+   *  version and declaration. Runs already created keep their recorded version. */
+  replaceFile(f: FileDescription): RegisteredWorkflow {
+    const prev = this.byName.get(f.name);
+    if (!prev?.file) throw new ValidationError(`workflow file ${f.file.path}: it now declares workflow '${f.name}', not a registered file workflow; restart the engine to register it`);
+    const next = fileEntry(f);
+    this.byName.set(f.name, next);
+    return next;
   }
 
   get(name: string): RegisteredWorkflow {
@@ -46,4 +81,14 @@ export class WorkflowRegistry {
       .filter((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && t.name === eventName))
       .map((w) => w.definition.name);
   }
+}
+
+function fileEntry(f: FileDescription): RegisteredWorkflow {
+  const fn = () => {
+    throw new Error(`workflow file '${f.name}' runs only in its Deno child`);
+  };
+  const definition: WorkflowDefinition = Object.freeze({
+    kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
+  });
+  return { definition, version: f.file.digest, file: f.file };
 }

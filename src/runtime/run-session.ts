@@ -461,7 +461,7 @@ export class RunSession {
     if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
     const attempt = decision.attempt;
     const startedAt = decision.entry?.startedAt ?? this.log.now();
-    const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body)));
+    const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body), { timeoutMs: opts.timeoutMs }));
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };

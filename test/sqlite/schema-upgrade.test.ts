@@ -48,6 +48,8 @@ function downgradeToV2(file: string): void {
     db.transaction(() => {
       const rows = db.prepare(`SELECT * FROM steps`).all() as Record<string, unknown>[];
       db.exec(`DROP TABLE steps; DROP INDEX runs_seq; CREATE INDEX runs_newest ON runs (created_seq DESC);`);
+      // Tables of later migrations (5: workflow files) did not exist in v2.
+      db.exec(`DROP TABLE workflow_approvals; DROP TABLE run_output;`);
       const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
       db.exec(v2steps);
       const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)

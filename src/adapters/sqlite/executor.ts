@@ -22,10 +22,17 @@ import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
-import { RunSession, resultTextOf } from '../../runtime/run-session.ts';
+import { resultTextOf } from '../../runtime/run-session.ts';
+import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
+import type { ApprovalRecord } from '../../domain/approval.ts';
+import type { ErrorInfo as BlockReason } from '../../domain/errors.ts';
+import type { FileGate } from '../../runtime/file-gate.ts';
+import type { RegisteredWorkflow } from '../../runtime/registry.ts';
+import type { Session } from '../../runtime/session-factory.ts';
 import type { CommitQueue } from './commit-queue.ts';
+import { FileTables } from './file-tables.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
@@ -48,6 +55,10 @@ export interface SqliteExecutorOptions {
   maxPayloadBytes?: number;
   /** How long a cancelled run's cleanup may run (config cancelGrace). */
   cancelGraceMs?: number;
+  /** Runs workflow files (the Deno runner); absent: a file's run fails saying so. */
+  fileSessions?: FileSessionFactory;
+  /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
+  fileGate?: FileGate;
 }
 
 interface ActiveRun {
@@ -80,6 +91,8 @@ export class SqliteExecutor implements DurableExecutor {
 
   private store!: SqliteStore;
   private reader!: SqliteRunReader;
+  /** Approvals, blocked runs and child output of workflow files (migration 5). */
+  private files!: FileTables;
   private queue!: CommitQueue;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
@@ -114,6 +127,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.store = file.store;
     this.queue = file.queue;
     this.reader = new SqliteRunReader(this.store);
+    this.files = new FileTables(this.store.db);
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -169,10 +183,16 @@ export class SqliteExecutor implements DurableExecutor {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
     const inputText = JSON.stringify(req.input);
-    const created = await this.queue.enqueue(() =>
-      this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: this.now() }),
-    );
-    if (created && !this.stopping) {
+    let blocked = false;
+    const created = await this.queue.enqueue(() => {
+      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: this.now() });
+      // A file whose declaration is not approved: the run is created blocked, with the reason.
+      const reason = made ? this.blockReason(wf, wf.version) : undefined;
+      if (reason) this.files.block(req.runId, reason, this.now());
+      blocked = reason !== undefined;
+      return made;
+    });
+    if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
       this.fresh.set(req.runId, { workflow: req.workflow, input: JSON.parse(inputText) as Json });
       this.dispatch(req.runId);
@@ -255,6 +275,46 @@ export class SqliteExecutor implements DurableExecutor {
     });
     this.dispatch(runId);
     return result;
+  }
+
+  // ---- workflow files: approvals ------------------------------------------------------
+
+  async approvals(workflow: string): Promise<ApprovalRecord[]> {
+    this.ensureStarted();
+    return this.files.approvals(workflow);
+  }
+
+  async approveFile(approval: ApprovalRecord): Promise<string[]> {
+    this.ensureStarted();
+    // One transaction: the approval and the release of every blocked run it allows.
+    const released = await this.queue.enqueue(() => {
+      this.files.approve(approval);
+      const wf = this.o.registry.find(approval.workflow);
+      if (!wf) return [];
+      const approvals = this.files.approvals(approval.workflow);
+      const now = this.now();
+      const ids: string[] = [];
+      for (const id of this.files.blockedRunIds(approval.workflow)) {
+        const row = this.store.getRunRow(id);
+        if (!row || this.o.fileGate?.blockReason(wf, row.version, approvals) !== undefined) continue;
+        this.files.release(id, now);
+        ids.push(id);
+      }
+      return ids;
+    });
+    for (const id of released) this.dispatch(id);
+    return released;
+  }
+
+  /** Inside a transaction: why a run of this file version may not execute, if it may not. */
+  private blockReason(wf: RegisteredWorkflow, version: string): BlockReason | undefined {
+    if (!wf.file || !this.o.fileGate) return undefined;
+    return this.o.fileGate.blockReason(wf, version, this.files.approvals(wf.definition.name));
+  }
+
+  private saveOutput(runId: string, session: Session): void {
+    const out = session.output;
+    if (out) void this.queue.enqueue(() => this.files.saveOutput(runId, out, this.now())).catch(() => {});
   }
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {
@@ -362,6 +422,7 @@ export class SqliteExecutor implements DurableExecutor {
         let input: Json;
         let entries: JournalEntry[] | undefined;
         let status: string;
+        let version: string | undefined;
         if (fresh) {
           // Just created by startRun and not touched since: pending, empty journal.
           this.fresh.delete(runId);
@@ -375,6 +436,7 @@ export class SqliteExecutor implements DurableExecutor {
           workflow = row.workflow;
           input = JSON.parse(row.input) as Json;
           status = row.status;
+          version = row.version;
         }
         if (act.cancel === 'forced') {
           await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
@@ -386,10 +448,23 @@ export class SqliteExecutor implements DurableExecutor {
           await this.queue.enqueue(() => this.store.setStatus(runId, 'blocked', undefined, this.now()));
           return;
         }
+        // Nothing of a file runs before its declaration is approved (checked at every
+        // execution: a run created before a change, resumed after it, is held too).
+        const reason = this.blockReason(wf, version ?? wf.version);
+        if (reason) {
+          await this.queue.enqueue(() => this.files.block(runId, reason, this.now()));
+          return;
+        }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const session = new RunSession(this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act), wf.definition.fn, wf.definition.stepDefaults, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs });
+        const log = this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
-        const outcome = await Promise.race([session.run(), lost]);
+        let outcome: RunOutcome;
+        try {
+          outcome = await Promise.race([session.run(), lost]);
+        } finally {
+          this.saveOutput(runId, session);
+        }
         if (this.stopping) return;
         // This log never rejects (a failed write gives the session up through `lost`).
         if (outcome.type === 'interrupted') throw outcome.cause;

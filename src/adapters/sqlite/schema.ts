@@ -137,6 +137,26 @@ export const MIGRATIONS: readonly string[] = [
         same winner as the first execution). NULL for rows of older engines: unordered. */ `
   ALTER TABLE steps ADD COLUMN done_order INTEGER;
   `,
+  /* 5: workflow files (issue 11, docs/runner.md): the approved permission declarations, by
+        workflow name and declaration hash (every declaration ever approved for that name;
+        the newest is the one a change is shown against), and the last Deno child's output
+        of each run (bounded by the runner), for `runs describe`. */ `
+  CREATE TABLE workflow_approvals (
+    workflow TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    approved_at INTEGER NOT NULL,
+    PRIMARY KEY (workflow, hash)
+  ) WITHOUT ROWID;
+  CREATE TABLE run_output (
+    run_id TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    exit TEXT,
+    stdout TEXT NOT NULL,
+    stderr TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Applies the migrations up to `target` (all by default). */

@@ -1,0 +1,61 @@
+// The entry logic of a Deno run child: authenticate to the engine with the single-use token
+// from the environment, receive the run's journal, run the ONE replay engine (RunSession) on
+// the workflow module's definition through a WireLog, send the outcome, exit. The generated
+// entry of a snapshot imports the workflow module and calls runChild (see
+// src/adapters/deno/snapshot.ts). Exit codes: 0 outcome sent, 2 bad start, 3 protocol error.
+import { toErrorInfo, type ErrorInfo } from '../src/domain/errors.ts';
+import type { JournalEntry } from '../src/domain/journal.ts';
+import { RUNNER_TOKEN_ENV } from '../src/domain/permissions.ts';
+import type { WireOutcome } from '../src/domain/runner-protocol.ts';
+import { RunSession } from '../src/runtime/run-session.ts';
+import { isWorkflowDefinition } from '../sdk/workflow.ts';
+import { Connection } from './connection.ts';
+import { WireLog } from './wire-log.ts';
+
+function die(code: number, message: string): never {
+  console.error(`tranquil runner: ${message}`);
+  Deno.exit(code);
+}
+
+export async function runChild(mod: { default?: unknown }, port: number, maxPayloadBytes: number): Promise<void> {
+  const def = mod.default;
+  if (!isWorkflowDefinition(def)) die(2, 'the workflow file has no default export made by workflow()');
+  const token = Deno.env.get(RUNNER_TOKEN_ENV);
+  if (!token) die(2, `${RUNNER_TOKEN_ENV} is not set`);
+  Deno.env.delete(RUNNER_TOKEN_ENV);
+  const conn = await Connection.open(port, token, maxPayloadBytes);
+  conn.onEnd = (err) => die(3, err.message);
+  const hello = await conn.next();
+  if (hello?.t !== 'hello') die(3, `expected the hello frame, got ${hello ? `'${hello.t}'` : 'the end of the connection'}`);
+  const entries: JournalEntry[] = [];
+  for (let i = 0; i < hello.entries; i++) {
+    const f = await conn.next();
+    if (f?.t !== 'entry') die(3, `expected journal entry ${i + 1} of ${hello.entries}, got ${f ? `'${f.t}'` : 'the end of the connection'}`);
+    entries.push(f.entry as JournalEntry);
+  }
+  const log = new WireLog(hello, entries, (f) => conn.send(f));
+  conn.listen((f) => {
+    try {
+      log.receive(f);
+    } catch (err) {
+      die(3, (err as Error).message);
+    }
+  });
+  conn.onEnd = (err) => {
+    log.lost(err);
+    die(3, err.message);
+  };
+  // Liveness: a body or code that blocks this child's event loop stops these, and the
+  // engine's watchdog kills the child by its PID.
+  const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
+  Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
+  const session = new RunSession(log, def.fn, def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
+  const outcome = await session.run();
+  const wire: WireOutcome =
+    outcome.type === 'interrupted' ? { type: 'interrupted', cause: toErrorInfo(outcome.cause) as ErrorInfo } : outcome;
+  conn.onEnd = undefined;
+  conn.send({ t: 'outcome', outcome: wire, cancelDelivered: session.cancelDelivered });
+  await conn.close();
+  // Workflow code may have left timers or sockets behind: the run is over, so is the child.
+  Deno.exit(0);
+}

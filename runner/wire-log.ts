@@ -1,0 +1,133 @@
+// The StepLog port inside a Deno run child, implemented over the step protocol: every
+// operation is a request frame answered by the engine, which serves it from its own step
+// log (the SQLite journal); a `record` resolves only once the engine made it durable. The
+// clock is the engine's (each reply carries its `now`; in between, time runs on locally),
+// randomness is local. Replay decisions stay in the shared RunSession.
+import { fromErrorInfo, type ErrorInfo } from '../src/domain/errors.ts';
+import type { JournalEntry } from '../src/domain/journal.ts';
+import type { Json } from '../src/domain/json.ts';
+import type { StepCall } from '../src/domain/replay.ts';
+import type { ChildFrame, EngineFrame } from '../src/domain/runner-protocol.ts';
+import type { AttemptLimits, AttemptResult, Recorded, StepLog } from '../src/ports/step-log.ts';
+
+type Hello = Extract<EngineFrame, { t: 'hello' }>;
+type CancelView = Hello['cancel'];
+/** A request frame before its id is assigned. */
+type Request = ChildFrame extends infer F ? (F extends { id: number } ? (F extends { t: 'attemptResult' } ? never : Omit<F, 'id'>) : never) : never;
+
+export class WireLog implements StepLog {
+  readonly runId: string;
+  readonly workflow: string;
+  readonly input: Json;
+  readonly entries: JournalEntry[] = [];
+  readonly open?: (call: StepCall) => Promise<Recorded> | undefined;
+  readonly close?: (position: number) => Promise<Recorded> | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  /** Attempts whose body the engine asked to run (`run` frames), by request id. */
+  private readonly bodies = new Map<number, () => void>();
+  private cancel: CancelView;
+  private cancelListener: ((reason: Error) => void) | undefined;
+  private engineNow: number;
+  private nowAt = performance.now();
+
+  constructor(hello: Hello, entries: JournalEntry[], private readonly send: (f: ChildFrame) => void) {
+    this.runId = hello.runId;
+    this.workflow = hello.workflow;
+    this.input = hello.input as Json;
+    for (const e of entries) this.entries[e.seq] = e;
+    this.cancel = hello.cancel;
+    this.engineNow = hello.now;
+    if (hello.caps.open) this.open = (call) => this.request<Recorded | null>({ t: 'open', call }).then((r) => r ?? undefined) as Promise<Recorded>;
+    if (hello.caps.close) this.close = (position) => this.request<Recorded | null>({ t: 'close', position }).then((r) => r ?? undefined) as Promise<Recorded>;
+  }
+
+  /** A frame from the engine after the journal was delivered. */
+  receive(f: EngineFrame): void {
+    switch (f.t) {
+      case 'reply': {
+        this.tick(f.now);
+        const p = this.pending.get(f.id);
+        if (!p) throw new Error(`reply ${f.id} answers no request`);
+        this.pending.delete(f.id);
+        return f.ok ? p.resolve(f.value) : p.reject(fromErrorInfo((f.error ?? { name: 'Error', message: `request ${f.id} failed in the engine` }) as ErrorInfo));
+      }
+      case 'run': {
+        const start = this.bodies.get(f.id);
+        if (!start) throw new Error(`run ${f.id} names no attempt`);
+        this.bodies.delete(f.id);
+        return start();
+      }
+      case 'cancel':
+        this.cancel = f.cancel;
+        return this.cancelListener?.(new Error(`run ${this.runId} was cancelled`));
+      default:
+        throw new Error(`unexpected '${f.t}' frame after the journal`);
+    }
+  }
+
+  /** The connection ended: nothing pending will be answered. */
+  lost(err: Error): void {
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+
+  now(): number {
+    return this.engineNow + Math.floor(performance.now() - this.nowAt);
+  }
+
+  random(): number {
+    return Math.random();
+  }
+
+  attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>, limits?: AttemptLimits): Promise<AttemptResult & { recorded?: Recorded }> {
+    const id = this.nextId++;
+    // The body runs when the engine's log runs it (a log may hand back a recorded outcome
+    // instead), and its result goes back under the same id.
+    this.bodies.set(id, () => {
+      void run().then((result) => this.send({ t: 'attemptResult', id, result }));
+    });
+    // The step's timeout travels so the engine can kill a body that blocks this child.
+    return this.requestWithId(id, limits?.timeoutMs === undefined ? { t: 'attempt', call, attempt } : { t: 'attempt', call, attempt, timeoutMs: Math.ceil(limits.timeoutMs) });
+  }
+
+  record(entry: JournalEntry): Promise<void> {
+    return this.request({ t: 'record', entry });
+  }
+
+  takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
+    return this.request<{ payload: Json } | null>({ t: 'takeSignal', signalName, entry }).then((r) => r ?? undefined);
+  }
+
+  emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<Recorded | void> {
+    return this.request<Recorded | null>({ t: 'emit', entry, event }).then((r) => r ?? undefined);
+  }
+
+  cancelRequested(): boolean {
+    return this.cancel.requested;
+  }
+
+  cancelState(): 'none' | 'requested' | 'forced' {
+    return this.cancel.state;
+  }
+
+  onCancel(listener: (reason: Error) => void): void {
+    this.cancelListener = listener;
+  }
+
+  private tick(now: number): void {
+    this.engineNow = now;
+    this.nowAt = performance.now();
+  }
+
+  private request<T>(r: Request): Promise<T> {
+    return this.requestWithId(this.nextId++, r);
+  }
+
+  private requestWithId<T>(id: number, r: Request): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.send({ ...r, id } as ChildFrame);
+    });
+  }
+}

@@ -1,0 +1,228 @@
+// The Deno runner: describes workflow files (in a child with no permission) and runs each
+// execution of a file's run in its own Deno child, whose flags come only from the file's
+// declaration (src/domain/permissions.ts) plus the engine's loopback port. The child drives
+// the shared RunSession; this side serves it the run's step log (serveStepLog).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Socket } from 'node:net';
+import { z } from 'zod';
+import { ValidationError } from '../../domain/errors.ts';
+import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { ProtocolError } from '../../domain/runner-protocol.ts';
+import { parseOrThrow } from '../../domain/validate.ts';
+import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
+import type { RunOutcome } from '../../runtime/run-outcome.ts';
+import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
+import type { Trigger } from '../../../sdk/triggers.ts';
+import { workflowNameSchema } from '../../../sdk/workflow.ts';
+import { findDeno } from './binary.ts';
+import { DenoChild } from './child-process.ts';
+import { digestOf, findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
+import { serveStepLog, type Watch } from './step-log-server.ts';
+import { StepListener } from './step-listener.ts';
+import { join } from 'node:path';
+
+export interface DenoRunnerOptions {
+  dataDir: string;
+  /** Config deno.binary: another deno to spawn; default the locked npm package's binary. */
+  binary?: string;
+  maxPayloadBytes: number;
+  /** How long a child may take to exit after sending its outcome before it is killed. */
+  exitGraceMs?: number;
+  /** The watchdog (config deno.*): heartbeat interval and timeout, ms. */
+  heartbeatMs?: number;
+  heartbeatTimeoutMs?: number;
+}
+
+export const DEFAULT_HEARTBEAT_MS = 1_000;
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** Past a step's own timeout before the engine kills a child that did not report it. */
+const STEP_TIMEOUT_SLACK_MS = 1_000;
+/** After a cancel's grace, before a child that has not ended is killed. */
+const CANCEL_KILL_MS = 2_000;
+/** A child that has not connected by then is killed (the token expires unclaimed anyway). */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+/** The description of a snapshot's file, stored next to it. */
+const DESCRIPTION = 'description.json';
+
+const descriptionSchema = z.object({
+  name: workflowNameSchema,
+  triggers: z.array(z.object({ type: z.string() }).passthrough()),
+  stepDefaults: z.object({}).passthrough(),
+  permissions: permissionsSchema,
+});
+
+/** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
+export interface ChildRecord {
+  pid: number;
+  exit?: { code: number | null; signal: string | null };
+  stdout: string;
+  stderr: string;
+}
+
+export class DenoRunner {
+  readonly binary: string;
+  readonly listener = new StepListener();
+  private importMap = '';
+  private readonly denoDir: string;
+  /** The last child of each run (bounded by the number of runs this process executed). */
+  readonly children = new Map<string, ChildRecord>();
+  /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
+  private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
+
+  constructor(private readonly o: DenoRunnerOptions) {
+    this.binary = findDeno(o.binary);
+    this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
+  }
+
+  async start(): Promise<void> {
+    mkdirSync(this.denoDir, { recursive: true });
+    this.importMap = writeImportMap(this.o.dataDir);
+    await this.listener.listen();
+  }
+
+  async close(): Promise<void> {
+    await this.listener.close();
+  }
+
+  /** Describes a workflow file without importing it here: its snapshot's describe entry runs
+   *  in a child with no permission, which prints name, triggers, defaults and declaration. */
+  async describe(path: string): Promise<FileDescription> {
+    const file = resolve(path);
+    const snap = takeSnapshot(this.o.dataDir, file);
+    const known = this.storedDescription(snap.digest);
+    if (known) return { name: known.name, triggers: known.triggers as unknown as Trigger[], stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
+    const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
+    const exit = await child.exited;
+    if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(child.stdout.trim().split('\n').pop() ?? '');
+    } catch {
+      throw new ValidationError(`workflow file ${file}: its description is not JSON`);
+    }
+    const d = parseOrThrow(descriptionSchema, raw, `workflow file ${file}`);
+    // Kept with the snapshot: the declaration a run of this version executes with, also
+    // after a restart that registers a newer version of the file.
+    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
+    return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+  }
+
+  /** The content digest of the file on disk now (its next run's version). */
+  digestOf(path: string): string {
+    return digestOf(readFileSync(resolve(path)));
+  }
+
+  /** The declaration recorded with a version's snapshot (written when it was described). */
+  declarationOf(version: string): Permissions | undefined {
+    return this.storedDescription(version)?.permissions;
+  }
+
+  private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
+    const snap = findSnapshot(this.o.dataDir, version);
+    if (!snap) return undefined;
+    try {
+      const d = descriptionSchema.safeParse(JSON.parse(readFileSync(join(snap.dir, DESCRIPTION), 'utf8')));
+      return d.success ? d.data : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** One execution of a file's run, in a fresh child running the snapshot of `version`. */
+  session(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions): Session {
+    const self = this;
+    const state = { cancelDelivered: false };
+    return {
+      get cancelDelivered() {
+        return state.cancelDelivered;
+      },
+      get output() {
+        const c = self.children.get(log.runId);
+        if (!c) return undefined;
+        return { pid: c.pid, exit: c.exit && (c.exit.signal ? `signal ${c.exit.signal}` : `code ${c.exit.code}`), stdout: c.stdout, stderr: c.stderr };
+      },
+      async run(): Promise<RunOutcome> {
+        const served = await self.execute(log, wf, version, o);
+        state.cancelDelivered = served.cancelDelivered;
+        return served.outcome;
+      },
+    };
+  }
+
+  private async execute(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) {
+    const file = wf.file!;
+    const snap = findSnapshot(this.o.dataDir, version) ?? (version === file.digest ? takeSnapshot(this.o.dataDir, file.path) : undefined);
+    if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
+    const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
+    let claimed!: (s: Socket) => void;
+    const connected = new Promise<Socket>((r) => (claimed = r));
+    const claimant = (s: Socket) => claimed(s);
+    const token = this.listener.issue(claimant);
+    // The declaration recorded with THIS version (the gate let the run through only if it
+    // is an approved one), never the live file's.
+    const permissions = (version === file.digest ? file.permissions : this.declarationOf(version)) ?? {};
+    const env: Record<string, string> = { [RUNNER_TOKEN_ENV]: token };
+    for (const name of permissions.env ?? []) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    const flags = denoFlags({ permissions, enginePort: this.listener.port, baseDir: dirname(file.path), importMap: this.importMap });
+    let child: DenoChild;
+    try {
+      child = new DenoChild(this.binary, ['run', ...flags, snap.runEntry, String(this.listener.port), String(maxPayloadBytes)], this.env(env), snap.dir);
+    } catch (err) {
+      this.listener.revoke(claimant);
+      throw err;
+    }
+    const record: ChildRecord = { pid: child.pid, stdout: '', stderr: '' };
+    this.children.set(log.runId, record);
+    const died = child.exited.then((exit) => {
+      throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
+    });
+    let connectTimer: NodeJS.Timeout | undefined;
+    const noConnect = new Promise<never>((_, reject) => {
+      connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
+    });
+    noConnect.catch(() => {});
+    const verdicts = this.verdicts.get(log.runId) ?? new Map<string, AttemptResult>();
+    this.verdicts.set(log.runId, verdicts);
+    const watch: Watch = {
+      heartbeatMs: this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, heartbeatTimeoutMs: this.o.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
+      stepTimeoutSlackMs: STEP_TIMEOUT_SLACK_MS, cancelKillMs: CANCEL_KILL_MS, verdicts, kill: () => child.kill(),
+    };
+    try {
+      const socket = await Promise.race([connected, died, noConnect]);
+      clearTimeout(connectTimer);
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch }), died]);
+      if (verdicts.size === 0) this.verdicts.delete(log.runId);
+      const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
+      await child.exited;
+      clearTimeout(exitGrace);
+      return served;
+    } catch (err) {
+      // What the child said last explains most endings (a permission, a syntax error).
+      const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
+      if (!gone) child.kill();
+      if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
+      throw err;
+    } finally {
+      clearTimeout(connectTimer);
+      died.catch(() => {});
+      this.listener.revoke(claimant);
+      const exit = await child.exited;
+      Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
+    }
+  }
+
+  private env(extra: Record<string, string>): Record<string, string> {
+    return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1] || '(no output)';
+}

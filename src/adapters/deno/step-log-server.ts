@@ -1,0 +1,204 @@
+// Serves one run's StepLog to its Deno child over an authenticated connection: delivers the
+// journal (hello + one entry frame per recorded position), answers each request by calling
+// the engine's own step log (on SQLite: the executor's journal, whose promises resolve only
+// once the write committed, so a `record` reply means durable), forwards cancels, and ends
+// with the child's outcome. A malformed or oversized frame, or a connection that closes
+// before the outcome, ends the attempt with a ProtocolError; nothing committed changes.
+import type { Socket } from 'node:net';
+import { fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
+import type { Json } from '../../domain/json.ts';
+import {
+  FRAME_ENVELOPE_BYTES, LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame, type ChildFrame, type EngineFrame, type WireOutcome,
+} from '../../domain/runner-protocol.ts';
+import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { RunOutcome } from '../../runtime/run-outcome.ts';
+import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
+
+export interface ServedOutcome {
+  outcome: RunOutcome;
+  cancelDelivered: boolean;
+}
+
+export interface ServeOptions {
+  maxPayloadBytes: number;
+  cancelGraceMs?: number;
+  /** `log` frames from the child. */
+  onLog?: (level: string, message: string) => void;
+  /** The watchdog; absent: none (the child is trusted to answer). */
+  watch?: Watch;
+}
+
+/** What the watchdog needs: its limits, the run's verdicts and the child's kill by PID. */
+export interface Watch {
+  /** Sent in hello: how often the child sends a heartbeat. */
+  heartbeatMs: number;
+  /** A child silent this long (no frame at all) is killed. */
+  heartbeatTimeoutMs: number;
+  /** Past a step's own timeout, how long the engine waits for the child's own TimeoutError
+   *  before it kills the child (a body that blocks the event loop never lets it fire). */
+  stepTimeoutSlackMs: number;
+  /** After a cancel frame, past the cleanup grace (at once for a forced cancel or the engine
+   *  stopping), how long the child has to send its outcome before it is killed. */
+  cancelKillMs: number;
+  /** Failed attempts of killed children, by `<seq>/<attempt>`, kept for the run's next
+   *  execution: its child's RunSession gets this outcome for that attempt (so it counts as a
+   *  failed attempt and the retry policy applies) instead of running the body again. */
+  verdicts: Map<string, AttemptResult>;
+  kill(): void;
+}
+
+const verdictKey = (seq: number, attempt: number) => `${seq}/${attempt}`;
+
+export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOutcome> {
+  return new Promise<ServedOutcome>((resolve, reject) => {
+    let over = false;
+    const attempts = new Map<number, (r: AttemptResult) => void>();
+    // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
+    const running = new Map<number, { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout }>();
+    let silence: NodeJS.Timeout | undefined;
+    let cancelKill: NodeJS.Timeout | undefined;
+    const w = o.watch;
+    const disarm = () => {
+      clearTimeout(silence);
+      clearTimeout(cancelKill);
+      for (const r of running.values()) clearTimeout(r.timer);
+    };
+    const splitter = new LineSplitter(o.maxPayloadBytes + FRAME_ENVELOPE_BYTES, 'child');
+    const send = (f: EngineFrame) => {
+      if (!over) socket.write(encodeFrame(f));
+    };
+    const fail = (err: Error) => {
+      if (over) return;
+      over = true;
+      disarm();
+      socket.destroy();
+      reject(err);
+    };
+    /** The watchdog ends this execution: the child is killed by its PID. */
+    const killWith = (outcome: ServedOutcome) => {
+      if (over || !w) return;
+      over = true;
+      disarm();
+      socket.destroy();
+      w.kill();
+      resolve(outcome);
+    };
+    const failAttempts = (which: Iterable<{ seq: number; attempt: number }>, error: ErrorInfo) => {
+      for (const r of which) w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
+      // Retried in a new child at once (the retry policy's delay is applied by that child's session).
+      killWith({ outcome: { type: 'suspended', status: 'retrying', wakeAt: log.now(), entries: [], signals: [] }, cancelDelivered: false });
+    };
+    const heard = () => {
+      if (!w || over) return;
+      clearTimeout(silence);
+      silence = setTimeout(() => {
+        const pid = `the run child of ${log.runId}`;
+        const error = { name: 'HeartbeatTimeoutError', message: `${pid} sent nothing for ${w.heartbeatTimeoutMs}ms (its event loop was blocked) and was killed` };
+        if (running.size > 0) return failAttempts(running.values(), { ...error, message: `step '${[...running.values()][0]!.name}': ${error.message}` });
+        // Blocked outside any step: replaying the same code would block again.
+        killWith({ outcome: { type: 'failed', error: { ...error, message: `${error.message} while its workflow code ran outside any step` } }, cancelDelivered: false });
+      }, w.heartbeatTimeoutMs);
+    };
+    const reply = (id: number, p: Promise<unknown> | unknown) =>
+      Promise.resolve(p).then(
+        (value) => send(value === undefined ? { t: 'reply', id, now: log.now(), ok: true } : { t: 'reply', id, now: log.now(), ok: true, value }),
+        (err: unknown) => send({ t: 'reply', id, now: log.now(), ok: false, error: toErrorInfo(err) as ErrorInfo }),
+      );
+    const cancelView = () => ({ requested: log.cancelRequested(), state: log.cancelState?.() ?? 'none' });
+
+    const handle = (f: ChildFrame): void => {
+      switch (f.t) {
+        case 'attempt': {
+          // This attempt's body hung a killed child: it failed; the session here counts it.
+          const verdict = w?.verdicts.get(verdictKey(f.call.seq, f.attempt));
+          if (verdict) {
+            w!.verdicts.delete(verdictKey(f.call.seq, f.attempt));
+            return void reply(f.id, verdict);
+          }
+          const startBody = () =>
+            new Promise<AttemptResult>((r) => {
+              attempts.set(f.id, r);
+              const entry: { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
+              if (w && f.timeoutMs !== undefined) {
+                entry.timer = setTimeout(() => failAttempts([entry], {
+                  name: 'TimeoutError',
+                  message: `step '${f.call.name}' attempt ${f.attempt} timed out after ${f.timeoutMs}ms; its child did not answer within ${w.stepTimeoutSlackMs}ms more and was killed`,
+                }), f.timeoutMs + w.stepTimeoutSlackMs);
+              }
+              running.set(f.id, entry);
+              send({ t: 'run', id: f.id });
+            });
+          return void reply(f.id, log.attempt(f.call, f.attempt, startBody));
+        }
+        case 'attemptResult': {
+          const done = attempts.get(f.id);
+          if (!done) throw new ProtocolError(`attemptResult ${f.id} answers no attempt in flight`);
+          attempts.delete(f.id);
+          clearTimeout(running.get(f.id)?.timer);
+          running.delete(f.id);
+          return done(f.result as AttemptResult);
+        }
+        case 'record':
+          return void reply(f.id, log.record(f.entry as JournalEntry));
+        case 'takeSignal':
+          return void reply(f.id, log.takeSignal(f.signalName, f.entry as JournalEntry).then((got) => got ?? null));
+        case 'emit':
+          return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
+        case 'open':
+          return void reply(f.id, Promise.resolve(log.open?.(f.call)).then((r) => r ?? null));
+        case 'close':
+          return void reply(f.id, Promise.resolve(log.close?.(f.position)).then((r) => r ?? null));
+        case 'heartbeat':
+          return;
+        case 'log':
+          return o.onLog?.(f.level, f.message);
+        case 'outcome':
+          over = true;
+          disarm();
+          socket.end();
+          return resolve({ outcome: toRunOutcome(f.outcome), cancelDelivered: f.cancelDelivered });
+      }
+    };
+
+    socket.on('data', (chunk: Buffer) => {
+      if (over) return;
+      heard();
+      try {
+        for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'));
+      } catch (err) {
+        fail(err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`));
+      }
+    });
+    socket.on('close', () => fail(new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`)));
+    socket.on('error', () => {}); // 'close' follows
+    log.onCancel?.(() => {
+      const cancel = cancelView();
+      send({ t: 'cancel', cancel });
+      if (!w || over) return;
+      // The backstop: a child that does not end after the cancel (its cleanup's grace, or at
+      // once when forced or the engine stops) is killed by its PID.
+      const graceful = cancel.state === 'requested' && !cancel.requested;
+      clearTimeout(cancelKill);
+      cancelKill = setTimeout(() => {
+        if (cancel.state === 'none') return fail(new ProtocolError(`the run child of ${log.runId} did not stop within ${w.cancelKillMs}ms of the engine stopping`)), w.kill();
+        killWith({ outcome: { type: 'cancelled' }, cancelDelivered: true });
+      }, (graceful ? (o.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : 0) + w.cancelKillMs);
+    });
+    socket.resume();
+
+    const entries = log.entries.filter((e): e is JournalEntry => e !== undefined);
+    send({
+      t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
+      caps: { open: log.open !== undefined, close: log.close !== undefined }, cancel: cancelView(), now: log.now(),
+      maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
+    });
+    heard();
+    for (const entry of entries) send({ t: 'entry', entry });
+  });
+}
+
+function toRunOutcome(w: WireOutcome): RunOutcome {
+  if (w.type === 'interrupted') return { type: 'interrupted', cause: fromErrorInfo(w.cause as ErrorInfo) };
+  return w as RunOutcome;
+}

@@ -1,0 +1,65 @@
+// The approval gate of workflow files (issue 11; docs/runner.md, Approval). Owns: keeping a
+// file's registration current with the file on disk (when a trigger fires, a changed file is
+// snapshotted and described again, in a child with no permission), the hash of a
+// declaration, and the decision whether a run of a file's version may execute: only when
+// that version's declaration is one the user approved. It never approves by itself; the
+// approvals are stored by the backend's file (the executor) and passed in.
+import { createHash } from 'node:crypto';
+import { APPROVAL_REQUIRED, approvalRequired, canonicalDeclaration, type ApprovalRecord } from '../domain/approval.ts';
+import type { ErrorInfo } from '../domain/errors.ts';
+import type { Permissions } from '../domain/permissions.ts';
+import type { FileDescription, RegisteredWorkflow, WorkflowRegistry } from './registry.ts';
+
+/** What the Deno runner offers the gate (bound in compose/). */
+export interface FileDescriber {
+  /** The content digest of the file as it is on disk now (no child). */
+  digestOf(path: string): string;
+  /** Snapshots and describes the file (a child with no permission; cached per digest). */
+  describe(path: string): Promise<FileDescription>;
+  /** The declaration recorded with a version's snapshot; undefined if unknown. */
+  declarationOf(version: string): Permissions | undefined;
+}
+
+export function declarationHash(p: Permissions): string {
+  return createHash('sha256').update(canonicalDeclaration(p)).digest('hex').slice(0, 16);
+}
+
+export class FileGate {
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly describer: FileDescriber,
+  ) {}
+
+  /** Re-describes the workflow's file if its content changed since it was registered, so a
+   *  trigger creates the run at the version on disk (and blocks it if its declaration changed). */
+  async refresh(name: string): Promise<RegisteredWorkflow> {
+    const wf = this.registry.get(name);
+    if (!wf.file) return wf;
+    let digest: string;
+    try {
+      digest = this.describer.digestOf(wf.file.path);
+    } catch {
+      return wf; // the file is gone: runs keep the version registered last (its snapshot)
+    }
+    if (digest === wf.file.digest) return wf;
+    return this.registry.replaceFile(await this.describer.describe(wf.file.path));
+  }
+
+  /** The live declaration of a file workflow, with its hash. */
+  declared(name: string): { workflow: string; version: string; hash: string; declaration: Permissions } {
+    const wf = this.registry.get(name);
+    if (!wf.file) throw new Error(`workflow '${name}' is not a workflow file: it needs no approval`);
+    return { workflow: name, version: wf.version, hash: declarationHash(wf.file.permissions), declaration: wf.file.permissions };
+  }
+
+  /** Why a run of `wf` at `version` may not execute (blocked), or undefined when its
+   *  declaration is approved. `approvals` are the workflow's, newest first. */
+  blockReason(wf: RegisteredWorkflow, version: string, approvals: readonly ApprovalRecord[]): ErrorInfo | undefined {
+    if (!wf.file) return undefined;
+    const declaration = version === wf.file.digest ? wf.file.permissions : this.describer.declarationOf(version);
+    if (!declaration) return { name: APPROVAL_REQUIRED, message: `workflow '${wf.definition.name}': the declaration of version ${version} is unknown (its snapshot is missing); it cannot run` };
+    const hash = declarationHash(declaration);
+    if (approvals.some((a) => a.hash === hash)) return undefined;
+    return approvalRequired(wf.definition.name, approvals[0], declaration, hash);
+  }
+}

@@ -1,0 +1,57 @@
+// The CLI around workflow files (issue 11), on a real Deno child: `run` of an unapproved file
+// creates a blocked run, `why` shows the added grants and the approve command, `workflows
+// approve` releases it, `runs describe` shows the child's stdout/stderr (bounded).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'tranquil.mjs');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('tranquil CLI and workflow files', () => {
+  it('run -> blocked; why -> diff and command; workflows approve -> released; runs describe -> child output', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-cli-files-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'chatty.ts'), `
+import { workflow, manual } from '@tranquil/sdk';
+export default workflow('file-chatty', { permissions: { env: ['TRANQUIL_CHATTY'] } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    for (let i = 0; i < 2000; i++) console.log('line ' + i + ' ' + 'x'.repeat(50));
+    console.log('END');
+    console.error('to stderr');
+    return step.do('s', () => 7);
+  });
+});
+`);
+    writeFileSync(join(dir, 'tranquil.config.mjs'), `export default { workflows: [], workflowFiles: ['./chatty.ts'], dataDir: './data', log: { level: 'silent' } };\n`);
+    const cli = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 90_000 });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const run = JSON.parse(cli('run', 'file-chatty', '--json')) as { runId: string; status: string; error: { name: string } };
+    expect(run.status).toBe('blocked');
+    expect(run.error.name).toBe('ApprovalRequired');
+    const why = cli('why', run.runId);
+    expect(why).toContain('added: env:TRANQUIL_CHATTY');
+    expect(why).toContain('approve with: tranquil workflows approve file-chatty');
+    const approved = cli('workflows', 'approve', 'file-chatty');
+    expect(approved).toContain('  env TRANQUIL_CHATTY');
+    expect(approved).toContain(`released 1 blocked run: ${run.runId}`);
+    const described = JSON.parse(cli('runs', 'describe', run.runId, '--json')) as { status: string; child: { pid: number; exit: string; stdout: string; stderr: string } };
+    expect(described.status).toBe('succeeded');
+    expect(described.child.exit).toBe('code 0');
+    expect(described.child.stdout.endsWith('END\n')).toBe(true);
+    expect(described.child.stdout.length).toBeLessThanOrEqual(64 * 1024); // bounded: the last 64 KiB
+    expect(described.child.stdout).not.toContain('line 0 ');
+    expect(described.child.stderr).toBe('to stderr\n');
+    expect(cli('runs', 'describe', run.runId)).toContain('  stderr:\n    to stderr');
+  }, 180_000);
+});

@@ -1,0 +1,29 @@
+// Frames of the step protocol (src/domain/runner-protocol.ts): bounded lines, zod on receipt.
+import { describe, expect, it } from 'vitest';
+import { LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame } from '../../src/domain/runner-protocol.ts';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+describe('step protocol frames', () => {
+  it('splits lines across chunks', () => {
+    const s = new LineSplitter(100, 'child');
+    expect(s.push(bytes('{"t":"heart'))).toEqual([]);
+    expect(s.push(bytes('beat"}\n{"t":"heartbeat"}\n{"t"'))).toEqual(['{"t":"heartbeat"}', '{"t":"heartbeat"}']);
+  });
+
+  it('an oversized frame throws before it is buffered further', () => {
+    const s = new LineSplitter(10, 'child');
+    expect(() => s.push(bytes('x'.repeat(11)))).toThrow(/oversized frame from the child: over 10 bytes/);
+  });
+
+  it('a malformed frame names what was wrong', () => {
+    expect(() => decodeFrame(childFrameSchema, 'nope', 'child')).toThrow(ProtocolError);
+    expect(() => decodeFrame(childFrameSchema, '{"t":"record","id":1}', 'child')).toThrow(/malformed frame 'record' from the child: entry/);
+    expect(() => decodeFrame(childFrameSchema, '{"t":"rm -rf"}', 'child')).toThrow(/malformed frame/);
+  });
+
+  it('round-trips a request', () => {
+    const f = { t: 'record' as const, id: 3, entry: { seq: 0, name: 'a', kind: 'do' as const, status: 'succeeded' as const, attempts: 1, result: { x: 1 } } };
+    expect(decodeFrame(childFrameSchema, encodeFrame(f).trim(), 'child')).toEqual(f);
+  });
+});
