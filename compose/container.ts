@@ -46,7 +46,7 @@ export interface Overrides {
   /** The Restate adapter, loaded only when that backend is chosen (see loadBackend). */
   restate?: typeof import('../src/adapters/restate/executor.ts').RestateExecutor;
   /** The Deno runner and the described workflow files (see loadRunner). */
-  runner?: { files: FileDescription[]; sessions: FileSessionFactory; describer: FileDescriber };
+  runner?: { files: FileDescription[]; sessions: FileSessionFactory; describer: FileDescriber; close(): Promise<void> };
 }
 
 /** Starts the Deno runner and describes every workflow file (each in a child with no
@@ -60,7 +60,7 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));
-  return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o), describer: runner } };
+  return { runner: { files, sessions: (log, wf, version, o) => runner.session(log, wf, version, o), describer: runner, close: () => runner.close() } };
 }
 
 /** Loads the chosen backend's heavy modules (the Restate SDK) only when it is chosen. */
@@ -135,6 +135,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
         files: fileGate,
+        close: overrides.runner?.close,
       }),
   );
   return c;

@@ -95,6 +95,8 @@ export interface EngineOptions {
   maxPayloadBytes?: number;
   /** The approval gate of workflow files (present when the config names any). */
   files?: FileGate;
+  /** Released by stop() after the executor (the Deno runner's loopback listener). */
+  close?: () => Promise<void>;
 }
 
 /** A workflow file's permission declaration as it is on disk, and its standing. */
@@ -147,12 +149,15 @@ export class Engine {
   private readonly webhooks: WebhookHost | undefined;
   private readonly maxPayloadBytes: number;
 
+  private readonly closeExtras: (() => Promise<void>) | undefined;
+
   constructor(
     readonly executor: DurableExecutor,
     readonly registry: WorkflowRegistry,
     private readonly clock: Clock,
     options: EngineOptions = {},
   ) {
+    this.closeExtras = options.close;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
       ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
@@ -210,6 +215,7 @@ export class Engine {
     // The listener first: no new runs arrive while the executor winds down.
     await this.webhooks?.stop();
     await this.executor.stop();
+    await this.closeExtras?.();
   }
 
   /** Re-scans due timers and schedule slots now; for hosts with a real resume signal

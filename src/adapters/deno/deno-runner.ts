@@ -69,6 +69,8 @@ export class DenoRunner {
   private readonly denoDir: string;
   /** The last child of each run (bounded by the number of runs this process executed). */
   readonly children = new Map<string, ChildRecord>();
+  /** Children alive now: the engine stopping kills them by PID (they must not outlive it). */
+  private readonly live = new Set<DenoChild>();
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
@@ -84,6 +86,7 @@ export class DenoRunner {
   }
 
   async close(): Promise<void> {
+    for (const child of this.live) child.kill();
     await this.listener.close();
   }
 
@@ -179,6 +182,8 @@ export class DenoRunner {
     }
     const record: ChildRecord = { pid: child.pid, stdout: '', stderr: '' };
     this.children.set(log.runId, record);
+    this.live.add(child);
+    void child.exited.then(() => this.live.delete(child));
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
