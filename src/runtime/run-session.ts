@@ -81,6 +81,10 @@ export class RunSession {
   private readonly recordedOrders: number[];
   private released = 0;
   private readonly held = new Map<number, () => void>();
+  /** The workflow function returned or threw: the session only drains and finishes. */
+  private returned = false;
+  /** Orders handed out in this session and not yet delivered or given up. */
+  private readonly openOrders = new Set<number>();
   /** A result was handed back this turn of the event loop: the next one waits a turn. */
   private releasedThisTurn = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
@@ -134,10 +138,11 @@ export class RunSession {
     void (async () => {
       try {
         const output = await this.fn({ input: this.log.input, step, ctx });
+        this.returned = true;
         if (this.outcome) return;
         // A step the code started but did not await (a race's loser, a `void step.do`)
         // still runs once and is recorded before the run ends.
-        await this.drained();
+        await this.settledAll();
         if (this.outcome) return;
         await this.flushPending();
         const fin = decideFinish(this.log.entries, this.seq);
@@ -154,10 +159,11 @@ export class RunSession {
         }
         this.finish({ type: 'succeeded', output: out });
       } catch (err) {
+        this.returned = true;
         if (this.outcome || err instanceof Finished) return;
         // Steps still running (a Promise.all that rejected early) end and are recorded
         // first, so a retry replays them instead of running their bodies again.
-        await this.drained();
+        await this.settledAll();
         if (this.outcome) return;
         await this.flushPending().catch(() => {});
         // Cancelled: whatever the code threw after its cleanup, the run ends cancelled.
@@ -197,17 +203,21 @@ export class RunSession {
     this.deliveredAt = this.log.now();
     this.armGrace();
     const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
+    const orders: number[] = [];
     const writes = targets.map((p) => {
       p.cancelled = true;
       const c = p.call!;
+      const order = this.completion();
+      orders.push(order);
       return this.log.record({
-        seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order: this.completion(),
+        seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order,
       });
     });
     // Like any step outcome, the code sees the cancel only once it is durable: a crash
-    // before that leaves no trace the code acted on.
+    // before that leaves no trace the code acted on. The rejections all go at once.
     void this.io(Promise.all(writes)).then(() => {
       for (const p of targets) p.reject(fromErrorInfo(info));
+      for (const o of orders) this.abandon(o);
     });
     // The blocked branches were among them: nothing of theirs waits any more.
     this.blocked.length = 0;
@@ -329,6 +339,17 @@ export class RunSession {
     return this.inflight === 0 ? Promise.resolve() : new Promise((r) => this.drainWaiters.push(r));
   }
 
+  /** Nothing in flight, and a full turn passed without a step call or a finished operation:
+   *  a losing branch that calls its next step after a sibling ended is waited for too. */
+  private async settledAll(): Promise<void> {
+    for (;;) {
+      await this.drained();
+      const seen = this.activity;
+      await new Promise<void>((r) => setImmediate(r));
+      if (this.outcome || (this.inflight === 0 && this.activity === seen)) return;
+    }
+  }
+
   /** A step that can only go on once time passes or a signal arrives: the run suspends when
    *  every branch is like it. Its promise never settles in this session. */
   private block(b: Blocked): Promise<never> {
@@ -340,16 +361,17 @@ export class RunSession {
   /** Suspends once nothing is in flight and a full turn of the event loop (every microtask
    *  of the workflow code) passed without a step call or a finished operation. */
   private checkQuiescent(): void {
-    if (this.outcome || this.inflight > 0 || (this.blocked.length === 0 && this.held.size === 0)) return;
+    // Once the workflow function returned, the run finishes (its blocked losers stay open).
+    if (this.outcome || this.returned || this.inflight > 0 || (this.blocked.length === 0 && this.held.size === 0)) return;
     const seen = this.activity;
     setImmediate(() => {
-      if (this.outcome || this.inflight > 0 || this.activity !== seen) return;
+      if (this.outcome || this.returned || this.inflight > 0) return;
+      // Something moved (a result handed back, a call): look again once it settles.
+      if (this.activity !== seen) return this.checkQuiescent();
       if (this.held.size > 0) {
-        // A recorded completion whose step the code no longer calls (a changed workflow):
-        // skip it rather than hold every later result forever.
-        this.released++;
-        this.activity++;
-        this.releaseNext();
+        // The result due next belongs to a step the code no longer calls (a changed
+        // workflow): skip it rather than hold every later result forever.
+        this.skipHead();
         return this.checkQuiescent();
       }
       if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
@@ -357,22 +379,34 @@ export class RunSession {
     });
   }
 
-  /** The next completion order to stamp on a step that completes now. */
+  /** The next completion order, for a step whose outcome is known now (or, for a wait, is
+   *  about to be looked for). Every order handed out is delivered (inOrder) or given up
+   *  (abandon): results reach the code in this order, on first execution as on replay. */
   private completion(): number {
-    return this.nextOrder++;
+    const order = this.nextOrder++;
+    this.openOrders.add(order);
+    return order;
   }
 
-  /** Hands back a result in the order the steps completed the first time: steps called
-   *  concurrently may have completed in any order, and a Promise.race must pick the same
-   *  winner on replay. While other step calls are pending, one result goes per turn of the
-   *  event loop, so the code's reaction to one runs before the next arrives, as it did the
-   *  first time. Results completing now (order past the recorded ones) go once every
-   *  recorded one went. Returns undefined when the result may go at once. */
+  /** The order whose result goes next: recorded ones first (replay), then this session's. */
+  private head(): number | undefined {
+    if (this.released < this.recordedOrders.length) return this.recordedOrders[this.released];
+    let min: number | undefined;
+    for (const o of this.openOrders) if (min === undefined || o < min) min = o;
+    return min;
+  }
+
+  /** Hands a step's result to the code in completion order: steps called concurrently may
+   *  complete in any order, and a Promise.race must pick the same winner on replay as on
+   *  first execution. While other step calls are pending, one result goes per turn of the
+   *  event loop, so the code's reaction to one runs before the next arrives (the same on
+   *  first execution and replay, whatever depth of promise chain each result travels).
+   *  Returns undefined when the result may go at once. */
   private inOrder(order: number | undefined): Promise<void> | undefined {
-    if (order === undefined || this.released >= this.recordedOrders.length) return undefined;
-    // `unsettled` does not count this call yet: any other pending call means concurrency.
-    if (this.recordedOrders[this.released] === order && !(this.releasedThisTurn && this.unsettled > 0)) {
-      this.markReleased();
+    if (order === undefined) return undefined;
+    // `unsettled` counts this call too: more than one means other branches are pending.
+    if (order === this.head() && !(this.releasedThisTurn && this.unsettled > 1)) {
+      this.delivered(order);
       return undefined;
     }
     return new Promise<void>((resolve) => {
@@ -381,8 +415,9 @@ export class RunSession {
     });
   }
 
-  private markReleased(): void {
-    this.released++;
+  private delivered(order: number): void {
+    if (this.released < this.recordedOrders.length) this.released++;
+    else this.openOrders.delete(order);
     this.activity++;
     if (this.releasedThisTurn) return;
     this.releasedThisTurn = true;
@@ -392,20 +427,29 @@ export class RunSession {
     });
   }
 
-  /** Releases the next held result, if its turn came. */
-  private releaseNext(): void {
-    if (this.released >= this.recordedOrders.length) {
-      // History is replayed: what completed in this session goes, in its order.
-      const rest = [...this.held].sort((a, b) => a[0] - b[0]);
-      this.held.clear();
-      for (const [, resolve] of rest) resolve();
-      return;
+  /** An order handed out whose result never reaches the code (a wait found no signal). */
+  private abandon(order: number): void {
+    this.openOrders.delete(order);
+    if (!this.releasedThisTurn) this.releaseNext();
+  }
+
+  private skipHead(): void {
+    if (this.released < this.recordedOrders.length) this.released++;
+    else {
+      const h = this.head();
+      if (h !== undefined) this.openOrders.delete(h);
     }
-    const order = this.recordedOrders[this.released]!;
-    const resolve = this.held.get(order);
+    this.activity++;
+    this.releaseNext();
+  }
+
+  /** Releases the held result whose turn came, if any. */
+  private releaseNext(): void {
+    const order = this.head();
+    const resolve = order === undefined ? undefined : this.held.get(order);
     if (!resolve) return;
-    this.held.delete(order);
-    this.markReleased();
+    this.held.delete(order!);
+    this.delivered(order!);
     resolve();
   }
 
@@ -553,7 +597,9 @@ export class RunSession {
     const entry: JournalEntry = { seq: call.seq, name: call.name, kind: 'sleep', status: 'sleeping', attempts: 1, startedAt: now, wakeAt };
     if (wakeAt <= now) {
       // Due at once (sleep(0), negative, or a past sleepUntil): no suspension needed.
-      await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now, order: this.completion() }));
+      const order = this.completion();
+      await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now, order }));
+      await this.inOrder(order);
       return;
     }
     return this.block({ status: 'sleeping', wakeAt, entry });
@@ -575,20 +621,23 @@ export class RunSession {
         : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
     await this.flushPending();
     const signal = String(rawName);
-    // The order is taken whether or not a signal is there: two waits taking signals at once
-    // must not share one (an unused order is a harmless gap).
+    // The order is taken before looking (the log records a taken signal with it, atomically);
+    // results of other steps wait for it until the look ends, so the code sees them in the
+    // order recorded. No signal: the order is given up (a harmless gap).
     const order = this.completion();
     const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
-    if (p.cancelled) return never();
+    if (p.cancelled) return this.abandon(order), never();
     if (got) {
       await this.inOrder(order);
       return got.payload;
     }
+    this.abandon(order);
     const now = this.log.now();
     if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
       const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order }));
-      await this.inOrder(order);
+      const timedOut = this.completion();
+      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order: timedOut }));
+      await this.inOrder(timedOut);
       throw fromErrorInfo(error);
     }
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
