@@ -154,7 +154,7 @@ class Hang extends Error {}
 
 /** A journal entry holds the step's outcome: it must never be rewritten, nor its body run again. */
 const FINAL_STATUS = new Set(['succeeded', 'failed', 'timedout']);
-/** Real time the engine gets to become idle before the seed counts as hung. */
+/** Real time the engine gets to become idle before the seed counts as hung (SIM_HANG_MS sets it). */
 const HANG_MS = Number(process.env.SIM_HANG_MS ?? 20_000);
 
 export async function runSeed(seed: number, options: SimOptions = {}): Promise<SeedReport> {
@@ -618,8 +618,13 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         for (const w of waiting) {
           const n = ++signalNo;
           const name = w.name.replace(/#\d+$/, '');
-          await t!.engine.signal(w.run_id, name, { n, final: true });
-          signalAcks.push({ runId: w.run_id, name, n });
+          try {
+            await t!.engine.signal(w.run_id, name, { n, final: true });
+            signalAcks.push({ runId: w.run_id, name, n });
+          } catch (err) {
+            // A run with several open waits (a race) may finish on the signal before this one.
+            expectDocumented(err, `signal(${w.run_id})`, [RunStateError]);
+          }
         }
         await guard('idle', t!.idle());
       }
