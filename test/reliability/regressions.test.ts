@@ -1,5 +1,7 @@
 // Every failure the reliability harness found, kept as a regression test (the fix is named
-// next to each). Seeds replay exactly: `npm run sim -- --seed N [--no-fault-points]`.
+// next to each). Seeds replay exactly: `npm run sim -- --seed N [--no-fault-points]
+// [--no-concurrency]` (the seeds below predate concurrent branches: they run the sequential
+// workflows they were found with).
 import { describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine } from '@tranquil/engine/testing';
@@ -13,14 +15,14 @@ describe('simulation seeds that once failed', () => {
   // `stopping`; failed writes give the session up).
   for (const seed of [20, 34, 145, 156, 163, 191, 192]) {
     it(`seed ${seed} (no fault points)`, async () => {
-      expect((await runSeed(seed, { faultPoints: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: false, concurrency: false })).violations).toEqual([]);
     });
   }
   // A crash at a fault point landing while a step flushed its pending writes still let that
   // step's body start (fix: run-session doStep re-checks cancelRequested after the flush).
   for (const seed of [14, 23, 122, 135, 142, 190, 202, 278, 290]) {
     it(`seed ${seed} (fault points)`, async () => {
-      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: true, concurrency: false })).violations).toEqual([]);
     });
   }
 });

@@ -1,6 +1,7 @@
 // `npm run sim -- --seeds 100000 [--from 1]` or `npm run sim -- --seed 1234`: the long run
 // of the deterministic simulation. Prints a failing seed with its one-line reproduction and
-// the totals at the end; exit code 1 if any seed failed.
+// the totals at the end; exit code 1 if any seed failed. `--no-fault-points`, and
+// `--no-concurrency` for the sequential workflows seeds built before groups existed.
 import { runSeed, type SeedReport } from './harness.ts';
 
 const args = process.argv.slice(2);
@@ -13,6 +14,7 @@ const from = Number(flag('--from') ?? 1);
 const count = one !== undefined ? 1 : Number(flag('--seeds') ?? 1000);
 const first = one !== undefined ? Number(one) : from;
 const faultPoints = !args.includes('--no-fault-points');
+const concurrency = !args.includes('--no-concurrency');
 const budgetMs = flag('--minutes') ? Number(flag('--minutes')) * 60_000 : Infinity;
 
 const totals = { seeds: 0, failed: 0, runs: 0, attempts: 0, actions: 0, crashes: 0, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0 };
@@ -20,7 +22,7 @@ const faultCrashes: Record<string, number> = {};
 const began = Date.now();
 for (let seed = first; seed < first + count; seed++) {
   if (Date.now() - began > budgetMs) break;
-  const r: SeedReport = await runSeed(seed, { faultPoints });
+  const r: SeedReport = await runSeed(seed, { faultPoints, concurrency });
   totals.seeds++;
   for (const k of ['runs', 'attempts', 'actions', 'crashes', 'restarts', 'clockJumps', 'signals', 'duplicates'] as const) totals[k] += r[k];
   for (const [k, v] of Object.entries(r.faultCrashes)) faultCrashes[k] = (faultCrashes[k] ?? 0) + (v ?? 0);
@@ -29,7 +31,7 @@ for (let seed = first; seed < first + count; seed++) {
     console.log(`SIM FAIL seed=${seed}: ${r.violations[0]}`);
     for (const v of r.violations.slice(1, 5)) console.log(`  also: ${v}`);
     console.log(`  data dir kept: ${r.dataDir}`);
-    console.log(`  reproduce: npm run sim -- --seed ${seed}`);
+    console.log(`  reproduce: npm run sim -- --seed ${seed}${faultPoints ? '' : ' --no-fault-points'}${concurrency ? '' : ' --no-concurrency'}`);
   }
   if (totals.seeds % 1000 === 0) console.log(`... ${totals.seeds} seeds, ${totals.failed} failed, ${Math.round((Date.now() - began) / 1000)}s`);
 }

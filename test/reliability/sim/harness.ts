@@ -1,20 +1,35 @@
 // Deterministic simulation of one seed on the SQLite backend.
 //
 // A seed decides everything: a few random workflows built from step.do / sleep / sleepUntil /
-// waitForEvent / ctx.now / ctx.random / ctx.emit, and a random sequence of actions against a
-// createTestEngine on one data dir: triggers (duplicate run ids), events (duplicate event
-// ids), signals, cancels, clock advances, forward and backward clock jumps, engine crashes
-// (abandoned without cleanup, at a random moment or at an armed fault point), clean stops
-// and restarts on the same file, sometimes with the clock moved while "down". Time is the
-// manual clock and every random choice comes from the seed, so a failing seed replays.
+// waitForEvent / ctx.now / ctx.random / ctx.emit and groups of concurrent branches
+// (Promise.all / race / any / allSettled over steps and small chains of steps, groups.ts),
+// and a random sequence of actions against a createTestEngine on one data dir: triggers
+// (duplicate run ids), events (duplicate event ids), signals, cancels, clock advances,
+// forward and backward clock jumps, engine crashes (abandoned without cleanup, at a random
+// moment or at an armed fault point), clean stops and restarts on the same file, sometimes
+// with the clock moved while "down". Time is the manual clock and every random choice comes
+// from the seed, so a failing seed replays.
 //
 // Then time is pushed far ahead (signalling whatever still waits) and the invariants are
 // checked against the SQLite file (read-only) and the logs the step bodies kept:
 //   terminal      every run reaches a terminal state
+//   hang          the engine becomes idle (no session runs forever) within HANG_MS real time
 //   acked         every acknowledged trigger/emit/signal is in the file (nothing acked is lost)
 //   one-result    a step's result, as seen by workflow code, never differs between executions,
-//                 and equals the journal; the recorded result came from a real attempt
+//                 and equals the journal; the recorded result came from a real attempt of
+//                 that very step (its op id is in the value)
+//   once          a recorded outcome is never rewritten (a trigger in the file logs any
+//                 change) nor lost across a crash, stop or restart (compared at each one),
+//                 and a step body never starts once its outcome is recorded
 //   keys          every attempt of a step saw <runId>/<unique step name>; attempt <= limit
+//   positions     every execution called the same step at each position, and the journal
+//                 holds that step there: positions follow call order
+//   order         completion orders in a run are distinct; every finished step has one
+//   journal       a finished run leaves open only a race's losers (a sleep, a wait, a
+//                 step.do waiting for its next attempt)
+//   oracle        each group's answer in the stored output is what the combinator gives over
+//                 the journal's results taken in recorded completion order (a race's winner
+//                 is the branch the journal says finished first)
 //   dedup         no event id and no schedule slot started two runs; a run id is created once
 //   timers        no sleep, retry or wait deadline fired before its time
 //   fifo          signals of one name are consumed in the order they were sent
@@ -35,17 +50,18 @@ import type { JournalEntry } from '../../../src/domain/journal.ts';
 import type { Json } from '../../../src/domain/json.ts';
 import type { StepLog } from '../../../src/ports/step-log.ts';
 import { RunSession } from '../../../src/runtime/run-session.ts';
+import { expectGroup, genDo, genGroup, tagError, type DoSpec, type Group, type Leaf } from './groups.ts';
 import { mulberry32, type Rng } from './prng.ts';
 
-type Backoff = 'constant' | 'linear' | 'exponential';
 type Op =
-  | { k: 'do'; name: string; unique: string; fails: number; limit: number; backoff: Backoff; delay: number; terminal: boolean; turns: number }
-  | { k: 'sleep'; name: string; ms: number }
-  | { k: 'until'; name: string; offset: number }
-  | { k: 'wait'; name: string; unique: string; timeout?: number }
-  | { k: 'now' }
-  | { k: 'random' }
-  | { k: 'emit' };
+  | DoSpec
+  | { k: 'sleep'; id: string; name: string; ms: number }
+  | { k: 'until'; id: string; name: string; offset: number }
+  | { k: 'wait'; id: string; name: string; timeout?: number }
+  | { k: 'now'; id: string }
+  | { k: 'random'; id: string }
+  | { k: 'emit'; id: string }
+  | Group;
 
 interface Program {
   ops: Op[];
@@ -55,6 +71,9 @@ interface Program {
 export interface SimOptions {
   /** Arm named fault points (needs the executor's hooks). */
   faultPoints?: boolean;
+  /** Generate groups of concurrent branches (default true). Off: each seed builds exactly
+   *  the sequential workflows it built before groups existed (regression seeds replay). */
+  concurrency?: boolean;
   /** Keep the data dir of a failing seed for inspection (default true). */
   keepFailed?: boolean;
 }
@@ -83,39 +102,39 @@ const DAY = 24 * HOUR;
 const trace: (...a: unknown[]) => void = process.env.SIM_TRACE ? (...a) => console.log('[sim]', ...a) : () => {};
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
-function genProgram(rng: Rng, canEmit: boolean): Program {
+/** Chance that an op slot holds a group of concurrent branches (it then takes three slots). */
+const GROUP_CHANCE = 0.14;
+
+function genProgram(rng: Rng, canEmit: boolean, wf: string, concurrency: boolean): Program {
   const ops: Op[] = [];
-  const counts = new Map<string, number>();
-  const unique = (name: string) => {
-    const n = (counts.get(name) ?? 0) + 1;
-    counts.set(name, n);
-    return n === 1 ? name : `${name}#${n}`;
-  };
-  const len = rng.int(1, 7);
-  for (let i = 0; i < len; i++) {
-    const r = rng();
-    if (r < 0.38) {
-      const name = rng.pick(['fetch', 'charge', 'mail']);
-      const limit = rng.int(1, 4);
-      ops.push({
-        k: 'do', name, unique: unique(name), limit, fails: rng.chance(0.5) ? 0 : rng.int(1, limit + 1),
-        backoff: rng.pick(['constant', 'linear', 'exponential'] as const), delay: rng.pick([0, 10, 1000, 30_000, HOUR]),
-        terminal: rng.chance(0.15), turns: rng.int(0, 3),
-      });
-    } else if (r < 0.52) ops.push({ k: 'sleep', name: 'nap', ms: rng.pick([-5, 0, 1, 500, MIN, HOUR, DAY]) });
-    else if (r < 0.58) ops.push({ k: 'until', name: 'alarm', offset: rng.pick([-HOUR, 0, 5 * MIN, 2 * DAY]) });
-    else if (r < 0.72) {
-      const name = rng.pick(['reply', 'approve']);
-      ops.push({ k: 'wait', name, unique: unique(name), timeout: rng.chance(0.5) ? undefined : rng.pick([0, 1000, HOUR, DAY]) });
-    } else if (r < 0.8) ops.push({ k: 'now' });
-    else if (r < 0.88) ops.push({ k: 'random' });
-    else if (canEmit) ops.push({ k: 'emit' });
+  let n = 0;
+  const nextId = () => `${wf}.o${++n}`;
+  let slots = rng.int(1, 7);
+  while (slots-- > 0) {
+    let r = rng();
+    if (concurrency) {
+      if (r < GROUP_CHANCE) {
+        ops.push(genGroup(rng, nextId));
+        slots -= 2; // about the cost of three sequential ops: the per-seed cost stays put
+        continue;
+      }
+      r = (r - GROUP_CHANCE) / (1 - GROUP_CHANCE);
+    }
+    // The sequential mix (with concurrency off, exactly the draws seeds always made).
+    if (r < 0.38) ops.push(genDo(rng, nextId(), [0, 10, 1000, 30_000, HOUR]));
+    else if (r < 0.52) ops.push({ k: 'sleep', id: nextId(), name: 'nap', ms: rng.pick([-5, 0, 1, 500, MIN, HOUR, DAY]) });
+    else if (r < 0.58) ops.push({ k: 'until', id: nextId(), name: 'alarm', offset: rng.pick([-HOUR, 0, 5 * MIN, 2 * DAY]) });
+    else if (r < 0.72) ops.push({ k: 'wait', id: nextId(), name: rng.pick(['reply', 'approve']), timeout: rng.chance(0.5) ? undefined : rng.pick([0, 1000, HOUR, DAY]) });
+    else if (r < 0.8) ops.push({ k: 'now', id: nextId() });
+    else if (r < 0.88) ops.push({ k: 'random', id: nextId() });
+    else if (canEmit) ops.push({ k: 'emit', id: nextId() });
   }
   return { ops, failAtEnd: rng.chance(0.1) };
 }
 
 interface Attempt {
   runId: string;
+  /** The step's unique name as the workflow code's mirror of the namer gave it. */
   step: string;
   key: string;
   attempt: number;
@@ -123,6 +142,20 @@ interface Attempt {
   value: string;
   gen: number;
 }
+
+/** One call of a workflow function (one RunSession): its step calls, in call order. */
+interface Execution {
+  runId: string;
+  gen: number;
+  calls: { name: string; op: string }[];
+}
+
+class Hang extends Error {}
+
+/** A journal entry holds the step's outcome: it must never be rewritten, nor its body run again. */
+const FINAL_STATUS = new Set(['succeeded', 'failed', 'timedout']);
+/** Real time the engine gets to become idle before the seed counts as hung (SIM_HANG_MS sets it). */
+const HANG_MS = Number(process.env.SIM_HANG_MS ?? 20_000);
 
 export async function runSeed(seed: number, options: SimOptions = {}): Promise<SeedReport> {
   const rng = mulberry32(seed);
@@ -148,6 +181,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const deadAt = new Map<number, number>();
   const attempts: Attempt[] = [];
   const observed = new Map<string, { value: string; gen: number; seq: number }[]>();
+  const executions: Execution[] = [];
+  /** Per run: the step called at each position (set by checkFile for checkReplay). */
+  const positions = new Map<string, { name: string; op: string }[]>();
   let ro: Database.Database | undefined;
   let t: TestEngine | undefined;
   let faults: FaultPoints | undefined;
@@ -163,20 +199,26 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     observed.set(key, list);
   };
 
-  const body = async (runId: string, op: Extract<Op, { k: 'do' }>, attempt: number, key: string, g: number): Promise<string> => {
-    if (replaying) violate(`replay: step body '${op.unique}' of run ${runId} ran during replay of a finished journal`);
-    if (deadAt.has(g) && !process.env.SIM_IGNORE_AFTER_STOP) violate(`after-stop: step body '${op.unique}' of run ${runId} started on engine #${g} after it stopped or crashed`);
-    const value = `v${seed}.${++valueNo}`;
-    if (attempt > 1 && ro) {
-      const row = ro.prepare(`SELECT status, next_retry_at FROM steps WHERE run_id = ? AND name = ?`).get(runId, op.unique) as
-        | { status: string; next_retry_at: number | null }
-        | undefined;
-      if (row?.status === 'retrying' && row.next_retry_at != null && row.next_retry_at > nowFn()) {
-        violate(`timers: attempt ${attempt} of ${runId}/${op.unique} began at ${nowFn()} before its nextRetryAt ${row.next_retry_at}`);
+  let stepRowQuery: Database.Statement | undefined;
+  const stepRow = (runId: string, name: string) =>
+    (stepRowQuery ??= ro!.prepare(`SELECT status, next_retry_at FROM steps WHERE run_seq = (SELECT created_seq FROM runs WHERE run_id = ?) AND name = ?`)).get(runId, name) as
+      | { status: string; next_retry_at: number | null }
+      | undefined;
+
+  const body = async (runId: string, op: DoSpec, unique: string, attempt: number, key: string, g: number): Promise<string> => {
+    if (replaying) violate(`replay: step body '${unique}' of run ${runId} ran during replay of a finished journal`);
+    if (deadAt.has(g) && !process.env.SIM_IGNORE_AFTER_STOP) violate(`after-stop: step body '${unique}' of run ${runId} started on engine #${g} after it stopped or crashed`);
+    // The op id in the value tells whose body produced a result the code gets back.
+    const value = `${op.id}@${seed}.${++valueNo}`;
+    if (ro && !replaying) {
+      const row = stepRow(runId, unique);
+      if (row && FINAL_STATUS.has(row.status)) violate(`once: body of ${runId}/${unique} ran attempt ${attempt} after its outcome (${row.status}) was recorded`);
+      if (attempt > 1 && row?.status === 'retrying' && row.next_retry_at != null && row.next_retry_at > nowFn()) {
+        violate(`timers: attempt ${attempt} of ${runId}/${unique} began at ${nowFn()} before its nextRetryAt ${row.next_retry_at}`);
       }
     }
-    attempts.push({ runId, step: op.unique, key, attempt, limit: op.limit, value, gen: g });
-    trace(`body ${runId}/${op.unique} attempt ${attempt} gen ${g} at ${nowFn()}`);
+    attempts.push({ runId, step: unique, key, attempt, limit: op.limit, value, gen: g });
+    trace(`body ${runId}/${unique} attempt ${attempt} gen ${g} at ${nowFn()}`);
     for (let i = 0; i < op.turns; i++) await turn();
     if (attempt <= op.fails) throw op.terminal ? new TerminalError(`terminal at attempt ${attempt}`) : new Error(`fail at attempt ${attempt}`);
     return value;
@@ -184,51 +226,119 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
   const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx }) => {
     const g = gen;
+    const runId = ctx.runId;
+    const exec: Execution = { runId, gen: g, calls: [] };
+    executions.push(exec);
+    const seen = new Map<string, number>();
+    /** The engine's naming and positions, mirrored: called right before each step call, so
+     *  calls[i] is the step the code called i-th (its journal position if positions follow
+     *  call order). */
+    const called = (base: string, op: string): string => {
+      const k = (seen.get(base) ?? 0) + 1;
+      seen.set(base, k);
+      const name = k === 1 ? base : `${base}#${k}`;
+      exec.calls.push({ name, op });
+      return name;
+    };
+    const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
+    const now = (op: string) => (called('ctx.now', op), ctx.now());
+    const doStep = (op: DoSpec): Promise<Json> => {
+      const unique = called(op.name, op.id);
+      const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false } };
+      return step.do(op.name, opts, ({ attempt, idempotencyKey }) => body(runId, op, unique, attempt, idempotencyKey, g)).then(
+        (v) => {
+          if (typeof v !== 'string' || !v.startsWith(`${op.id}@`)) violate(`one-result: ${runId}/${unique} (op ${op.id}) got ${JSON.stringify(v)}, which its own body never returned`);
+          observe(g, runId, unique, JSON.stringify(v));
+          return v;
+        },
+        (e: unknown) => {
+          observe(g, runId, unique, tag(e));
+          throw e;
+        },
+      );
+    };
+    const waitStep = (op: { id: string; name: string; timeout?: number }): Promise<Json> => {
+      const unique = called(op.name, op.id);
+      return step.waitForEvent<Json>(op.name, op.timeout === undefined ? {} : { timeout: op.timeout }).then(
+        (p) => (observe(g, runId, unique, JSON.stringify(p)), p),
+        (e: unknown) => {
+          observe(g, runId, unique, tag(e));
+          throw e;
+        },
+      );
+    };
+    const leaf = (l: Leaf): Promise<Json> => {
+      if (l.k === 'do') return doStep(l);
+      if (l.k === 'wait') return waitStep(l);
+      called(l.name, l.id);
+      return step.sleep(l.name, l.ms).then(() => 'slept');
+    };
+    const branch = (b: Group['branches'][number]): Promise<Json> => {
+      let p: Promise<Json> =
+        b.leaves.length === 1
+          ? leaf(b.leaves[0]!)
+          : (async () => {
+              const values: Json[] = [];
+              for (const l of b.leaves) values.push(await leaf(l));
+              return values;
+            })();
+      for (let i = 0; i < b.hops; i++) p = p.then((v) => v);
+      return p;
+    };
     const out: Json[] = [];
-    const tag = (e: unknown) => `caught:${(e as Error).name}:${(e as Error).message}`;
     for (const op of program.ops) {
       switch (op.k) {
-        case 'do': {
-          const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false } };
+        case 'do':
           try {
-            const v = await step.do(op.name, opts, ({ attempt, idempotencyKey }) => body(ctx.runId, op, attempt, idempotencyKey, g));
-            observe(g, ctx.runId, op.unique, JSON.stringify(v));
-            out.push(v);
+            out.push(await doStep(op));
           } catch (e) {
-            observe(g, ctx.runId, op.unique, tag(e));
             out.push(tag(e));
           }
           break;
-        }
         case 'sleep':
+          called(op.name, op.id);
           await step.sleep(op.name, op.ms);
-          out.push(ctx.now());
+          out.push(now(op.id));
           break;
         case 'until': {
-          const at = ctx.now() + op.offset;
+          const at = now(op.id) + op.offset;
+          called(op.name, op.id);
           await step.sleepUntil(op.name, at);
-          out.push(ctx.now());
+          out.push(now(op.id));
           break;
         }
         case 'wait':
           try {
-            const p = await step.waitForEvent(op.name, op.timeout === undefined ? {} : { timeout: op.timeout });
-            observe(g, ctx.runId, op.unique, JSON.stringify(p));
-            out.push(p as Json);
+            out.push(await waitStep(op));
           } catch (e) {
-            observe(g, ctx.runId, op.unique, tag(e));
             out.push(tag(e));
           }
           break;
         case 'now':
-          out.push(ctx.now());
+          out.push(now(op.id));
           break;
         case 'random':
+          called('ctx.random', op.id);
           out.push(ctx.random());
           break;
         case 'emit':
-          await ctx.emit('sim.emitted', { from: ctx.runId });
+          called('emit:sim.emitted', op.id);
+          await ctx.emit('sim.emitted', { from: runId });
           break;
+        case 'group': {
+          const settled = op.branches.map(branch);
+          let r: Json;
+          try {
+            if (op.comb === 'all') r = await Promise.all(settled);
+            else if (op.comb === 'race') r = await Promise.race(settled);
+            else if (op.comb === 'any') r = await Promise.any(settled);
+            else r = (await Promise.allSettled(settled)).map((s): Json => (s.status === 'fulfilled' ? { ok: s.value } : { err: tag(s.reason) }));
+          } catch (e) {
+            r = tag(e);
+          }
+          out.push({ g: op.id, r });
+          break;
+        }
       }
     }
     if (program.failAtEnd) throw new Error(`${wf} fails on purpose`);
@@ -238,18 +348,28 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   // ---- the workflows of this seed -------------------------------------------------------
   clockNow += rng.int(0, DAY);
   const programs = new Map<string, Program>();
+  const concurrency = options.concurrency ?? true;
   const defs: WorkflowDefinition[] = [];
+  /** Every group of every program, and every leaf of a group by op id. */
+  const groups: Group[] = [];
+  const leaves = new Map<string, Leaf>();
   const add = (name: string, program: Program, triggers: Trigger[]) => {
     programs.set(name, program);
+    for (const op of program.ops) {
+      if (op.k !== 'group') continue;
+      groups.push(op);
+      for (const b of op.branches) for (const l of b.leaves) leaves.set(l.id, l);
+    }
     defs.push(workflow(name, (w) => {
       for (const tr of triggers) w.trigger(tr);
       w.run(fnFor(name, program));
     }));
   };
-  add('simA', genProgram(rng, true), [manual(), event('sim.ping')]);
-  add('simB', genProgram(rng, false), [event('sim.ping'), event('sim.emitted')]);
-  if (rng.chance(0.3)) add('tick', genProgram(rng, false), [schedule('0 */6 * * *', { catchUp: rng.pick(['latest', 'all', 'none'] as const) })]);
+  add('simA', genProgram(rng, true, 'simA', concurrency), [manual(), event('sim.ping')]);
+  add('simB', genProgram(rng, false, 'simB', concurrency), [event('sim.ping'), event('sim.emitted')]);
+  if (rng.chance(0.3)) add('tick', genProgram(rng, false, 'tick', concurrency), [schedule('0 */6 * * *', { catchUp: rng.pick(['latest', 'all', 'none'] as const) })]);
   const manualWorkflows = ['simA'];
+  if (process.env.SIM_TRACE) for (const [name, p] of programs) trace(`program ${name}: ${JSON.stringify(p)}`);
 
   // ---- engine lifecycle ------------------------------------------------------------------
   let live = false;
@@ -284,6 +404,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         w.prepare(`UPDATE owner SET pid = ? WHERE id = 1`).run(DEAD_PID);
         w.close();
       }
+      checkOutcomesKept(`after engine #${gen} ${deadAt.has(gen) ? 'died' : 'ran'}`);
       gen++;
       report.restarts++;
       faults = new FaultPoints();
@@ -298,10 +419,14 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       shiftMs = 0;
       starting = true;
       try {
-        t = await createTestEngine({ dataDir, workflows: defs, startAt: clockNow, random: engineRandom, faults, durability: 'normal', maxConcurrentRuns: rng.pick([1, 4, 100]) });
+        // Recovery runs inside (it waits until idle): a session that never ends hangs it.
+        t = await guard('start', createTestEngine({ dataDir, workflows: defs, startAt: clockNow, random: engineRandom, faults, durability: 'normal', maxConcurrentRuns: rng.pick([1, 4, 100]) }));
         starting = false;
         live = true;
-        ro ??= new Database(dbFile, { readonly: true });
+        if (!ro) {
+          watchRewrites();
+          ro = new Database(dbFile, { readonly: true });
+        }
         if (crashed()) {
           clockNow = t.now();
           noteCrash();
@@ -318,6 +443,33 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   };
 
   const existsDb = () => existsSync(dbFile);
+
+  /** Every step outcome the file held at the last restart, by run|seq. */
+  const kept = new Map<string, string>();
+  /** After every crash, stop and restart: each recorded outcome is still there, unchanged. */
+  const checkOutcomesKept = (when: string) => {
+    if (!ro) return;
+    const rows = ro.prepare(`SELECT run_id, seq, name, status, result, error, done_order FROM steps WHERE status IN ('succeeded', 'failed', 'timedout')`).all() as
+      { run_id: string; seq: number; name: string; status: string; result: string | null; error: string | null; done_order: number | null }[];
+    const now = new Map(rows.map((r) => [`${r.run_id}|${r.seq}`, JSON.stringify([r.name, r.status, r.result, r.error, r.done_order])]));
+    for (const [k, v] of kept) {
+      if (now.get(k) !== v) violate(`once: step ${k} held ${v}; ${when} it holds ${now.get(k) ?? 'nothing'}`);
+    }
+    for (const [k, v] of now) kept.set(k, v);
+  };
+
+  /** A trigger in the sim's file logs every change to a step whose outcome is recorded
+   *  (checked at the end: an outcome is written once and never replaced). */
+  const watchRewrites = () => {
+    const w = new Database(dbFile);
+    w.exec(`CREATE TABLE IF NOT EXISTS sim_rewrites (run_id TEXT, seq INTEGER, name TEXT, was TEXT, now TEXT);
+      CREATE TRIGGER IF NOT EXISTS sim_rewrite BEFORE UPDATE ON steps
+      WHEN old.status IN ('succeeded', 'failed', 'timedout') AND (new.status IS NOT old.status OR new.name IS NOT old.name
+        OR new.result IS NOT old.result OR new.error IS NOT old.error OR new.done_order IS NOT old.done_order)
+      BEGIN INSERT INTO sim_rewrites VALUES (old.run_id, old.seq, old.name, old.status || ' ' || coalesce(old.result, old.error, ''),
+        new.status || ' ' || coalesce(new.result, new.error, '')); END;`);
+    w.close();
+  };
 
   const stopClean = async () => {
     if (!t || !live) return;
@@ -338,6 +490,17 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const expectDocumented = (err: unknown, what: string, allowed: Function[]) => {
     if (crashed() || deadAt.has(gen)) return;
     if (!allowed.some((C) => err instanceof C)) violate(`api: ${what} threw ${(err as Error)?.name}: ${(err as Error)?.message}`);
+  };
+
+  /** A session that never ends keeps the engine busy forever: fail the seed, naming it. */
+  const guard = async <T>(what: string, p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<'hung'>((r) => (timer = setTimeout(() => r('hung'), HANG_MS)));
+    const res = await Promise.race([p.then((v) => ({ v })), hung]);
+    clearTimeout(timer);
+    if (res !== 'hung') return res.v;
+    const busy = ro ? (ro.prepare(`SELECT run_id, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')`).all() as { run_id: string; status: string }[]) : [];
+    throw new Hang(`hang: ${what} did not become idle within ${HANG_MS / 1000}s of real time; unfinished runs: ${busy.map((r) => `${r.run_id} (${r.status})`).join(', ')}`);
   };
 
   try {
@@ -390,7 +553,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
             expectDocumented(err, `cancel(${runId})`, [RunStateError]);
           }
         } else if (r < 0.68) {
-          await t!.advance(rng.pick([0, 1, 500, 30_000, 5 * MIN, HOUR, 7 * HOUR, DAY]));
+          await guard('advance', t!.advance(rng.pick([0, 1, 500, 30_000, 5 * MIN, HOUR, 7 * HOUR, DAY])));
         } else if (r < 0.74) {
           // Forward jump: the clock leaps; due timers fire in order, no idle in between.
           report.clockJumps++;
@@ -398,7 +561,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         } else if (r < 0.8) {
           // Backward jump (NTP step, manual change), taken while nothing is in flight.
           report.clockJumps++;
-          await t!.idle();
+          await guard('idle', t!.idle());
           if (live && !crashed()) {
             clockWentBack = true;
             t!.clock.set(t!.now() - rng.pick([1000, MIN, HOUR, DAY]), true);
@@ -412,6 +575,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
           if (options.faultPoints && faults && !crashed()) faults.crash(rng.pick(FAULT_POINTS), rng.int(1, 4));
         }
       } catch (err) {
+        if (err instanceof Hang) throw err;
         if (!crashed()) violate(`api: action ${i} threw ${(err as Error)?.name}: ${(err as Error)?.message}`);
       }
       if (crashed()) {
@@ -422,7 +586,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         continue;
       }
       if (live) {
-        if (rng.chance(0.6)) await t!.idle();
+        if (rng.chance(0.6)) await guard('idle', t!.idle());
         else for (let k = rng.int(0, 4); k > 0; k--) await turn();
         if (crashed()) {
           clockNow = t!.now();
@@ -440,7 +604,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     for (let round = 0; round < 12; round++) {
       if (!live) await start(0);
       if (faults) faults.disarm();
-      await t!.idle();
+      await guard('idle', t!.idle());
       if (crashed()) {
         noteCrash();
         continue;
@@ -454,21 +618,27 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         for (const w of waiting) {
           const n = ++signalNo;
           const name = w.name.replace(/#\d+$/, '');
-          await t!.engine.signal(w.run_id, name, { n, final: true });
-          signalAcks.push({ runId: w.run_id, name, n });
+          try {
+            await t!.engine.signal(w.run_id, name, { n, final: true });
+            signalAcks.push({ runId: w.run_id, name, n });
+          } catch (err) {
+            // A run with several open waits (a race) may finish on the signal before this one.
+            expectDocumented(err, `signal(${w.run_id})`, [RunStateError]);
+          }
         }
-        await t!.idle();
+        await guard('idle', t!.idle());
       }
-      await t!.advance('3d');
+      await guard('advance', t!.advance('3d'));
     }
     for (const r of stuckRows()) violate(`terminal: run ${r.run_id} (${r.workflow}) still ${r.status} after time was pushed ahead`);
     if (live) await stopClean();
 
+    checkOutcomesKept('at the end');
     checkFile();
     await checkRestartChangesNothing();
     await checkReplay();
   } catch (err) {
-    violate(`harness: ${(err as Error)?.stack ?? err}`);
+    violate(err instanceof Hang ? err.message : `harness: ${(err as Error)?.stack ?? err}`);
   } finally {
     if (live && t) await t.close().catch(() => {});
     ro?.close();
@@ -529,13 +699,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       }
 
       const store = new SqliteStore(db);
-      for (const r of runs) {
-        const journal = store.journal(r.run_id);
-        journal.forEach((e, i) => {
-          if (e.seq !== i) violate(`journal: run ${r.run_id} has a gap at seq ${i}`);
-          checkEntry(r.run_id, e, journal[i + 1]);
-        });
-      }
+      for (const r of runs) checkRun(r, store.journal(r.run_id));
+      const rewrites = db.prepare(`SELECT * FROM sim_rewrites`).all() as { run_id: string; seq: number; name: string; was: string; now: string }[];
+      for (const w of rewrites) violate(`once: ${w.run_id}/${w.name} (seq ${w.seq}) had its outcome '${w.was}' rewritten to '${w.now}'`);
       // Every attempt: the run's own key, within the limit.
       for (const a of attempts) {
         if (a.key !== `${a.runId}/${a.step}`) violate(`keys: attempt ${a.attempt} of ${a.runId}/${a.step} saw key ${a.key}`);
@@ -557,6 +723,80 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     }
   }
 
+  /** One run's journal against what its executions called and what its output says. */
+  function checkRun(r: { run_id: string; status: string; output: string | null }, journal: JournalEntry[]): void {
+    const runId = r.run_id;
+    const bySeq: JournalEntry[] = [];
+    for (const e of journal) bySeq[e.seq] = e;
+    // Positions follow call order: every execution called the same step at each position,
+    // and the journal holds that step there.
+    const calls: { name: string; op: string }[] = [];
+    let conflict = false;
+    for (const ex of executions) {
+      if (ex.runId !== runId) continue;
+      ex.calls.forEach((c, i) => {
+        const before = calls[i];
+        if (!before) calls[i] = c;
+        else if (!conflict && (before.op !== c.op || before.name !== c.name)) {
+          conflict = true;
+          violate(`positions: run ${runId} position ${i} was called as ${before.name} (op ${before.op}) in one execution, ${c.name} (op ${c.op}) in another`);
+        }
+      });
+    }
+    positions.set(runId, calls);
+    const orders = new Set<number>();
+    for (const e of journal) {
+      const c = calls[e.seq];
+      if (!c) violate(`positions: run ${runId} journals ${e.name} at ${e.seq}, a position no execution called`);
+      else if (c.name !== e.name) violate(`positions: run ${runId} journals ${e.name} at ${e.seq}, where the code called ${c.name}`);
+      if (e.order !== undefined) {
+        if (orders.has(e.order)) violate(`order: run ${runId} has two steps with completion order ${e.order}`);
+        orders.add(e.order);
+      } else if (FINAL_STATUS.has(e.status) && (e.kind === 'do' || e.kind === 'sleep' || e.kind === 'wait')) {
+        violate(`order: ${runId}/${e.name} is ${e.status} without a completion order`);
+      }
+      checkEntry(runId, e, bySeq[e.seq + 1]);
+    }
+    if (r.status !== 'succeeded' && r.status !== 'failed') return;
+    // A finished run leaves only a race's losers open (a sleep or wait not awaited, a step.do
+    // waiting for its next attempt); every other step it called holds its outcome.
+    for (let i = 0; i < calls.length; i++) {
+      const e = bySeq[i];
+      if (e && FINAL_STATUS.has(e.status)) continue;
+      const leaf = leaves.get(calls[i]!.op);
+      const what = `${calls[i]!.name} at ${i}${e ? ` is still ${e.status}` : ' has nothing recorded'}`;
+      if (!leaf) {
+        violate(`journal: run ${runId} ${r.status} while ${what}`);
+        continue;
+      }
+      if (leaf.k === 'do' && !retryPending(runId, calls[i]!.name, leaf)) violate(`journal: run ${runId} ${r.status} while step.do ${what}, no retry pending`);
+    }
+    if (r.status !== 'succeeded' || r.output === null) return;
+    // The oracle: each group's answer follows from the journal's results and completion order.
+    const opAt = new Map(calls.map((c, i) => [c.op, i]));
+    const entryOf = (op: string) => {
+      const i = opAt.get(op);
+      return i === undefined ? undefined : bySeq[i];
+    };
+    for (const item of JSON.parse(r.output) as Json[]) {
+      if (item === null || typeof item !== 'object' || Array.isArray(item) || typeof item.g !== 'string') continue;
+      const group = groups.find((gr) => gr.id === item.g);
+      if (!group) continue;
+      const expected = expectGroup(group, entryOf);
+      for (const p of expected.problems) violate(`oracle: run ${runId}: ${p}`);
+      if (expected.r !== undefined && JSON.stringify(expected.r) !== JSON.stringify(item.r)) {
+        violate(`oracle: run ${runId} ${group.comb} ${group.id} gave ${JSON.stringify(item.r)}; the journal's results in completion order give ${JSON.stringify(expected.r)}`);
+      }
+    }
+  }
+
+  /** Every attempt of this step failed and another is allowed: a losing step.do in backoff. */
+  function retryPending(runId: string, name: string, spec: DoSpec): boolean {
+    const mine = attempts.filter((a) => a.runId === runId && a.step === name);
+    const last = Math.max(0, ...mine.map((a) => a.attempt));
+    return last >= 1 && last <= spec.fails && !spec.terminal && last < spec.limit;
+  }
+
   function checkEntry(runId: string, e: JournalEntry, next: JournalEntry | undefined): void {
     if (e.kind === 'do' && e.status === 'succeeded') {
       const mine = attempts.filter((a) => a.runId === runId && a.step === e.name);
@@ -568,7 +808,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       if (e.endedAt !== undefined && e.endedAt < e.wakeAt) violate(`timers: sleep ${runId}/${e.name} ended at ${e.endedAt} before its wake time ${e.wakeAt}`);
       // After a backward step the clock may read earlier than a wake time already passed:
       // the sleep is over (it ended on time), code after it sees the stepped clock.
-      if (!clockWentBack && next?.kind === 'now' && typeof next.result === 'number' && next.result < e.wakeAt) {
+      // Only sequential sleeps: code after a group may run before a losing sleep is due.
+      if (!clockWentBack && /^(nap|alarm)(#\d+)?$/.test(e.name) && next?.kind === 'now' && typeof next.result === 'number' && next.result < e.wakeAt) {
         violate(`timers: code after sleep ${runId}/${e.name} ran at ${next.result}, before its wake time ${e.wakeAt}`);
       }
     }
@@ -589,9 +830,25 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const before = snapshot();
     await start(0);
     faults?.disarm();
-    await t!.idle();
+    await guard('idle', t!.idle());
     await stopClean();
     if (snapshot() !== before) violate('replay: a restart on the finished file changed runs or steps');
+  }
+
+  /** The journal by seq, with each hole a race's loser left (nothing recorded: the run
+   *  finished without suspending) filled as the session held it: still open. */
+  function withOpenLosers(runId: string, journal: JournalEntry[]): JournalEntry[] {
+    const bySeq: JournalEntry[] = [];
+    for (const e of journal) bySeq[e.seq] = e;
+    (positions.get(runId) ?? []).forEach((c, seq) => {
+      const leaf = leaves.get(c.op);
+      if (bySeq[seq] || !leaf) return;
+      const open = { seq, name: c.name, attempts: 1 };
+      if (leaf.k === 'do') bySeq[seq] = { ...open, kind: 'do', status: 'retrying', nextRetryAt: Number.MAX_SAFE_INTEGER };
+      else if (leaf.k === 'sleep') bySeq[seq] = { ...open, kind: 'sleep', status: 'sleeping', wakeAt: Number.MAX_SAFE_INTEGER };
+      else bySeq[seq] = { ...open, kind: 'wait', status: 'waiting' };
+    });
+    return bySeq;
   }
 
   /** Each finished run's workflow function, replayed against its journal, ends as stored. */
@@ -604,23 +861,28 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       for (const r of runs) {
         const def = defs.find((d) => d.name === r.workflow)!;
         const writes: string[] = [];
+        const entries = withOpenLosers(r.run_id, store.journal(r.run_id));
         const journal: StepLog = {
           runId: r.run_id,
           workflow: r.workflow,
           input: JSON.parse(r.input) as Json,
-          entries: store.journal(r.run_id),
-          now: () => clockNow,
+          entries,
+          // Before every wake time: a race's losers left open stay blocked, as they were.
+          now: () => 0,
           random: () => 0.5,
           attempt: async (call, _attempt, run) => (writes.push(`attempt ${call.name}`), run()),
           record: async (entry) => void writes.push(`record ${entry.name}`),
-          takeSignal: async (name) => (writes.push(`takeSignal ${name}`), undefined),
+          // A losing wait still open looks for a signal again (a read when none is there).
+          takeSignal: async (name, entry) => (entries[entry.seq]?.status === 'waiting' || writes.push(`takeSignal ${name}`), undefined),
           emit: async (entry) => void writes.push(`emit ${entry.name}`),
           cancelRequested: () => false,
         };
+        let timer: NodeJS.Timeout | undefined;
         const outcome = await Promise.race([
           new RunSession(journal, def.fn, def.stepDefaults).run(),
-          new Promise<{ type: 'hung' }>((res) => setTimeout(() => res({ type: 'hung' }), 2000)),
+          new Promise<{ type: 'hung' }>((res) => (timer = setTimeout(() => res({ type: 'hung' }), 2000))),
         ]);
+        clearTimeout(timer);
         if (writes.length) violate(`replay: run ${r.run_id} wrote during replay: ${writes.join(', ')}`);
         if (outcome.type !== r.status) {
           violate(`replay: run ${r.run_id} replays to ${outcome.type}${'error' in outcome ? ` (${JSON.stringify(outcome.error)})` : ''}, stored ${r.status}`);
