@@ -38,6 +38,10 @@ interface PendingStep {
   attempts?: number;
   /** Rejected by a cancel: what its call still does is ignored (never recorded). */
   cancelled: boolean;
+  /** Its outcome is recorded (or being recorded): a cancel does not rewrite it. */
+  settled?: boolean;
+  /** A wait looking for its signal: a cancel reaches it once the look ends empty. */
+  looking?: boolean;
   reject(err: Error): void;
 }
 
@@ -94,6 +98,8 @@ export class RunSession {
    *  ('delivered'); from then on new steps run (cleanup) and the run ends `cancelled`. */
   private cancelPhase: 'none' | 'pending' | 'delivered' = 'none';
   private deliveredAt = 0;
+  /** Steps at positions below it were called before the cancel was delivered. */
+  private cancelSeq = Infinity;
   private graceTimer: NodeJS.Timeout | undefined;
   private nextOrder: number;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
@@ -197,11 +203,20 @@ export class RunSession {
    *  backoff, a body in flight), recording each as failed with it so a replay throws it at
    *  the same places. From here on new steps run: they are the code's cleanup. */
   private deliverCancel(): boolean {
-    const targets = [...this.pendingSteps].filter((p) => p.call && !p.replay && !p.cancelled);
+    const targets = [...this.pendingSteps].filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
     if (targets.length === 0) return false;
     this.cancelPhase = 'delivered';
     this.deliveredAt = this.log.now();
+    this.cancelSeq = this.seq;
     this.armGrace();
+    // Every blocked branch is among the targets: nothing of theirs waits any more.
+    this.blocked.length = 0;
+    this.cancelTargets(targets);
+    return true;
+  }
+
+  /** Records each target failed with CancelledError, then rejects it into the code. */
+  private cancelTargets(targets: PendingStep[]): void {
     const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
     const orders: number[] = [];
     const writes = targets.map((p) => {
@@ -219,10 +234,7 @@ export class RunSession {
       for (const p of targets) p.reject(fromErrorInfo(info));
       for (const o of orders) this.abandon(o);
     });
-    // The blocked branches were among them: nothing of theirs waits any more.
-    this.blocked.length = 0;
     this.activity++;
-    return true;
   }
 
   /** Cleanup that outlives the grace bound ends the run anyway. */
@@ -510,6 +522,7 @@ export class RunSession {
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
     if (res.ok) {
+      p.settled = true;
       const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.completion() };
       if (res.value !== undefined) entry.result = res.value;
       if (res.text !== undefined) resultTextOf.set(entry, res.text);
@@ -519,6 +532,7 @@ export class RunSession {
     }
     const error = res.error;
     if (res.fatal) {
+      p.settled = true;
       // Not storable: retrying the same code cannot help, so the run fails at once.
       await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order: this.completion() }));
       this.finish({ type: 'failed', error });
@@ -529,6 +543,7 @@ export class RunSession {
       const nextRetryAt = this.log.now() + retry.delayMs;
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
     }
+    p.settled = true;
     const order = this.completion();
     await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order }));
     await this.inOrder(order);
@@ -586,6 +601,7 @@ export class RunSession {
     if (this.cancelPhase === 'pending' && decision.type !== 'wake') return this.block({ status: 'sleeping' });
     if (decision.type === 'suspend') return this.block({ status: 'sleeping', wakeAt: decision.until });
     if (decision.type === 'wake') {
+      p.settled = true;
       const order = this.completion();
       await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now(), order }));
       await this.inOrder(order);
@@ -597,6 +613,7 @@ export class RunSession {
     const entry: JournalEntry = { seq: call.seq, name: call.name, kind: 'sleep', status: 'sleeping', attempts: 1, startedAt: now, wakeAt };
     if (wakeAt <= now) {
       // Due at once (sleep(0), negative, or a past sleepUntil): no suspension needed.
+      p.settled = true;
       const order = this.completion();
       await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now, order }));
       await this.inOrder(order);
@@ -625,15 +642,21 @@ export class RunSession {
     // results of other steps wait for it until the look ends, so the code sees them in the
     // order recorded. No signal: the order is given up (a harmless gap).
     const order = this.completion();
+    p.looking = true;
     const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
+    p.looking = false;
     if (p.cancelled) return this.abandon(order), never();
     if (got) {
+      p.settled = true;
       await this.inOrder(order);
       return got.payload;
     }
     this.abandon(order);
+    // A cancel delivered while this wait looked: it gets it now, like its siblings did.
+    if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
     const now = this.log.now();
     if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
+      p.settled = true;
       const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
       const timedOut = this.completion();
       await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order: timedOut }));
