@@ -346,4 +346,84 @@ export function concurrencyScenarios({ test, boot, restart, until }: ScenarioKit
     await until('the body to be aborted', () => seen.length === 2);
     expect(seen[1]).toMatch(/^cancel:/);
   });
+
+  // The four engine bugs the concurrent simulation found (test/reliability/sim/known-bugs.ts),
+  // as cases on every backend.
+  test('two sleeps in Promise.all: after the short one, the run suspends again and wakes for the long one', async () => {
+    const wf = workflow('two-naps', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => (await Promise.all([step.sleep('long', 1200), step.sleep('short', 100)]), 'done'));
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('two-naps', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toBe('done');
+  });
+
+  test('results of one commit reach the code in their recorded order, whatever the promise depth', async () => {
+    const wf = workflow('depth-race', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const first = await Promise.race([step.do('a', () => 'A').then((v) => v), step.do('b', () => 'B')]);
+        const seen = await step.do('winner', () => first);
+        await step.sleep('replay', 50);
+        return { first, seen };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('depth-race', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    const out = view.output as { first: string; seen: string };
+    expect(out.first).toBe(out.seen);
+  });
+
+  test('a wait timing out beside a failing step: the rejection the code saw is the one replay gives', async () => {
+    const wf = workflow('timeout-order', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        let first: string;
+        try {
+          await Promise.all([
+            step.waitForEvent('go', { timeout: 0 }),
+            step.do('bad', { retries: { limit: 1 } }, () => {
+              throw new Error('bad');
+            }),
+          ]);
+          first = 'none';
+        } catch (e) {
+          first = (e as Error).name;
+        }
+        const seen = await step.do('seen', () => first);
+        await step.sleep('replay', 50);
+        return { first, seen };
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('timeout-order', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    const out = view.output as { first: string; seen: string };
+    expect(out.first).toBe(out.seen);
+  });
+
+  test("a race's losing chain that calls its next step while the run drains: the step runs once and is recorded", async () => {
+    const wf = workflow('drain-chain', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) =>
+        Promise.race([
+          (async () => {
+            await step.do('a', async () => (await pause(30), 'a'));
+            await step.do('b', () => 'b');
+            return 'chain';
+          })(),
+          step.do('fast', () => 'fast'),
+        ]),
+      );
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('drain-chain', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.output).toBe('fast');
+    expect(view.steps.map((s) => [s.name, s.status])).toEqual([['a', 'succeeded'], ['fast', 'succeeded'], ['b', 'succeeded']]);
+  });
 }

@@ -237,7 +237,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       const k = (seen.get(base) ?? 0) + 1;
       seen.set(base, k);
       const name = k === 1 ? base : `${base}#${k}`;
-      exec.calls.push({ name, op });
+      // A crashed engine's session keeps running in this process (a real crash would end it):
+      // what it calls after the crash (a fault thrown into ctx.now, say) is not an execution.
+      if (!deadAt.has(g)) exec.calls.push({ name, op });
       return name;
     };
     const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
@@ -769,7 +771,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         violate(`journal: run ${runId} ${r.status} while ${what}`);
         continue;
       }
-      if (leaf.k === 'do' && !retryPending(runId, calls[i]!.name, leaf)) violate(`journal: run ${runId} ${r.status} while step.do ${what}, no retry pending`);
+      if (leaf.k === 'do' && !retryPending(runId, calls[i]!.name, leaf, e)) violate(`journal: run ${runId} ${r.status} while step.do ${what}, no retry pending`);
     }
     if (r.status !== 'succeeded' || r.output === null) return;
     // The oracle: each group's answer follows from the journal's results and completion order.
@@ -791,7 +793,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
 
   /** Every attempt of this step failed and another is allowed: a losing step.do in backoff. */
-  function retryPending(runId: string, name: string, spec: DoSpec): boolean {
+  function retryPending(runId: string, name: string, spec: DoSpec, e: JournalEntry | undefined): boolean {
+    // The journal's word first: an attempt whose outcome a crash lost (it ran, nothing was
+    // recorded) is run again, so the recorded count is what the next attempt follows.
+    if (e?.status === 'retrying' && !spec.terminal && e.attempts < spec.limit) return true;
     const mine = attempts.filter((a) => a.runId === runId && a.step === name);
     const last = Math.max(0, ...mine.map((a) => a.attempt));
     return last >= 1 && last <= spec.fails && !spec.terminal && last < spec.limit;
