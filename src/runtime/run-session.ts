@@ -515,6 +515,7 @@ export class RunSession {
     await this.flushPending();
     // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
     if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
+    if (p.cancelled) return never();
     const attempt = decision.attempt;
     const startedAt = decision.entry?.startedAt ?? this.log.now();
     const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body), { timeoutMs: opts.timeoutMs }));
@@ -671,18 +672,22 @@ export class RunSession {
     const started = this.begin('emit', `emit:${eventName}`);
     if (!started) return never();
     const { call, decision } = started;
-    if (decision.type === 'replay') return;
+    // An emit completes like a step (its write is awaited): it takes its place in the
+    // completion order, so code after it interleaves with other branches the same on replay.
+    if (decision.type === 'replay') return void (await this.replay(decision.entry));
     const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
     const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
     const now = this.log.now();
     await this.flushPending();
+    const order = this.completion();
     const recorded = await this.io(
       this.log.emit(
-        { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now },
+        { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now, order },
         { name: eventName, payload: data, id },
       ),
     );
-    if (!this.checkRecorded(call, recorded)) return never();
+    if (!this.checkRecorded(call, recorded)) return this.abandon(order), never();
+    await this.inOrder(order);
   }
 }
 

@@ -603,6 +603,13 @@ export class SqliteExecutor implements DurableExecutor {
       const ids = this.store.dueRunIds(now, batch);
       for (const id of ids) {
         this.store.setStatus(id, 'running', undefined, now);
+        // A run executing right now (a signal woke it) records its due sleeps itself, in its
+        // own completion order; it runs again after this execution.
+        const act = this.active.get(id);
+        if (act) {
+          act.again = true;
+          continue;
+        }
         // A sleep that is due is over: record it here, so the woken run replays past it
         // without a write of its own (the same write replay would make, one transaction earlier).
         this.store.wakeSleep(id, now);
