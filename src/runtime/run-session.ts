@@ -85,9 +85,6 @@ export class RunSession {
   private readonly recordedOrders: number[];
   private released = 0;
   private readonly held = new Map<number, () => void>();
-  /** Per signal name: waits that looked and found nothing in this session (they keep their
-   *  place: a later wait of the name does not look past them). */
-  private readonly waitingOn = new Map<string, number>();
   /** The workflow function returned or threw: the session only drains and finishes. */
   private returned = false;
   /** Orders handed out in this session and not yet delivered or given up. */
@@ -642,11 +639,6 @@ export class RunSession {
         : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
     await this.flushPending();
     const signal = String(rawName);
-    // An earlier wait of this name looked and found nothing in this session: it keeps its
-    // place, so this one does not look past it (the next signal is the earlier wait's).
-    if ((this.waitingOn.get(signal) ?? 0) > 0) {
-      return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
-    }
     // The order is taken before looking (the log records a taken signal with it, atomically);
     // results of other steps wait for it until the look ends, so the code sees them in the
     // order recorded. No signal: the order is given up (a harmless gap).
@@ -672,7 +664,6 @@ export class RunSession {
       await this.inOrder(timedOut);
       throw fromErrorInfo(error);
     }
-    this.waitingOn.set(signal, (this.waitingOn.get(signal) ?? 0) + 1);
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
   }
 
