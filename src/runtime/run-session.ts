@@ -85,6 +85,11 @@ export class RunSession {
   private readonly recordedOrders: number[];
   private released = 0;
   private readonly held = new Map<number, () => void>();
+  /** Per signal name: waits that looked and found nothing in this session (they keep their
+   *  place: a later wait of the name does not look past them). */
+  private readonly waitingOn = new Map<string, number>();
+  /** Per signal name: the look of the wait called last (the next one looks after it). */
+  private readonly lookTail = new Map<string, Promise<void>>();
   /** The workflow function returned or threw: the session only drains and finishes. */
   private returned = false;
   /** Orders handed out in this session and not yet delivered or given up. */
@@ -637,34 +642,50 @@ export class RunSession {
       decision.type === 'await'
         ? decision.entry
         : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
-    await this.flushPending();
     const signal = String(rawName);
-    // The order is taken before looking (the log records a taken signal with it, atomically);
-    // results of other steps wait for it until the look ends, so the code sees them in the
-    // order recorded. No signal: the order is given up (a harmless gap).
-    const order = this.completion();
-    p.looking = true;
-    const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
-    p.looking = false;
-    if (p.cancelled) return this.abandon(order), never();
-    if (got) {
-      p.settled = true;
-      await this.inOrder(order);
-      return got.payload;
+    // Waits of one name look in the order the code called them: a flush of pending writes
+    // (or any other await) must not let a later wait look first.
+    const before = this.lookTail.get(signal);
+    let turnDone!: () => void;
+    this.lookTail.set(signal, new Promise<void>((r) => (turnDone = r)));
+    try {
+      if (before) await before;
+      await this.flushPending();
+      // An earlier wait of this name looked and found nothing in this session: it keeps its
+      // place, so this one does not look past it (the next signal is the earlier wait's).
+      if ((this.waitingOn.get(signal) ?? 0) > 0 && !(entry.wakeAt !== undefined && entry.wakeAt <= this.log.now())) {
+        return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
+      }
+      // The order is taken before looking (the log records a taken signal with it, atomically);
+      // results of other steps wait for it until the look ends, so the code sees them in the
+      // order recorded. No signal: the order is given up (a harmless gap).
+      const order = this.completion();
+      p.looking = true;
+      const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
+      p.looking = false;
+      if (p.cancelled) return this.abandon(order), never();
+      if (got) {
+        p.settled = true;
+        await this.inOrder(order);
+        return got.payload;
+      }
+      this.abandon(order);
+      // A cancel delivered while this wait looked: it gets it now, like its siblings did.
+      if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
+      const now = this.log.now();
+      if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
+        p.settled = true;
+        const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
+        const timedOut = this.completion();
+        await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order: timedOut }));
+        await this.inOrder(timedOut);
+        throw fromErrorInfo(error);
+      }
+      this.waitingOn.set(signal, (this.waitingOn.get(signal) ?? 0) + 1);
+      return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
+    } finally {
+      turnDone();
     }
-    this.abandon(order);
-    // A cancel delivered while this wait looked: it gets it now, like its siblings did.
-    if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
-    const now = this.log.now();
-    if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
-      p.settled = true;
-      const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-      const timedOut = this.completion();
-      await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order: timedOut }));
-      await this.inOrder(timedOut);
-      throw fromErrorInfo(error);
-    }
-    return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
   }
 
   private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
