@@ -20,6 +20,7 @@ import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
+import { CompletionOrder } from './completion-order.ts';
 import { stepApi } from './step-api.ts';
 import { withTimeout } from './with-timeout.ts';
 
@@ -80,11 +81,6 @@ export class RunSession {
   private activity = 0;
   private readonly blocked: Blocked[] = [];
   private drainWaiters: (() => void)[] = [];
-  /** Completion order (JournalEntry.order) of the steps recorded before this session,
-   *  ascending: replayed results are handed back in it (see inOrder). */
-  private readonly recordedOrders: number[];
-  private released = 0;
-  private readonly held = new Map<number, () => void>();
   /** Per signal name: waits that looked and found nothing in this session (they keep their
    *  place: a later wait of the name does not look past them). */
   private readonly waitingOn = new Map<string, number>();
@@ -92,13 +88,11 @@ export class RunSession {
   private readonly lookTail = new Map<string, Promise<void>>();
   /** The workflow function returned or threw: the session only drains and finishes. */
   private returned = false;
-  /** Orders handed out in this session and not yet delivered or given up. */
-  private readonly openOrders = new Set<number>();
-  /** A result was handed back this turn of the event loop: the next one waits a turn. */
-  private releasedThisTurn = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
   private readonly pendingSteps = new Set<PendingStep>();
+  /** Results reach the code in completion order (src/runtime/completion-order.ts). */
+  private readonly order: CompletionOrder;
   /** A cancel: 'pending' until a CancelledError is thrown into the steps the code waits on
    *  ('delivered'); from then on new steps run (cleanup) and the run ends `cancelled`. */
   private cancelPhase: 'none' | 'pending' | 'delivered' = 'none';
@@ -106,7 +100,6 @@ export class RunSession {
   /** Steps at positions below it were called before the cancel was delivered. */
   private cancelSeq = Infinity;
   private graceTimer: NodeJS.Timeout | undefined;
-  private nextOrder: number;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Set<AbortController>();
 
@@ -116,8 +109,10 @@ export class RunSession {
     private readonly stepDefaults?: StepOptions,
     private readonly options: { maxPayloadBytes?: number; cancelGraceMs?: number } = {},
   ) {
-    this.recordedOrders = log.entries.flatMap((e) => (e.order === undefined ? [] : [e.order])).sort((a, b) => a - b);
-    this.nextOrder = (this.recordedOrders[this.recordedOrders.length - 1] ?? 0) + 1;
+    this.order = new CompletionOrder(
+      log.entries.flatMap((e) => [e?.order]),
+      { unsettled: () => this.unsettled, moved: () => void this.activity++, held: () => this.checkQuiescent() },
+    );
     // A cancel delivered in an earlier session is in the journal (steps failed with
     // CancelledError); one requested since is delivered where the code now waits.
     const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError');
@@ -227,7 +222,7 @@ export class RunSession {
     const writes = targets.map((p) => {
       p.cancelled = true;
       const c = p.call!;
-      const order = this.completion();
+      const order = this.order.next();
       orders.push(order);
       return this.log.record({
         seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order,
@@ -237,7 +232,7 @@ export class RunSession {
     // before that leaves no trace the code acted on. The rejections all go at once.
     void this.io(Promise.all(writes)).then(() => {
       for (const p of targets) p.reject(fromErrorInfo(info));
-      for (const o of orders) this.abandon(o);
+      for (const o of orders) this.order.abandon(o);
     });
     this.activity++;
   }
@@ -379,16 +374,14 @@ export class RunSession {
    *  of the workflow code) passed without a step call or a finished operation. */
   private checkQuiescent(): void {
     // Once the workflow function returned, the run finishes (its blocked losers stay open).
-    if (this.outcome || this.returned || this.inflight > 0 || (this.blocked.length === 0 && this.held.size === 0)) return;
+    if (this.outcome || this.returned || this.inflight > 0 || (this.blocked.length === 0 && this.order.heldCount === 0)) return;
     const seen = this.activity;
     setImmediate(() => {
       if (this.outcome || this.returned || this.inflight > 0) return;
       // Something moved (a result handed back, a call): look again once it settles.
       if (this.activity !== seen) return this.checkQuiescent();
-      if (this.held.size > 0) {
-        // The result due next belongs to a step the code no longer calls (a changed
-        // workflow): skip it rather than hold every later result forever.
-        this.skipHead();
+      if (this.order.heldCount > 0) {
+        this.order.skipHead();
         return this.checkQuiescent();
       }
       if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
@@ -396,79 +389,7 @@ export class RunSession {
     });
   }
 
-  /** The next completion order, for a step whose outcome is known now (or, for a wait, is
-   *  about to be looked for). Every order handed out is delivered (inOrder) or given up
-   *  (abandon): results reach the code in this order, on first execution as on replay. */
-  private completion(): number {
-    const order = this.nextOrder++;
-    this.openOrders.add(order);
-    return order;
-  }
 
-  /** The order whose result goes next: recorded ones first (replay), then this session's. */
-  private head(): number | undefined {
-    if (this.released < this.recordedOrders.length) return this.recordedOrders[this.released];
-    let min: number | undefined;
-    for (const o of this.openOrders) if (min === undefined || o < min) min = o;
-    return min;
-  }
-
-  /** Hands a step's result to the code in completion order: steps called concurrently may
-   *  complete in any order, and a Promise.race must pick the same winner on replay as on
-   *  first execution. While other step calls are pending, one result goes per turn of the
-   *  event loop, so the code's reaction to one runs before the next arrives (the same on
-   *  first execution and replay, whatever depth of promise chain each result travels).
-   *  Returns undefined when the result may go at once. */
-  private inOrder(order: number | undefined): Promise<void> | undefined {
-    if (order === undefined) return undefined;
-    // `unsettled` counts this call too: more than one means other branches are pending.
-    if (order === this.head() && !(this.releasedThisTurn && this.unsettled > 1)) {
-      this.delivered(order);
-      return undefined;
-    }
-    return new Promise<void>((resolve) => {
-      this.held.set(order, resolve);
-      this.checkQuiescent();
-    });
-  }
-
-  private delivered(order: number): void {
-    if (this.released < this.recordedOrders.length) this.released++;
-    else this.openOrders.delete(order);
-    this.activity++;
-    if (this.releasedThisTurn) return;
-    this.releasedThisTurn = true;
-    setImmediate(() => {
-      this.releasedThisTurn = false;
-      this.releaseNext();
-    });
-  }
-
-  /** An order handed out whose result never reaches the code (a wait found no signal). */
-  private abandon(order: number): void {
-    this.openOrders.delete(order);
-    if (!this.releasedThisTurn) this.releaseNext();
-  }
-
-  private skipHead(): void {
-    if (this.released < this.recordedOrders.length) this.released++;
-    else {
-      const h = this.head();
-      if (h !== undefined) this.openOrders.delete(h);
-    }
-    this.activity++;
-    this.releaseNext();
-  }
-
-  /** Releases the held result whose turn came, if any. */
-  private releaseNext(): void {
-    const order = this.head();
-    const resolve = order === undefined ? undefined : this.held.get(order);
-    if (!resolve) return;
-    this.held.delete(order!);
-    this.delivered(order!);
-    resolve();
-  }
 
   /** A step call, counted as pending until its promise settles; a cancel may reject it. */
   private stepCall<T>(run: (p: PendingStep) => Promise<T>): Promise<T> {
@@ -476,7 +397,7 @@ export class RunSession {
     return new Promise<T>((resolve, reject) => {
       const p: PendingStep = { cancelled: false, reject };
       this.pendingSteps.add(p);
-      // Uncounted before the code's continuation runs (inOrder reads `unsettled`).
+      // Uncounted before the code's continuation runs (the completion-order gate reads `unsettled`).
       const done = () => {
         this.pendingSteps.delete(p);
         this.unsettled--;
@@ -529,18 +450,18 @@ export class RunSession {
     const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
     if (res.ok) {
       p.settled = true;
-      const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.completion() };
+      const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.order.next() };
       if (res.value !== undefined) entry.result = res.value;
       if (res.text !== undefined) resultTextOf.set(entry, res.text);
       await this.io(this.log.record(entry));
-      await this.inOrder(entry.order);
+      await this.order.gate(entry.order);
       return res.value as T;
     }
     const error = res.error;
     if (res.fatal) {
       p.settled = true;
       // Not storable: retrying the same code cannot help, so the run fails at once.
-      await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order: this.completion() }));
+      await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order: this.order.next() }));
       this.finish({ type: 'failed', error });
       return never();
     }
@@ -550,15 +471,15 @@ export class RunSession {
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
     }
     p.settled = true;
-    const order = this.completion();
+    const order = this.order.next();
     await this.io(this.log.record({ ...base, status: 'failed', error, endedAt: this.log.now(), order }));
-    await this.inOrder(order);
+    await this.order.gate(order);
     throw fromErrorInfo(error);
   }
 
   /** A recorded outcome, handed back in completion order. */
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
-    const gate = this.inOrder(entry.order);
+    const gate = this.order.gate(entry.order);
     if (gate) await gate;
     return replayed(entry);
   }
@@ -608,9 +529,9 @@ export class RunSession {
     if (decision.type === 'suspend') return this.block({ status: 'sleeping', wakeAt: decision.until });
     if (decision.type === 'wake') {
       p.settled = true;
-      const order = this.completion();
+      const order = this.order.next();
       await this.io(this.log.record({ ...decision.entry, status: 'succeeded', endedAt: this.log.now(), order }));
-      await this.inOrder(order);
+      await this.order.gate(order);
       return;
     }
     if (!(await this.open(call)) || p.cancelled) return never();
@@ -620,9 +541,9 @@ export class RunSession {
     if (wakeAt <= now) {
       // Due at once (sleep(0), negative, or a past sleepUntil): no suspension needed.
       p.settled = true;
-      const order = this.completion();
+      const order = this.order.next();
       await this.io(this.log.record({ ...entry, status: 'succeeded', endedAt: now, order }));
-      await this.inOrder(order);
+      await this.order.gate(order);
       return;
     }
     return this.block({ status: 'sleeping', wakeAt, entry });
@@ -659,26 +580,26 @@ export class RunSession {
       // The order is taken before looking (the log records a taken signal with it, atomically);
       // results of other steps wait for it until the look ends, so the code sees them in the
       // order recorded. No signal: the order is given up (a harmless gap).
-      const order = this.completion();
+      const order = this.order.next();
       p.looking = true;
       const got = await this.io(this.log.takeSignal(signal, { ...entry, status: 'succeeded', endedAt: this.log.now(), order }));
       p.looking = false;
-      if (p.cancelled) return this.abandon(order), never();
+      if (p.cancelled) return this.order.abandon(order), never();
       if (got) {
         p.settled = true;
-        await this.inOrder(order);
+        await this.order.gate(order);
         return got.payload;
       }
-      this.abandon(order);
+      this.order.abandon(order);
       // A cancel delivered while this wait looked: it gets it now, like its siblings did.
       if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
       const now = this.log.now();
       if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
         p.settled = true;
         const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-        const timedOut = this.completion();
+        const timedOut = this.order.next();
         await this.io(this.log.record({ ...entry, status: 'timedout', error, endedAt: now, order: timedOut }));
-        await this.inOrder(timedOut);
+        await this.order.gate(timedOut);
         throw fromErrorInfo(error);
       }
       this.waitingOn.set(signal, (this.waitingOn.get(signal) ?? 0) + 1);
@@ -700,15 +621,15 @@ export class RunSession {
     const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
     const now = this.log.now();
     await this.flushPending();
-    const order = this.completion();
+    const order = this.order.next();
     const recorded = await this.io(
       this.log.emit(
         { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now, order },
         { name: eventName, payload: data, id },
       ),
     );
-    if (!this.checkRecorded(call, recorded)) return this.abandon(order), never();
-    await this.inOrder(order);
+    if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
+    await this.order.gate(order);
   }
 }
 

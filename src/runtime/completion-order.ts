@@ -1,0 +1,110 @@
+// The completion-order gate of one session: step results reach workflow code in the order
+// the steps completed (JournalEntry.order), on first execution and on replay alike. Steps
+// called concurrently may complete in any order; a Promise.race must pick the same winner
+// on replay as the first time, whatever the depth of the promise chain each result travels.
+// While other step calls are pending, one result goes per turn of the event loop, so the
+// code's reaction to one runs (and makes its calls) before the next arrives.
+
+export interface CompletionOrderHooks {
+  /** Step calls whose promise has not settled, the one asking included. */
+  unsettled(): number;
+  /** A result was handed to the code (a quiescence check seeing it knows a branch moved). */
+  moved(): void;
+  /** A result is held: the session may now be waiting only on held results. */
+  held(): void;
+}
+
+export class CompletionOrder {
+  /** Orders recorded before this session, ascending: released first, in this order. */
+  private readonly recorded: number[];
+  private released = 0;
+  private nextOrder: number;
+  /** Orders handed out in this session and not yet delivered or given up. */
+  private readonly open = new Set<number>();
+  private readonly waiting = new Map<number, () => void>();
+  /** A result was handed back this turn of the event loop: the next one waits a turn. */
+  private releasedThisTurn = false;
+
+  constructor(
+    recordedOrders: readonly (number | undefined)[],
+    private readonly hooks: CompletionOrderHooks,
+  ) {
+    this.recorded = recordedOrders.flatMap((o) => (o === undefined ? [] : [o])).sort((a, b) => a - b);
+    this.nextOrder = (this.recorded[this.recorded.length - 1] ?? 0) + 1;
+  }
+
+  /** Results held for their turn. */
+  get heldCount(): number {
+    return this.waiting.size;
+  }
+
+  /** The next order, for a step whose outcome is known now (or, for a wait, is about to be
+   *  looked for). Every order handed out is delivered (gate) or given up (abandon). */
+  next(): number {
+    const order = this.nextOrder++;
+    this.open.add(order);
+    return order;
+  }
+
+  /** Waits for this result's turn; undefined when it may go at once. */
+  gate(order: number | undefined): Promise<void> | undefined {
+    if (order === undefined) return undefined;
+    // `unsettled` counts the asking call too: more than one means other branches are pending.
+    if (order === this.head() && !(this.releasedThisTurn && this.hooks.unsettled() > 1)) {
+      this.delivered(order);
+      return undefined;
+    }
+    return new Promise<void>((resolve) => {
+      this.waiting.set(order, resolve);
+      this.hooks.held();
+    });
+  }
+
+  /** An order handed out whose result never reaches the code (a wait found no signal). */
+  abandon(order: number): void {
+    this.open.delete(order);
+    if (!this.releasedThisTurn) this.releaseNext();
+  }
+
+  /** The result due next belongs to a step the code no longer calls (a changed workflow):
+   *  skip it rather than hold every later result forever. */
+  skipHead(): void {
+    if (this.released < this.recorded.length) this.released++;
+    else {
+      const h = this.head();
+      if (h !== undefined) this.open.delete(h);
+    }
+    this.hooks.moved();
+    this.releaseNext();
+  }
+
+  /** The order whose result goes next: recorded ones first (replay), then this session's. */
+  private head(): number | undefined {
+    if (this.released < this.recorded.length) return this.recorded[this.released];
+    let min: number | undefined;
+    for (const o of this.open) if (min === undefined || o < min) min = o;
+    return min;
+  }
+
+  private delivered(order: number): void {
+    if (this.released < this.recorded.length) this.released++;
+    else this.open.delete(order);
+    this.hooks.moved();
+    if (this.releasedThisTurn) return;
+    this.releasedThisTurn = true;
+    setImmediate(() => {
+      this.releasedThisTurn = false;
+      this.releaseNext();
+    });
+  }
+
+  /** Releases the held result whose turn came, if any. */
+  private releaseNext(): void {
+    const order = this.head();
+    const resolve = order === undefined ? undefined : this.waiting.get(order);
+    if (!resolve) return;
+    this.waiting.delete(order!);
+    this.delivered(order!);
+    resolve();
+  }
+}
