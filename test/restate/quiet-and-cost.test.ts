@@ -5,29 +5,20 @@
 //   (it used to print ~4,800 lines); the SDK's own lines go through the engine's logger;
 // - the k-th signal costs what the first did: the run's `signal` handler journals the same
 //   number of entries for the 40th signal as for the 1st (it used to probe slots 1..k).
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createEngine, type Engine } from '@tranquil/engine';
 import type { AdminApi } from '../../src/adapters/restate/admin-api.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const dirs: string[] = [];
 const engines: Engine[] = [];
 afterAll(async () => {
   for (const e of engines) await e.stop().catch(() => {});
-  for (const d of dirs) {
-    const pidFile = join(d, 'restate', 'server.pid');
-    if (existsSync(pidFile)) {
-      try {
-        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
-      } catch {
-        // already stopped
-      }
-    }
-    rmSync(d, { recursive: true, force: true });
-  }
+  for (const d of dirs) removeDataDir(d);
 });
 
 function dataDir(): string {

@@ -1,29 +1,19 @@
 // Restate backend: a run survives the engine process (its SDK endpoint) dying mid-run, and
 // restate-server itself dying mid-run. Real processes, stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createEngine } from '@tranquil/engine';
+import { removeDataDir } from './data-dir.ts';
 
 const dirs: string[] = [];
 const children = new Set<ChildProcess>();
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
-  for (const d of dirs) {
-    // A server orphaned by a failed test: stop it by the PID it recorded.
-    const pidFile = join(d, 'restate', 'server.pid');
-    if (existsSync(pidFile)) {
-      try {
-        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    rmSync(d, { recursive: true, force: true });
-  }
+  for (const d of dirs) removeDataDir(d);
 });
 
 function child(dataDir: string, log: string, wait: boolean) {

@@ -54,8 +54,6 @@ export interface RestateStepLogHooks {
 export class RestateStepLog implements StepLog {
   entries: readonly JournalEntry[] = [];
   input: Json = null;
-  /** Set when Restate cancelled the invocation (see cancelState). */
-  cancelled = false;
   private readonly stored: string[] = [];
   /** Signals of a name land in slots 1, 2, 3... in arrival order. Each wait reserves the
    *  lowest free slot of its name the first time it looks (call order, so two waits open at
@@ -71,7 +69,6 @@ export class RestateStepLog implements StepLog {
   private cancels = 0;
   readonly driver = new RestateDriver(() => {
     this.cancels++;
-    this.cancelled = true;
     this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`));
   });
   private cancelListener?: (reason: Error) => void;
@@ -211,6 +208,11 @@ export class RestateStepLog implements StepLog {
 
   cancelRequested(): boolean {
     return this.cancels >= 2;
+  }
+
+  /** Restate cancelled the invocation (at least once). */
+  get cancelled(): boolean {
+    return this.cancels > 0;
   }
 
   cancelState(): 'none' | 'requested' | 'forced' {
