@@ -61,6 +61,12 @@ interface Blocked {
  *  entry object, so a copied or altered entry falls back to serialising its result. */
 export const resultTextOf = new WeakMap<JournalEntry, string>();
 
+/** Engine settings every session applies (config maxPayloadBytes, cancelGrace). */
+export interface SessionLimits {
+  maxPayloadBytes?: number;
+  cancelGraceMs?: number;
+}
+
 export class RunSession {
   private seq = 0;
   private readonly namer = new StepNamer();
@@ -107,7 +113,7 @@ export class RunSession {
     private readonly log: StepLog,
     private readonly fn: WorkflowFn,
     private readonly stepDefaults?: StepOptions,
-    private readonly options: { maxPayloadBytes?: number; cancelGraceMs?: number } = {},
+    private readonly options: SessionLimits = {},
   ) {
     this.order = new CompletionOrder(
       log.entries.flatMap((e) => [e?.order]),

@@ -6,7 +6,7 @@ import type { StepLog } from '../ports/step-log.ts';
 import type { StepOptions } from '../../sdk/types.ts';
 import type { RegisteredWorkflow } from './registry.ts';
 import type { RunOutcome } from './run-outcome.ts';
-import { RunSession } from './run-session.ts';
+import { RunSession, type SessionLimits } from './run-session.ts';
 
 export interface Session {
   run(): Promise<RunOutcome>;
@@ -17,10 +17,8 @@ export interface Session {
   readonly output?: { pid: number; exit?: string; stdout: string; stderr: string };
 }
 
-export interface SessionOptions {
+export interface SessionOptions extends SessionLimits {
   stepDefaults?: StepOptions;
-  maxPayloadBytes?: number;
-  cancelGraceMs?: number;
 }
 
 /** Runs a workflow file's execution; `version` is the run's recorded version (its snapshot). */

@@ -13,7 +13,7 @@ import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
-import { RunSession } from '../../runtime/run-session.ts';
+import { RunSession, type SessionLimits } from '../../runtime/run-session.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import { RestateStepLog } from './step-log.ts';
 
@@ -37,11 +37,6 @@ export interface RetryRequest {
   t?: number;
 }
 
-/** Engine settings every session of a run applies (config maxPayloadBytes). */
-export interface SessionLimits {
-  maxPayloadBytes?: number;
-  cancelGraceMs?: number;
-}
 
 export interface RunState {
   status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';

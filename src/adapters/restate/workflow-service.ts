@@ -8,7 +8,8 @@ import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import { RestateRun, type RetryRequest, type RunHooks, type RunState, type SessionLimits } from './run-handler.ts';
+import type { SessionLimits } from '../../runtime/run-session.ts';
+import { RestateRun, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
