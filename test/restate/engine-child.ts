@@ -24,6 +24,11 @@ const engine = await createEngine({ backend: 'restate', dataDir: process.env.DAT
 await engine.start();
 await engine.trigger('long-haul', null, { runId: 'r1' });
 process.stdout.write('READY\n');
+if (process.env.WAIT !== '1') {
+  // Tells the test when step a's result is journaled: the run reached its sleep after it.
+  while ((await engine.runs.get('r1')).status !== 'sleeping') await new Promise((r) => setTimeout(r, 20));
+  process.stdout.write('SLEEPING\n');
+}
 if (process.env.WAIT === '1') {
   const view = await engine.result('r1', { timeout: '60s' });
   process.stdout.write(`DONE ${view.status} ${JSON.stringify(view.output)}\n`);

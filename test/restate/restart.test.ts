@@ -1,7 +1,7 @@
 // Restate backend: a run survives the engine process (its SDK endpoint) dying mid-run, and
 // restate-server itself dying mid-run. Real processes, stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -39,8 +39,9 @@ it('a run survives a SIGKILL of the engine process mid-run (the endpoint), finis
   const log = join(dir, 'attempts.log');
   const first = child(join(dir, 'data'), log, false);
   await first.seen('READY');
-  // Wait until step a ran and the run is in its sleep, then kill the engine process.
-  for (let i = 0; i < 200 && !(existsSync(log) && readFileSync(log, 'utf8').includes('a ')); i++) await new Promise((r) => setTimeout(r, 25));
+  // Wait until step a's result is journaled (the run is in its sleep), then kill the engine
+  // process: a kill between a's body and its journal write would rightly run a again.
+  await first.seen('SLEEPING');
   process.kill(first.c.pid!, 'SIGKILL');
   // The orphaned restate-server keeps the run; a new engine process adopts it and serves it.
   const second = child(join(dir, 'data'), log, true);
