@@ -124,6 +124,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           logger: ctx.get<Logger>(TOKENS.logger),
+          files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
         });
       }
     }

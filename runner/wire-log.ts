@@ -3,7 +3,7 @@
 // log (the SQLite journal); a `record` resolves only once the engine made it durable. The
 // clock is the engine's (each reply carries its `now`; in between, time runs on locally),
 // randomness is local. Replay decisions stay in the shared RunSession.
-import { fromErrorInfo, type ErrorInfo } from '../src/domain/errors.ts';
+import { fromErrorInfo, RunStateError, type ErrorInfo } from '../src/domain/errors.ts';
 import type { JournalEntry } from '../src/domain/journal.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { StepCall } from '../src/domain/replay.ts';
@@ -60,7 +60,7 @@ export class WireLog implements StepLog {
       }
       case 'cancel':
         this.cancel = f.cancel;
-        return this.cancelListener?.(new Error(`run ${this.runId} was cancelled`));
+        return this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`)); // as in-process
       default:
         throw new Error(`unexpected '${f.t}' frame after the journal`);
     }

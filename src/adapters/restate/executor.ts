@@ -34,6 +34,8 @@ import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
+import { RestateFileRuns, type FileRunsOptions } from './file-runs.ts';
+import type { ApprovalRecord } from '../../domain/approval.ts';
 import type { RunHooks } from './run-handler.ts';
 import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
@@ -62,6 +64,8 @@ export interface RestateExecutorOptions {
   cancelGraceMs?: number;
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
+  /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
+  files?: FileRunsOptions;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -96,10 +100,12 @@ export class RestateExecutor implements DurableExecutor {
   private readonly reader: RestateRunReader;
   /** Event inbox, schedules and webhook secrets: the trigger store's. */
   readonly triggers: TriggerState;
+  private readonly files: RestateFileRuns | undefined;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
-    this.services = o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]);
+    this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
+    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), ...(this.files?.serviceNames() ?? [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
@@ -144,7 +150,12 @@ export class RestateExecutor implements DurableExecutor {
       stopSignal: this.stopped.signal,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };
+    const files = this.files?.handlerFiles();
+    const services = [
+      ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, files), buildSignalQueue(serviceName(w.definition.name))]),
+      ...(this.files?.services() ?? []),
+    ];
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
@@ -173,7 +184,8 @@ export class RestateExecutor implements DurableExecutor {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
-    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
+    const shape = this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE;
+    const tag = createHash('sha256').update(`${versions}|${shape}`).digest('hex').slice(0, 12);
     const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
@@ -269,7 +281,8 @@ export class RestateExecutor implements DurableExecutor {
   private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
-        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
+        const body = this.files ? this.files.runRequest(r.workflow, r.input, r.version) : { input: r.input };
+        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body);
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
@@ -505,6 +518,19 @@ export class RestateExecutor implements DurableExecutor {
     const found = await this.invocation(runId, workflow);
     if (found) await this.admin.kill(found.inv.id);
     this.wakeSettled(runId);
+  }
+
+  // ---- workflow files: approvals (file-runs.ts) ---------------------------------------
+
+  async approvals(workflow: string): Promise<ApprovalRecord[]> {
+    this.ensureStarted();
+    return this.files ? this.files.approvals(workflow) : [];
+  }
+
+  async approveFile(approval: ApprovalRecord): Promise<string[]> {
+    this.ensureStarted();
+    if (!this.files) throw new ValidationError(`workflow '${approval.workflow}' is not a workflow file: it needs no approval`);
+    return this.files.approveFile(approval);
   }
 
   async idle(): Promise<void> {

@@ -9,12 +9,16 @@
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
+import type { ApprovalRecord } from '../../domain/approval.ts';
 import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
-import { RunSession, type SessionLimits } from '../../runtime/run-session.ts';
+import type { RegisteredWorkflow } from '../../runtime/registry.ts';
+import type { SessionLimits } from '../../runtime/run-session.ts';
+import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
+import { APPROVALS_OBJECT, type ApprovalsObject } from './approvals-object.ts';
 import { RestateStepLog } from './step-log.ts';
 
 export interface RunHooks {
@@ -29,6 +33,19 @@ export interface RunHooks {
   stopSignal?: AbortSignal;
 }
 
+/** Workflow files (docs/runner.md): their runs execute in Deno children, only once the
+ *  version's permission declaration is approved. */
+export interface RestateFiles {
+  sessions: FileSessionFactory;
+  /** The registration now (a trigger may have described a newer version of the file). */
+  current(name: string): RegisteredWorkflow | undefined;
+  /** Why a run of `version` may not execute given the workflow's approvals; undefined: it may. */
+  blockReason(wf: RegisteredWorkflow, version: string, approvals: readonly ApprovalRecord[]): ErrorInfo | undefined;
+}
+
+/** The durable promise an approval resolves to release a run blocked in its `k`-th look. */
+export const releasePromise = (k: number): string => `~release#${k}`;
+
 /** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
 export interface RetryRequest {
   /** The step to resume at, as the engine reported it to the caller; absent: the default. */
@@ -39,7 +56,7 @@ export interface RetryRequest {
 
 
 export interface RunState {
-  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
+  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'blocked' | 'succeeded' | 'failed' | 'cancelled';
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
@@ -56,13 +73,18 @@ export class RestateRun {
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
 
+  private readonly def: WorkflowDefinition;
+
   constructor(
     private readonly rctx: restate.WorkflowContext,
-    private readonly def: WorkflowDefinition,
+    private readonly wf: RegisteredWorkflow,
     private readonly version: string,
     private readonly hooks: RunHooks,
     private readonly limits: SessionLimits = {},
-  ) {}
+    private readonly files?: RestateFiles,
+  ) {
+    this.def = wf.definition;
+  }
 
   private get runId(): string {
     return this.rctx.key;
@@ -87,9 +109,10 @@ export class RestateRun {
       stepChanged: (step) => this.setStep(step),
     }, this.hooks.stopSignal);
     this.setRun({ status: 'running' });
+    if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {
       this.log.beginSession();
-      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults, this.limits).run();
+      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await this.session(start.version).run();
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
@@ -120,6 +143,39 @@ export class RestateRun {
           await this.park(outcome.error, cycle++);
           continue;
       }
+    }
+  }
+
+  /** In-process for a code workflow; a Deno child serving this invocation's step log for a
+   *  workflow file (a replayed invocation spawns a child that replays). */
+  private session(version: string) {
+    const wf = (this.wf.file && this.files?.current(this.def.name)) || this.wf;
+    return sessionFor(this.log, wf, version, { stepDefaults: this.def.stepDefaults, ...this.limits }, this.files?.sessions);
+  }
+
+  /** Nothing of a file runs before its version's declaration is approved: the run shows
+   *  `blocked` with the reason (`why` names the command) until an approval releases it. The
+   *  approvals are read through a journaled call, so a replay decides as the first time. */
+  private async awaitApproval(version: string): Promise<void> {
+    const files = this.files;
+    if (!files) return; // no runner: sessionFor ends the run with NotSupportedError
+    for (let k = 0; ; k++) {
+      const approvals = await this.log.driver.await(this.rctx.objectClient<ApprovalsObject>({ name: APPROVALS_OBJECT }, this.def.name).list());
+      const reason = files.blockReason(files.current(this.def.name) ?? this.wf, version, approvals);
+      if (!reason) return;
+      this.setRun({ status: 'blocked', error: reason });
+      this.rctx.set('~gate', k);
+      try {
+        await this.log.driver.await(this.rctx.promise<boolean>(releasePromise(k)).get());
+      } catch (err) {
+        if (err instanceof CancelledError) {
+          this.setRun({ status: 'cancelled' });
+          this.hooks.settled(this.runId, this.view());
+          throw new restate.CancelledError();
+        }
+        throw err;
+      }
+      this.setRun({ status: 'running' });
     }
   }
 

@@ -83,7 +83,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     status = 'pending'; // accepted, the handler has not started yet
   } else {
     status = run.status as RunStatus;
-    if (run.status === 'failed') error = run.error;
+    if (run.status === 'failed' || run.status === 'blocked') error = run.error;
     if (run.status === 'succeeded') output = run.output ?? null;
     wakeAt = run.wakeAt;
   }

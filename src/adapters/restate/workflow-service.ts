@@ -9,7 +9,7 @@ import type { Json } from '../../domain/json.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
-import { RestateRun, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { releasePromise, RestateRun, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
@@ -30,12 +30,34 @@ export const RETENTION_DAYS = 7;
 /** The `retry` handler's body: the engine sends the resume point it reported. */
 const retryBody = z.object({ from: z.string().min(1).max(200).optional() }).strict();
 
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}) {
+/** What the engine sends to `run`: the input, and for a workflow file the version (snapshot
+ *  digest) the trigger created the run at (a file may change while the endpoint serves). */
+export interface RunRequest {
+  input?: Json;
+  version?: string;
+}
+
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}, files?: RestateFiles) {
   const { definition, version } = w;
   return restate.workflow({
     name: serviceName(definition.name),
     handlers: {
-      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(req?.input ?? null),
+      run: async (ctx: restate.WorkflowContext, req: RunRequest | null) => {
+        const v = w.file && typeof req?.version === 'string' ? req.version : version;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(req?.input ?? null);
+      },
+
+      // An approval releases a run blocked on its declaration (run-handler awaitApproval):
+      // resolves the promise of the run's current look; the run then looks again.
+      release: async (ctx: restate.WorkflowSharedContext): Promise<{ released: boolean }> => {
+        const run = await ctx.get<RunState>('~run');
+        if (run?.status !== 'blocked') return { released: false };
+        const k = (await ctx.get<number>('~gate')) ?? 0;
+        const p = ctx.promise<boolean>(releasePromise(k));
+        if ((await p.peek()) !== undefined) return { released: false };
+        await p.resolve(true);
+        return { released: true };
+      },
 
       // Called by the run's signal queue (signal-queue.ts) with the slot it handed out, or
       // with none when its counter is unknown (then slot 1 first, and the first free slot

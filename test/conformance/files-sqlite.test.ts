@@ -1,0 +1,3 @@
+import { runFileConformance } from './files/suite.ts';
+
+runFileConformance('sqlite');
