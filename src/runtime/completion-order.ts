@@ -22,6 +22,8 @@ export class CompletionOrder {
   /** Orders handed out in this session and not yet delivered or given up. */
   private readonly open = new Set<number>();
   private readonly waiting = new Map<number, () => void>();
+  /** Recorded orders given up by skipHead: their results go at once if the code asks late. */
+  private readonly skipped = new Set<number>();
   /** A result was handed back this turn of the event loop: the next one waits a turn. */
   private releasedThisTurn = false;
 
@@ -49,6 +51,12 @@ export class CompletionOrder {
   /** Waits for this result's turn; undefined when it may go at once. */
   gate(order: number | undefined): Promise<void> | undefined {
     if (order === undefined) return undefined;
+    // Skipped while the code waited on something that is not a step (a plain timer): its
+    // turn is gone, so holding it would hang the code forever.
+    if (this.skipped.delete(order)) {
+      this.hooks.moved();
+      return undefined;
+    }
     // `unsettled` counts the asking call too: more than one means other branches are pending.
     if (order === this.head() && !(this.releasedThisTurn && this.hooks.unsettled() > 1)) {
       this.delivered(order);
@@ -69,7 +77,7 @@ export class CompletionOrder {
   /** The result due next belongs to a step the code no longer calls (a changed workflow):
    *  skip it rather than hold every later result forever. */
   skipHead(): void {
-    if (this.released < this.recorded.length) this.released++;
+    if (this.released < this.recorded.length) this.skipped.add(this.recorded[this.released++]!);
     else {
       const h = this.head();
       if (h !== undefined) this.open.delete(h);

@@ -42,13 +42,13 @@ export default workflow('file-killable', { permissions: { read: ['./out'], write
 });
 `;
 
-describe('resume and snapshots of workflow-file runs (SQLite, real Deno child)', () => {
+describe.each(['sqlite', 'restate'] as const)('resume and snapshots of workflow-file runs (%s, real Deno child)', (backend) => {
   it('a child SIGKILLed mid-step resumes from its journal in a new child with the same idempotency key', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
     mkdirSync(out);
     writeFileSync(join(dir, 'killable.ts'), killable);
-    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [join(dir, 'killable.ts')], log: { level: 'silent' } });
+    const engine = await createEngine({ backend, dataDir: join(dir, 'data'), workflowFiles: [join(dir, 'killable.ts')], log: { level: 'silent' } });
     await engine.start();
     try {
       await engine.workflows.approve('file-killable');
@@ -93,7 +93,7 @@ export default workflow('file-edited', (w) => {
 });
 `;
     writeFileSync(file, source('v1'));
-    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' } });
+    const engine = await createEngine({ backend, dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' } });
     await engine.start();
     try {
       await engine.workflows.approve('file-edited');

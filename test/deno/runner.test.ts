@@ -12,10 +12,10 @@ const dirs: string[] = [];
 
 /** An engine running `files`, each file's declaration approved (nothing runs before that;
  *  test/deno/approval.test.ts). */
-async function engineWith(files: string[]): Promise<Engine> {
+async function engineWith(files: string[], backend: 'sqlite' | 'restate'): Promise<Engine> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-deno-'));
   dirs.push(dataDir);
-  const engine = await createEngine({ dataDir, workflowFiles: files.map((f) => join(FIX, f)), log: { level: 'silent' } });
+  const engine = await createEngine({ backend, dataDir, workflowFiles: files.map((f) => join(FIX, f)), log: { level: 'silent' } });
   await engine.start();
   for (const wf of engine.registry.all()) await engine.workflows.approve(wf.definition.name);
   return engine;
@@ -25,9 +25,9 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-describe('workflow files in Deno children (SQLite)', () => {
+describe.each(['sqlite', 'restate'] as const)('workflow files in Deno children (%s)', (backend) => {
   it('a file with two steps and a sleep runs to success, each execution in a child', async () => {
-    const engine = await engineWith(['two-steps.ts']);
+    const engine = await engineWith(['two-steps.ts'], backend);
     try {
       const { runId } = await engine.trigger('file-two-steps', { n: 1 });
       const view = await engine.result(runId, { timeout: '60s' });
@@ -49,7 +49,7 @@ describe('workflow files in Deno children (SQLite)', () => {
     const other: Server = createServer((s) => (reached++, s.destroy()));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
     const port = (other.address() as { port: number }).port;
-    const engine = await engineWith(['no-net.ts']);
+    const engine = await engineWith(['no-net.ts'], backend);
     try {
       const { runId } = await engine.trigger('file-no-net', { port });
       const view = await engine.result(runId, { timeout: '60s' });
@@ -66,7 +66,7 @@ describe('workflow files in Deno children (SQLite)', () => {
   }, 90_000);
 
   it('a declared path can be read, an undeclared one cannot', async () => {
-    const engine = await engineWith(['reads.ts']);
+    const engine = await engineWith(['reads.ts'], backend);
     try {
       const { runId } = await engine.trigger('file-reads', { ok: join(FIX, 'readable', 'ok.txt'), other: join(FIX, 'two-steps.ts') });
       const view = await engine.result(runId, { timeout: '60s' });

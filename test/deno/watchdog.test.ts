@@ -13,14 +13,14 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-describe('watchdog (SQLite, real Deno child)', () => {
+describe.each(['sqlite', 'restate'] as const)('watchdog (%s, real Deno child)', (backend) => {
   it('a hung child is killed (heartbeat timeout; then the step timeout) and each step is retried', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-watchdog-'));
     dirs.push(dataDir);
     // Step 'spin' has no timeout: only the silence of the heartbeats finds it. Step
     // 'spin-timed' has a 300 ms timeout, found first (the heartbeat timeout is longer).
     const engine = await createEngine({
-      dataDir, workflowFiles: [join(import.meta.dirname, 'fixtures', 'hung.ts')], log: { level: 'silent' },
+      backend, dataDir, workflowFiles: [join(import.meta.dirname, 'fixtures', 'hung.ts')], log: { level: 'silent' },
       deno: { heartbeatInterval: 100, heartbeatTimeout: 2_500 },
     });
     await engine.start();
@@ -40,7 +40,7 @@ describe('watchdog (SQLite, real Deno child)', () => {
   }, 120_000);
 });
 
-describe('cancel of a hung child (SQLite, real Deno child)', () => {
+describe.each(['sqlite', 'restate'] as const)('cancel of a hung child (%s, real Deno child)', (backend) => {
   it('the cancel frame cannot be heard by a blocked child: after the cleanup grace it is killed by PID and the run is cancelled', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tranquil-watchdog-cancel-'));
     dirs.push(dir);
@@ -58,7 +58,7 @@ export default workflow('file-stuck', { permissions: { write: ['./out'] } }, (w)
 `);
     // The heartbeat timeout is far away: only the cancel's backstop can end this child.
     const engine = await createEngine({
-      dataDir: join(dir, 'data'), workflowFiles: [join(dir, 'stuck.ts')], log: { level: 'silent' }, cancelGrace: 300,
+      backend, dataDir: join(dir, 'data'), workflowFiles: [join(dir, 'stuck.ts')], log: { level: 'silent' }, cancelGrace: 300,
       deno: { heartbeatTimeout: 600_000 },
     });
     await engine.start();

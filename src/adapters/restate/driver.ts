@@ -8,6 +8,14 @@
 //
 // Restate journals the order in which the raced promises complete, so a replay hands the
 // outcomes out in the same order as the first execution.
+//
+// The SDK runs a ctx.run closure only when an awaited promise includes it: a step called
+// while a race is in flight (the code awaited a timer, or a Deno child's frame arrived a
+// turn later) would not start its body until that race settled, so bodies meant to run in
+// parallel ran one after the other. A new caller therefore interrupts the race in flight:
+// each race includes a local promise (no journal entry: the SDK ignores a const promise in
+// the journal's futures) that the driver resolves, and the SDK's progress loop of the old
+// race is woken so it ends before the next race (with every pending promise) begins.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import { CancelledError } from '../../domain/errors.ts';
@@ -24,6 +32,8 @@ type Settled = { w: Waiter; ok: true; value: unknown } | { w: Waiter; ok: false;
 
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
+const INTERRUPTED = Symbol('interrupted');
+
 export class RestateDriver {
   private pending: Waiter[] = [];
   private running = false;
@@ -32,10 +42,17 @@ export class RestateDriver {
   /** Waiters pending when the last cancel arrived: their CancelledErrors are that cancel's,
    *  not a new one. */
   private cancelledTogether = new Set<Waiter>();
+  /** Ends the race in flight (set while one is awaited and `nudge` is available). */
+  private interrupt: (() => void) | undefined;
 
   /** @param onCancelled told once per cancel Restate delivers to the invocation. Waiters it
    *  gives up reject with the engine's CancelledError. */
-  constructor(private readonly onCancelled: () => void) {}
+  /** @param nudge wakes the SDK's progress loop (which may wait for outside progress) so an
+   *  interrupted race's loop ends; without it, races are not interrupted. */
+  constructor(
+    private readonly onCancelled: () => void,
+    private readonly nudge?: () => boolean,
+  ) {}
 
   private cancelled(waiters: Iterable<Waiter>, w?: Waiter): CancelledError {
     if (!w || !this.cancelledTogether.has(w)) {
@@ -53,7 +70,7 @@ export class RestateDriver {
       if (!this.running) {
         this.running = true;
         void this.loop();
-      }
+      } else this.interrupt?.(); // the race in flight does not include this promise
     });
   }
 
@@ -61,6 +78,22 @@ export class RestateDriver {
   close(): void {
     this.closed = true;
     this.pending = [];
+  }
+
+  private race(tagged: restate.RestatePromise<Settled>[]): Promise<Settled | typeof INTERRUPTED> {
+    if (!this.nudge) return tagged.length === 1 ? tagged[0]! : restate.RestatePromise.race(tagged);
+    let wake!: () => void;
+    const woken = new Promise<typeof INTERRUPTED>((r) => (wake = () => r(INTERRUPTED)));
+    this.interrupt = () => {
+      this.interrupt = undefined;
+      // Only once the SDK's loop can be woken: otherwise it would still wait for outside
+      // progress when the next race starts its own loop ("awaitNext already pending").
+      if (this.nudge!()) wake();
+    };
+    // RestatePromise.resolve of a plain promise: settles with it, and is no journal future.
+    const local = restate.RestatePromise.resolve(woken) as unknown as restate.RestatePromise<typeof INTERRUPTED>;
+    const all = restate.RestatePromise.race<(restate.RestatePromise<Settled> | restate.RestatePromise<typeof INTERRUPTED>)[]>([...tagged, local]);
+    return (all as Promise<Settled | typeof INTERRUPTED>).finally(() => (this.interrupt = undefined));
   }
 
   private async loop(): Promise<void> {
@@ -74,7 +107,9 @@ export class RestateDriver {
           const tagged = batch.map((w) =>
             (w.tagged ??= w.promise.map((value, failure): Settled => (failure === undefined ? { w, ok: true, value } : { w, ok: false, failure }))),
           );
-          settled = await (tagged.length === 1 ? tagged[0]! : restate.RestatePromise.race(tagged));
+          const raced = await this.race(tagged);
+          if (raced === INTERRUPTED) continue; // race again, with the newcomers
+          settled = raced;
         } catch (err) {
           // Not one promise's outcome (the invocation was cancelled or the SDK failed): it
           // concerns every caller waiting now.

@@ -51,6 +51,18 @@ export interface RestateStepLogHooks {
   stepChanged(step: StepView): void;
 }
 
+/** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
+ *  closure's end): the loop of an interrupted race then sees it settled and ends. Reaches
+ *  into SDK 1.17 internals (pinned; `test/restate/concurrency.test.ts` and the conformance
+ *  case "a step called while another is in flight starts its body at once" cover it);
+ *  false when they are not there, and then the driver does not interrupt races. */
+function wakeProgressLoop(ctx: unknown): boolean {
+  const channel = (ctx as { runClosuresTracker?: { channel?: { signal?: () => void } } }).runClosuresTracker?.channel;
+  if (typeof channel?.signal !== 'function') return false;
+  channel.signal();
+  return true;
+}
+
 export class RestateStepLog implements StepLog {
   entries: readonly JournalEntry[] = [];
   input: Json = null;
@@ -67,10 +79,13 @@ export class RestateStepLog implements StepLog {
   /** Cancels Restate delivered to this invocation: the first is thrown into the code, a
    *  second ends the run at once. */
   private cancels = 0;
-  readonly driver = new RestateDriver(() => {
-    this.cancels++;
-    this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`));
-  });
+  readonly driver = new RestateDriver(
+    () => {
+      this.cancels++;
+      this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`));
+    },
+    () => wakeProgressLoop(this.rctx),
+  );
   private cancelListener?: (reason: Error) => void;
   private readonly onStop = () => this.cancelListener?.(new EngineStateError('engine stopped'));
 

@@ -61,6 +61,8 @@ export default workflow('race-do', ${P}, (w) => {
     const { runId } = await rig.engine.trigger('race-do', null);
     const view = await rig.engine.result(runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
+    // Before: on Restate the two `attempt` frames reached the engine in different turns and
+    // the SDK ran 'fast' only after 'slow' ended (driver.ts: a newcomer interrupts the race).
     expect(view.output).toEqual({ first: 'fast' });
     // Every child that ran the code (first execution and each replay) saw the same winner.
     const seen = rig.text('seen').split('\n').filter(Boolean);
