@@ -49,7 +49,9 @@ export function schedule(cron: string, options: { timezone?: string; catchUp?: C
     }
   }
   try {
-    cronParser().CronExpressionParser.parse(expr, { tz: opts.timezone });
+    // In a Deno workflow-file child (no permission to read node_modules) the engine checks
+    // the expression instead, when it registers the file's description (docs/runner.md).
+    if (!('Deno' in globalThis)) cronParser().CronExpressionParser.parse(expr, { tz: opts.timezone });
   } catch (err) {
     throw new ValidationError(`schedule(cron): '${expr}' is not a cron expression: ${(err as Error).message}`);
   }

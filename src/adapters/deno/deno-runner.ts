@@ -14,7 +14,8 @@ import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
-import type { Trigger } from '../../../sdk/triggers.ts';
+import { schedule, type Trigger } from '../../../sdk/triggers.ts';
+import type { CatchUpPolicy } from '../../domain/schedule.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
@@ -41,8 +42,9 @@ export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
 const STEP_TIMEOUT_SLACK_MS = 1_000;
 /** After a cancel's grace, before a child that has not ended is killed. */
 const CANCEL_KILL_MS = 2_000;
-/** A child that has not connected by then is killed (the token expires unclaimed anyway). */
-const CONNECT_TIMEOUT_MS = 15_000;
+/** A child that has not connected by then is killed (the token expires unclaimed anyway).
+ *  Generous: on a machine loaded far past its cores a Deno start took over 15 s. */
+const CONNECT_TIMEOUT_MS = 60_000;
 
 /** The description of a snapshot's file, stored next to it. */
 const DESCRIPTION = 'description.json';
@@ -106,7 +108,7 @@ export class DenoRunner {
     } catch {
       throw new ValidationError(`workflow file ${file}: its description is not JSON`);
     }
-    const d = parseOrThrow(descriptionSchema, raw, `workflow file ${file}`);
+    const d = checkTriggers(parseOrThrow(descriptionSchema, raw, `workflow file ${file}`), file);
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
@@ -224,6 +226,21 @@ export class DenoRunner {
 
   private env(extra: Record<string, string>): Record<string, string> {
     return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
+  }
+}
+
+/** The child could not check a schedule's cron (no read access to cron-parser): rebuilt
+ *  here with the sdk's own constructor, which validates it (a bad one fails the describe). */
+function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: string): D {
+  try {
+    const triggers = d.triggers.map((t) => {
+      if (t.type !== 'schedule') return t;
+      const s = t as { cron?: unknown; timezone?: unknown; catchUp?: unknown };
+      return schedule(String(s.cron), { ...(s.timezone != null ? { timezone: s.timezone as string } : {}), ...(s.catchUp != null ? { catchUp: s.catchUp as CatchUpPolicy } : {}) });
+    });
+    return { ...d, triggers };
+  } catch (err) {
+    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
   }
 }
 

@@ -25,7 +25,7 @@ export class StepListener {
   refused = 0;
 
   constructor(o: StepListenerOptions = {}) {
-    this.tokens = new TokenBook(o.tokenTtlMs ?? 10_000);
+    this.tokens = new TokenBook(o.tokenTtlMs ?? 60_000); // as long as the runner waits for a child to connect
     this.authTimeoutMs = o.authTimeoutMs ?? 5_000;
   }
 

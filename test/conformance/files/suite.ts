@@ -7,6 +7,7 @@ import { afterEach, describe, it } from 'vitest';
 import { Rigs, type Backend, type FlowRig } from './harness.ts';
 import { coreFileScenarios } from './core.ts';
 import { moreFileScenarios } from './more.ts';
+import { triggerFileScenarios } from './triggers.ts';
 
 export interface FileKit {
   test(name: string, fn: () => Promise<void>, timeout?: number): void;
@@ -36,6 +37,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     const kit: FileKit = { test, boot: (bodies, config) => rigs.boot(bodies, config) };
     coreFileScenarios(kit);
     moreFileScenarios(kit);
+    triggerFileScenarios(kit);
   });
 }
 
