@@ -31,6 +31,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
+import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
@@ -53,8 +54,10 @@ export interface RestateExecutorOptions {
   /** An existing Restate (cluster or managed): both set = start no server. */
   ingressUrl?: string;
   adminUrl?: string;
-  /** Request identity public keys of an external Restate (`publickeyv1_...`). */
+  /** Request identity public keys of an external Restate (`publickeyv1_...`; a cluster's). */
   identityKeys?: string[];
+  /** Where the SDK endpoint binds and the URL Restate calls (config `restate.endpoint`). */
+  endpoint?: { host: string; port?: number; url?: string };
   calendar: CalendarFactory;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
@@ -147,7 +150,9 @@ export class RestateExecutor implements DurableExecutor {
     const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
-    const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
+    const ep = this.o.endpoint;
+    const host = ep?.host ?? '127.0.0.1';
+    const port = ep?.port !== undefined ? await this.endpoint.listen(ep.port, host, false) : await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0, host);
     writeFileSync(portFile, String(port), { mode: 0o600 });
     await this.settleAdmin(() => this.registerDeployments(port));
   }
@@ -167,27 +172,17 @@ export class RestateExecutor implements DurableExecutor {
     }
   }
 
-  /** One deployment per code version (tag); deployments of earlier versions are repointed to
-   *  this process's port, and invocations that backed off while no endpoint answered resume now. */
+  /** One deployment per code version (tag), registered once whichever replica comes first;
+   *  see deployments.ts. */
   private async registerDeployments(port: number): Promise<void> {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
     const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
-    const engineId = await this.engineId();
-    const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
-    for (const d of mine) {
-      const path = d.uri ? new URL(d.uri).pathname : '/';
-      const uri = `http://127.0.0.1:${port}${path}`;
-      if (d.uri !== uri) await this.admin.repoint(d.id, uri);
-    }
-    const uri = `http://127.0.0.1:${port}/v/${tag}/`;
-    if (!mine.some((d) => d.uri && new URL(d.uri).pathname === `/v/${tag}/`)) await this.admin.register(uri, { tranquil: engineId, tag });
-    if (this.services.length === 0) return;
-    const stuck = await this.admin.query<{ id: string }>(
-      `SELECT id FROM sys_invocation WHERE status = 'backing-off' AND target_service_name IN (${this.services.map(sqlString).join(',')})`,
-    );
-    await Promise.all(stuck.map((s) => this.admin.resume(s.id)));
+    const url = this.o.endpoint?.url;
+    await registerDeployments(this.admin, {
+      base: url ?? endpointBase(this.o.endpoint?.host ?? '127.0.0.1', port), tag, engineId: await this.engineId(), shared: url !== undefined, services: this.services,
+    });
   }
 
   /** restate-server died under us: start it again on the same store and ports (bounded),
@@ -269,7 +264,7 @@ export class RestateExecutor implements DurableExecutor {
   private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
-        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
+        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input }));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
@@ -330,7 +325,7 @@ export class RestateExecutor implements DurableExecutor {
       workflow = v.workflow;
     }
     const queue = signalQueueName(serviceName(workflow));
-    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest);
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest));
     if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
