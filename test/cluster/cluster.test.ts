@@ -41,7 +41,6 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     lb = new Haproxy(net, net.lan, dir, `${net.lanAddress}:${ENDPOINT_PORT}`, hosts.map((h, i) => ({ name: `r${i + 1}`, address: `${h.address}:${ENDPOINT_PORT}` })));
     cluster.startAll();
     lb.start();
-    await Promise.all(cluster.nodes.map((n) => cluster.waitAdmin(n)));
     hosts.forEach((h, i) => {
       const node = cluster.nodes[i]!;
       const r = new Replica(net, `r${i + 1}`, h.ns, { ATTEMPTS: attempts });
@@ -54,8 +53,9 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       });
       replicas.push(r);
     });
-    // Both at once: registration must come out as one deployment whoever is first.
-    await Promise.all(replicas.map((r) => r.start(configs.get(r))));
+    // Both at once, while the nodes boot (the engine rides out an admin API that is not up
+    // yet): registration must come out as one deployment whoever is first.
+    await Promise.all([...cluster.nodes.map((n) => cluster.waitAdmin(n)), ...replicas.map((r) => r.start(configs.get(r)))]);
   }, 180_000);
 
   afterAll(async () => {

@@ -3,7 +3,7 @@
 // `option redispatch` + `retries` send a refused connection to the other one. Its config is
 // written to a temp dir; it runs in the foreground (-db) and is stopped by its PID.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestNetwork } from './netns.ts';
 
@@ -47,7 +47,10 @@ export class Haproxy {
         '',
       ].join('\n'),
     );
-    this.child = this.net.spawnIn(this.ns, HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // Its notes (servers going DOWN/UP) go to a file beside the config.
+    const log = openSync(join(this.dir, 'haproxy.log'), 'a');
+    this.child = this.net.spawnIn(this.ns, HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', log, log] });
+    closeSync(log);
   }
 
   async stop(): Promise<void> {
