@@ -100,6 +100,9 @@ export const configSchema = z
         identityKeys: z.array(z.string().regex(/^publickeyv1_[1-9A-HJ-NP-Za-km-z]+$/, 'expected publickeyv1_<base58>')).min(1).optional(),
         /** The SDK endpoint Restate calls (docs/restate.md, "Moving to a cluster"). */
         endpoint: endpointSchema.optional(),
+        /** Where the event inbox, schedules and webhook secrets live: 'local' (the data dir's
+         *  file, default) or 'restate' (shared by every replica; docs/restate.md). */
+        triggers: z.enum(['local', 'restate']).default('local'),
       })
       .strict()
       .superRefine((r, c) => {

@@ -31,6 +31,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
+import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
 import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
@@ -58,6 +59,9 @@ export interface RestateExecutorOptions {
   identityKeys?: string[];
   /** Where the SDK endpoint binds and the URL Restate calls (config `restate.endpoint`). */
   endpoint?: { host: string; port?: number; url?: string };
+  /** 'restate': event inbox, schedules + slot ledger and webhook secrets live in Restate
+   *  (cluster-triggers.ts), shared by every replica; 'local' (default): the trigger store. */
+  triggers?: 'local' | 'restate';
   calendar: CalendarFactory;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
@@ -99,6 +103,8 @@ export class RestateExecutor implements DurableExecutor {
   private readonly reader: RestateRunReader;
   /** Event inbox, schedules and webhook secrets: the trigger store's. */
   readonly triggers: TriggerState;
+  /** Set when triggers live in Restate (options.triggers 'restate'). */
+  private readonly shared: ClusterTriggerClient | undefined;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -106,6 +112,17 @@ export class RestateExecutor implements DurableExecutor {
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
+    if (o.triggers === 'restate') {
+      const shared = (this.shared = new ClusterTriggerClient(() => this.ingress, () => this.admin));
+      const started = <T>(f: () => Promise<T>) => (this.ensureStarted(), f());
+      this.triggers = {
+        ...this.triggers,
+        listEvents: (f) => started(() => shared.listEvents(f)),
+        listSchedules: () => started(() => shared.listSchedules()),
+        listSlots: (f) => started(() => shared.listSlots(f)),
+        webhookSecret: (wf) => started(() => shared.webhookSecret(wf)),
+      };
+    }
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
@@ -116,10 +133,11 @@ export class RestateExecutor implements DurableExecutor {
     this.opened = true;
     try {
       await this.connect();
-      await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
+      if (this.shared) await this.settleAdmin(() => this.shared!.ensureSchedules(this.o.registry));
+      else await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
       this.started = true;
       await this.forwardPending();
-      this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
+      if (!this.shared) this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
       await this.o.scheduler.start();
     } catch (err) {
       await this.teardown();
@@ -148,6 +166,7 @@ export class RestateExecutor implements DurableExecutor {
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
+    if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const ep = this.o.endpoint;
@@ -178,7 +197,7 @@ export class RestateExecutor implements DurableExecutor {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
-    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
+    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}`).digest('hex').slice(0, 12);
     const url = this.o.endpoint?.url;
     await registerDeployments(this.admin, {
       base: url ?? endpointBase(this.o.endpoint?.host ?? '127.0.0.1', port), tag, engineId: await this.engineId(), shared: url !== undefined, services: this.services,
@@ -279,6 +298,7 @@ export class RestateExecutor implements DurableExecutor {
 
   async emit(req: EmitRequest): Promise<EmitResult> {
     this.ensureStarted();
+    if (this.shared) return this.shared.publish(req.id, { name: req.name, payload: req.payload });
     const result = await this.o.triggerStore.write((w) => publishEvent(w, this.o.registry, req, this.o.clock.now()));
     if (result.created.length) await this.forward(result.created);
     return { runIds: result.runIds, duplicate: result.duplicate };
