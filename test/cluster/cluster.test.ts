@@ -49,6 +49,7 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
         restate: {
           ingressUrl: node.ingressUrl, adminUrl: node.adminUrl, identityKeys: cluster.publicKeys,
           endpoint: { host: h.address, port: ENDPOINT_PORT, url: `http://${net.lanAddress}:${ENDPOINT_PORT}/` },
+          triggers: 'restate',
         },
       });
       replicas.push(r);
@@ -92,13 +93,31 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const w = await r1.call<{ status: string; output: unknown }>('result', { runId: 'w1' });
     expect(w).toMatchObject({ status: 'succeeded', output: { x: 1 } });
 
-    const first = await r1.call<{ runIds: string[] }>('emit', { name: 'order.placed', payload: { o: 7 }, eventId: 'e1' });
+    const first = await r1.call<{ runIds: string[]; duplicate: boolean }>('emit', { name: 'order.placed', payload: { o: 7 }, eventId: 'e1' });
     const second = await r2.call<{ runIds: string[] }>('emit', { name: 'order.placed', payload: { o: 7 }, eventId: 'e1' });
-    expect(second.runIds).toEqual(first.runIds);
+    expect(second).toEqual({ runIds: first.runIds, duplicate: true });
     const runId = first.runIds[0]!;
     expect(await r2.call('result', { runId })).toMatchObject({ status: 'succeeded', output: { o: 7 } });
     expect(await r1.call('result', { runId })).toMatchObject({ status: 'succeeded', output: { o: 7 } });
     expect(ranFor(`${runId}/handle`)).toHaveLength(1);
+  }, 90_000);
+
+  it('triggers are cluster-wide: each schedule slot fires once, both replicas see the same ledger and events', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    type Slot = { slot: string; fate: string; runId?: string };
+    await until('three fired slots', async () => (await r1.call<Slot[]>('slots')).filter((s) => s.fate === 'fired').length >= 3, 60_000);
+    const fired = (await r1.call<Slot[]>('slots')).filter((s) => s.runId);
+    expect(new Set(fired.map((s) => s.slot)).size).toBe(fired.length);
+    for (const s of fired) {
+      expect(await r2.call('result', { runId: s.runId })).toMatchObject({ status: 'succeeded', output: s.slot });
+      expect(ranFor(`${s.runId}/beat`), `slot ${s.slot}`).toHaveLength(1);
+    }
+    // Both replicas read one ledger (newest first; a slot may land between the two reads).
+    const [a, b] = [await r1.call<Slot[]>('slots'), await r2.call<Slot[]>('slots')];
+    expect(b.slice(b.length - fired.length)).toEqual(a.slice(a.length - fired.length));
+    const [ea, eb] = [await r1.call<{ id: string; runIds: string[] }[]>('events'), await r2.call<{ id: string; runIds: string[] }[]>('events')];
+    expect(eb).toEqual(ea);
+    expect(ea.filter((e) => e.id === 'e1')).toHaveLength(1);
   }, 90_000);
 
   it('runs started on both replicas finish after one replica is SIGKILLed mid-run', async () => {

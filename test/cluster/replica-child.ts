@@ -6,7 +6,7 @@
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createEngine } from '../../compose/index.ts';
-import { event, manual, workflow } from '../../sdk/index.ts';
+import { event, manual, schedule, workflow } from '../../sdk/index.ts';
 
 const attempts = process.env.ATTEMPTS!;
 const me = process.env.REPLICA_NAME ?? 'replica';
@@ -36,7 +36,12 @@ const onOrder = workflow('on-order', (w) => {
   w.run(async ({ step, input }) => step.do('handle', ({ idempotencyKey }) => (note(`handle ${idempotencyKey}`), input)));
 });
 
-const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder], log: { level: 'error' } });
+const beat = workflow('beat', (w) => {
+  w.trigger(schedule('*/2 * * * * *'));
+  w.run(async ({ step, input }) => step.do('beat', ({ idempotencyKey }) => (note(`beat ${idempotencyKey}`), (input as { slot: string }).slot)));
+});
+
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat], log: { level: 'error' } });
 await engine.start();
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
@@ -50,6 +55,8 @@ const ops: Record<string, (c: Command) => Promise<unknown>> = {
   status: async (c) => (await engine.runs.get(c.runId as string)).status,
   signal: async (c) => engine.signal(c.runId as string, c.name as string, (c.payload ?? null) as never),
   emit: async (c) => engine.emit(c.name as string, (c.payload ?? null) as never, { id: c.eventId as string }),
+  events: async () => engine.events.list(),
+  slots: async () => engine.schedules.slots({ workflow: 'beat' }),
   stop: async () => {
     await engine.stop();
     setImmediate(() => process.exit(0));
