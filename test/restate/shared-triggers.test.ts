@@ -2,7 +2,8 @@
 // Restate virtual objects: src/adapters/restate/cluster-triggers.ts) passes the same trigger
 // scenarios as the local trigger store, on a real embedded restate-server. Two replicas in
 // one cluster are covered by test/cluster/cluster.test.ts.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,6 +52,18 @@ describe('triggers kept in Restate', () => {
     const { engine, dir } = await boot([wf]);
     await engine.emit('x', null, { id: 'e-local' });
     await until('a fired slot', async () => (await engine.schedules.slots({ fate: 'fired' })).length >= 1);
+    // The CLI reads them where the engine keeps them (compose/trigger-reader.ts).
+    writeFileSync(join(dir, 'tranquil.config.mjs'), `export default { backend: 'restate', restate: { triggers: 'restate' } };\n`);
+    const cli = (...args: string[]) => {
+      const env = { ...process.env };
+      delete env.TRANQUIL_BACKEND;
+      delete env.TRANQUIL_DATA_DIR;
+      const r = spawnSync(process.execPath, [join(import.meta.dirname, '../../bin/tranquil.mjs'), ...args, '--data-dir', dir], { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    expect((JSON.parse(cli('events', 'list', '--json')) as { id: string }[]).map((e) => e.id)).toEqual(['e-local']);
+    expect(cli('why', 'ticker')).toMatch(/fired on time/);
     await engine.stop();
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(join(dir, 'tranquil.db'), { readonly: true });
