@@ -34,6 +34,7 @@ import { AdminApi, sqlString } from './admin-api.ts';
 import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
 import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
 import { SdkEndpoint } from './endpoint.ts';
+import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
 import type { RunHooks } from './run-handler.ts';
@@ -132,6 +133,7 @@ export class RestateExecutor implements DurableExecutor {
     await this.o.triggerStore.open();
     this.opened = true;
     try {
+      await refuseSqliteRunsInFlight(this.o.triggerStore, this.o.dataDir);
       await this.connect();
       if (this.shared) await this.settleAdmin(() => this.shared!.ensureSchedules(this.o.registry));
       else await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
@@ -228,10 +230,10 @@ export class RestateExecutor implements DurableExecutor {
   /** Identifies this data dir's deployments among others on a shared Restate. */
   private engineId(): Promise<string> {
     return this.o.triggerStore.write((w) => {
-      const known = w.setting('restate.engine-id');
+      const known = w.setting(ENGINE_ID_SETTING);
       if (known) return known;
       const id = randomUUID();
-      w.setSetting('restate.engine-id', id);
+      w.setSetting(ENGINE_ID_SETTING, id);
       return id;
     });
   }
