@@ -145,13 +145,14 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const node3 = cluster.nodes[2]!;
     const ids = Array.from({ length: 40 }, (_, i) => `load${i + 1}`);
     const results: Promise<{ status: string; output: unknown }>[] = [];
+    let r1Up = true;
     for (const [i, runId] of ids.entries()) {
-      const via = i % 2 ? r2 : r1;
+      const via = i % 2 && r1Up ? r1 : r2;
       await via.call('trigger', { workflow: 'job', runId, input: { n: i + 1, nap: 1000 + (i % 5) * 500 } });
       if (i === 10) await cluster.kill(node3);
-      if (i === 20) await r1.kill();
+      if (i === 20) await r1.kill().then(() => (r1Up = false));
       if (i === 25) cluster.start(node3);
-      if (i === 30) await r1.start(configs.get(r1));
+      if (i === 30) await r1.start(configs.get(r1)).then(() => (r1Up = true));
       await new Promise((r) => setTimeout(r, 100));
     }
     for (const runId of ids) results.push(r2.call('result', { runId, timeout: '120s' }));
@@ -162,5 +163,9 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       expect(ranFor(`${id}/a`).length, `step a of ${id}`).toBeGreaterThanOrEqual(1);
       expect(ranFor(`${id}/b`).length, `step b of ${id}`).toBeGreaterThanOrEqual(1);
     }
+    // Through both kills, each schedule slot was decided once, and fired slots have one run each.
+    const slots = await r1.call<{ slot: string; runId?: string }[]>('slots');
+    expect(new Set(slots.map((s) => s.slot)).size).toBe(slots.length);
+    expect(new Set(slots.filter((s) => s.runId).map((s) => s.runId)).size).toBe(slots.filter((s) => s.runId).length);
   }, 300_000);
 });
