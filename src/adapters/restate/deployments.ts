@@ -1,6 +1,8 @@
 // Deployments: how this process's SDK endpoint is made known to Restate, once per code
 // version, and the one tolerance a cluster needs right after that.
 //
+// Earlier deployments of this app with no live invocation pinned to them are removed.
+//
 // Two modes:
 // - per-process endpoint (no `restate.endpoint.url`): the deployment URI is this process's own
 //   address; deployments this data dir registered earlier (metadata `tranquil` = its engine
@@ -49,11 +51,23 @@ export async function registerDeployments(admin: AdminApi, p: DeploymentPlan): P
       if (!(await admin.deployments()).some((d) => d.uri === uri)) throw err;
     }
   }
+  await removeIdle(admin, all.filter((d) => d.uri !== uri && (p.shared ? d.uri?.startsWith(p.base) : d.metadata?.tranquil === p.engineId)));
   if (p.services.length === 0) return;
   const stuck = await admin.query<{ id: string }>(
     `SELECT id FROM sys_invocation WHERE status = 'backing-off' AND target_service_name IN (${p.services.map(sqlString).join(',')})`,
   );
   await Promise.all(stuck.map((s) => admin.resume(s.id)));
+}
+
+/** Deployment hygiene: our earlier deployments (older code versions) that no live invocation
+ *  is pinned to are removed; new invocations pin to the newest deployment, so none can pin to
+ *  them after this look. Best effort: what fails now is tried again at the next start. */
+async function removeIdle(admin: AdminApi, candidates: { id: string }[]): Promise<void> {
+  if (candidates.length === 0) return;
+  const live = new Set(
+    (await admin.query<{ d: string }>(`SELECT DISTINCT pinned_deployment_id AS d FROM sys_invocation WHERE status != 'completed' AND pinned_deployment_id IS NOT NULL`)).map((r) => r.d),
+  );
+  await Promise.all(candidates.filter((d) => !live.has(d.id)).map((d) => admin.deleteDeployment(d.id).catch(() => 0)));
 }
 
 /** How long an ingress 404 is taken for "this node has not learned the deployment yet". */
