@@ -1,6 +1,6 @@
-// The SDK endpoint: an HTTP/2 server (on 127.0.0.1 unless configured) serving every workflow. The SDK matches
-// its routes as path suffixes, so the same handler answers under any `/v/<tag>/` prefix:
-// each code version is registered as its own deployment URI, and runs pinned to an older
+// The SDK endpoint: an HTTP/2 server (on 127.0.0.1 unless `restate.endpoint` says otherwise)
+// serving every workflow. The SDK matches its routes as path suffixes, so the same handler
+// answers under any `/v/<tag>/` prefix (or the configured URL's path): each code version is registered as its own deployment URI, and runs pinned to an older
 // deployment keep being served (by the code this process has).
 //
 // The SDK's log lines go to the engine's logger (sdk-log.ts), one line each. Closing the

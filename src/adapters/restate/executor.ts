@@ -6,7 +6,8 @@
 // not: the run outbox (a run is written first, then forwarded to Restate, and re-forwarded
 // at start if a crash came between; Restate dedups by workflow id), the event inbox,
 // schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
-// slots are claimed through the Scheduler it is given.
+// slots are claimed through the Scheduler it is given. With `triggers: 'restate'` the event
+// inbox, schedules and webhook secrets live in Restate instead (cluster-triggers.ts).
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -34,7 +35,6 @@ import { AdminApi, sqlString } from './admin-api.ts';
 import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
 import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
 import { SdkEndpoint } from './endpoint.ts';
-import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
 import type { RunHooks } from './run-handler.ts';
@@ -42,6 +42,7 @@ import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
+import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
