@@ -1,7 +1,8 @@
 // The SDK endpoint: an HTTP/2 server (on 127.0.0.1 unless `restate.endpoint` says otherwise)
 // serving every workflow. The SDK matches its routes as path suffixes, so the same handler
-// answers under any `/v/<tag>/` prefix (or the configured URL's path): each code version is registered as its own deployment URI, and runs pinned to an older
-// deployment keep being served (by the code this process has).
+// answers under any `/v/<tag>/` prefix (or the configured URL's path): each code version is
+// registered as its own deployment URI, and runs pinned to an older deployment keep being
+// served (by the code this process has).
 //
 // The SDK's log lines go to the engine's logger (sdk-log.ts), one line each. Closing the
 // endpoint breaks the streams of invocations in flight (sleeping runs hold theirs for up
