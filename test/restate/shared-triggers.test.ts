@@ -37,11 +37,11 @@ describe('triggers kept in Restate', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  // In `npm test`: the dedup across a restart and the schedule (what replicas depend on);
-  // the webhook and listing scenarios too with TRANQUIL_RESTATE_LONG=1 (each boots a server).
-  const always = ['the same event id twice starts one run, also across a restart', 'an every-second schedule fires runs and records each slot'];
+  // The shared scenarios each boot a server: with TRANQUIL_RESTATE_LONG=1. In `npm test` the
+  // test below runs here, and test/cluster/cluster.test.ts covers event dedup and one fire per
+  // slot across two replicas.
   const test = (name: string, fn: () => Promise<void>, timeout = 30_000) =>
-    always.includes(name) || LONG ? it(name, fn, timeout) : it.skip(`${name} [skipped: runs with TRANQUIL_RESTATE_LONG=1]`, fn);
+    LONG ? it(name, fn, timeout) : it.skip(`${name} [skipped: runs with TRANQUIL_RESTATE_LONG=1]`, fn);
   triggerScenarios({ test, boot, restart, until });
 
   it('nothing of the triggers is in the local file: its events and schedules tables stay empty', async () => {
