@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { createEngine } from '../compose/index.ts';
 import { resolveConfig } from '../compose/config.ts';
 import { openRunReader } from '../compose/run-reader.ts';
+import { openTriggerReader, type TriggerReader } from '../compose/trigger-reader.ts';
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
@@ -60,11 +61,11 @@ function print(o: Common, data: unknown, human: () => string): void {
 
 const noData = (project: Project) => new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
 
-/** The data dir's trigger state (events, schedules), read-only. */
-function readOnly(project: Project): ReadOnlyFile {
-  const data = ReadOnlyFile.open(project.dataDir);
-  if (!data) throw noData(project);
-  return data;
+/** Events and schedules from where the engine keeps them (compose/trigger-reader.ts). */
+async function triggerReader(project: Project): Promise<TriggerReader> {
+  const reader = await openTriggerReader(resolveConfig({ ...project.engine, dataDir: project.dataDir }));
+  if (!reader) throw noData(project);
+  return reader;
 }
 
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
@@ -223,12 +224,12 @@ export function buildProgram(): Command {
         const e = explain(run, Date.now());
         return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
       }
-      const data = readOnly(project);
+      const data = await triggerReader(project);
       let e: ReturnType<typeof explainSchedules>;
       try {
-        const schedules = data.triggers.listSchedules().filter((s) => s.workflow === id && s.active);
-        if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.db.name}`);
-        e = explainSchedules(id, schedules, data.triggers.listSlots({ workflow: id, limit: 20 }).reverse());
+        const schedules = (await data.listSchedules()).filter((s) => s.workflow === id && s.active);
+        if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.where}`);
+        e = explainSchedules(id, schedules, (await data.listSlots({ workflow: id, limit: 20 })).reverse());
       } finally {
         data.close();
       }
@@ -284,9 +285,8 @@ export function buildProgram(): Command {
     .option('--name <event>', 'only this event name')
     .addOption(new Option('--limit <n>', 'at most n events').default(100).argParser(parseIntArg('--limit')))
     .action(async (o: Common & { unmatched?: boolean; name?: string; limit: number }) => {
-      const data = readOnly(await loadProject(o));
-      const list = data.triggers.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) });
-      data.close();
+      const data = await triggerReader(await loadProject(o));
+      const list = await data.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) }).finally(() => data.close());
       print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
     });
 

@@ -15,6 +15,28 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
 
+const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::';
+
+/** Where the SDK endpoint binds (`host`, `port`) and the URL Restate is told to call (`url`:
+ *  the address every Restate node can reach, e.g. a load balancer in front of replicas).
+ *  Defaults: 127.0.0.1, a free port remembered in the data dir, `http://<host>:<port>/`. */
+const endpointSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).optional(),
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:$/.test(new URL(u).protocol), 'expected an http:// or https:// URL')
+      .transform((u) => (u.endsWith('/') ? u : `${u}/`))
+      .optional(),
+  })
+  .strict()
+  .superRefine((e, c) => {
+    if (isWildcard(e.host) && !e.url) c.addIssue({ code: 'custom', path: ['url'], message: `required when host is ${e.host}: Restate needs an address it can reach` });
+  });
+
 export const configSchema = z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
@@ -73,10 +95,23 @@ export const configSchema = z
       .object({
         ingressUrl: z.string().url().optional(),
         adminUrl: z.string().url().optional(),
-        /** Request identity keys of an external Restate; the endpoint then serves only it. */
-        identityKeys: z.array(z.string().regex(/^publickeyv1_[1-9A-HJ-NP-Za-km-z]+$/, 'expected publickeyv1_<base58>')).optional(),
+        /** Request identity keys of an external Restate (a cluster: one per signing key in
+         *  use; every node must sign with one of them); the endpoint then serves only them. */
+        identityKeys: z.array(z.string().regex(/^publickeyv1_[1-9A-HJ-NP-Za-km-z]+$/, 'expected publickeyv1_<base58>')).min(1).optional(),
+        /** The SDK endpoint Restate calls (docs/restate.md, "Moving to a cluster"). */
+        endpoint: endpointSchema.optional(),
+        /** Where the event inbox, schedules and webhook secrets live: 'local' (the data dir's
+         *  file, default) or 'restate' (shared by every replica; docs/restate.md). */
+        triggers: z.enum(['local', 'restate']).default('local'),
       })
       .strict()
+      .superRefine((r, c) => {
+        // The embedded server signs with its own key; an external one must name its keys
+        // before the endpoint is reachable from other hosts.
+        if (r.ingressUrl && r.endpoint && !isLoopback(r.endpoint.host) && !r.identityKeys?.length) {
+          c.addIssue({ code: 'custom', path: ['identityKeys'], message: `required when endpoint.host is ${r.endpoint.host} (not loopback): without them anyone who reaches the port could invoke workflow handlers` });
+        }
+      })
       .optional(),
   })
   .strict();

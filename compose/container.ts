@@ -121,6 +121,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new overrides.restate({
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
+          endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           logger: ctx.get<Logger>(TOKENS.logger),

@@ -108,4 +108,7 @@ export interface TriggerStore {
   outboxRun(runId: string): Promise<OutboxEntry | undefined>;
   /** Runs written but not yet accepted by the backend (at most `limit`). */
   pendingRuns(limit: number): Promise<OutboxRun[]>;
+  /** Runs started and not finished, as the SQLite backend executes them (at most `limit`):
+   *  a Restate engine refuses a data dir holding any (docs/restate.md, "Switching"). */
+  startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]>;
 }

@@ -123,4 +123,16 @@ it('a code change registers a new deployment; a run in flight finishes after the
   } finally {
     await v2.stop();
   }
-}, 90_000);
+  // Deployment hygiene: the v1 deployment kept while the run was pinned to it is removed at
+  // the next start, now that no live invocation is pinned to it.
+  const again = await createEngine({ backend: 'restate', dataDir, workflows: [v2wf] });
+  await again.start();
+  try {
+    const { admin } = JSON.parse(readFileSync(join(dataDir, 'restate', 'ports.json'), 'utf8')) as { admin: number };
+    const deployments = ((await (await fetch(`http://127.0.0.1:${admin}/deployments`)).json()) as { deployments: { metadata?: Record<string, string> }[] }).deployments;
+    expect(deployments.filter((d) => d.metadata?.tranquil)).toHaveLength(1);
+    expect((await again.runs.get(runId)).status).toBe('succeeded');
+  } finally {
+    await again.stop();
+  }
+}, 120_000);

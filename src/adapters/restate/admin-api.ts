@@ -47,6 +47,12 @@ export class AdminApi {
     if (!r.ok) throw new BackendUnavailableError(`restate admin: repointing deployment ${id} to ${uri} failed (${r.status}): ${r.text.slice(0, 300)}`);
   }
 
+  /** Removes a deployment. Restate deletes only with force (501 otherwise); callers check
+   *  first that no live invocation is pinned to it. Returns the HTTP status. */
+  async deleteDeployment(id: string): Promise<number> {
+    return (await httpJson('DELETE', `${this.url}/deployments/${id}?force=true`)).status;
+  }
+
   /** Returns the HTTP status (202 cancelled, 409 already completed, 404 unknown). */
   async cancel(invocationId: string): Promise<number> {
     return (await httpJson('PATCH', `${this.url}/invocations/${invocationId}/cancel`)).status;

@@ -1,7 +1,8 @@
-// The SDK endpoint: an HTTP/2 server on 127.0.0.1 serving every workflow. The SDK matches
-// its routes as path suffixes, so the same handler answers under any `/v/<tag>/` prefix:
-// each code version is registered as its own deployment URI, and runs pinned to an older
-// deployment keep being served (by the code this process has).
+// The SDK endpoint: an HTTP/2 server (on 127.0.0.1 unless `restate.endpoint` says otherwise)
+// serving every workflow. The SDK matches its routes as path suffixes, so the same handler
+// answers under any `/v/<tag>/` prefix (or the configured URL's path): each code version is
+// registered as its own deployment URI, and runs pinned to an older deployment keep being
+// served (by the code this process has).
 //
 // The SDK's log lines go to the engine's logger (sdk-log.ts), one line each. Closing the
 // endpoint breaks the streams of invocations in flight (sleeping runs hold theirs for up
@@ -29,7 +30,8 @@ export class SdkEndpoint {
     private readonly logger?: Logger,
   ) {}
 
-  async listen(preferredPort: number): Promise<number> {
+  /** fallback: a busy preferredPort (remembered, not configured) is replaced by a free one. */
+  async listen(preferredPort: number, host = '127.0.0.1', fallback = true): Promise<number> {
     const handler = restate.createEndpointHandler({
       services: this.services,
       ...(this.identityKeys.length ? { identityKeys: this.identityKeys } : {}),
@@ -50,14 +52,14 @@ export class SdkEndpoint {
     this.server = server;
     this.port = await new Promise<number>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
-        if (preferredPort !== 0 && err.code === 'EADDRINUSE') {
-          server.listen(0, '127.0.0.1');
+        if (fallback && preferredPort !== 0 && err.code === 'EADDRINUSE') {
+          server.listen(0, host);
           return;
         }
         reject(err);
       };
       server.on('error', onError);
-      server.listen(preferredPort, '127.0.0.1', () => {
+      server.listen(preferredPort, host, () => {
         server.off('error', onError);
         const addr = server.address();
         resolve(typeof addr === 'object' && addr ? addr.port : 0);

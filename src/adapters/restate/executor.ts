@@ -6,7 +6,8 @@
 // not: the run outbox (a run is written first, then forwarded to Restate, and re-forwarded
 // at start if a crash came between; Restate dedups by workflow id), the event inbox,
 // schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
-// slots are claimed through the Scheduler it is given.
+// slots are claimed through the Scheduler it is given. With `triggers: 'restate'` the event
+// inbox, schedules and webhook secrets live in Restate instead (cluster-triggers.ts).
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -31,6 +32,8 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
+import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
+import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
@@ -41,6 +44,7 @@ import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
 import { RestateServer } from './server-process.ts';
+import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
@@ -55,8 +59,13 @@ export interface RestateExecutorOptions {
   /** An existing Restate (cluster or managed): both set = start no server. */
   ingressUrl?: string;
   adminUrl?: string;
-  /** Request identity public keys of an external Restate (`publickeyv1_...`). */
+  /** Request identity public keys of an external Restate (`publickeyv1_...`; a cluster's). */
   identityKeys?: string[];
+  /** Where the SDK endpoint binds and the URL Restate calls (config `restate.endpoint`). */
+  endpoint?: { host: string; port?: number; url?: string };
+  /** 'restate': event inbox, schedules + slot ledger and webhook secrets live in Restate
+   *  (cluster-triggers.ts), shared by every replica; 'local' (default): the trigger store. */
+  triggers?: 'local' | 'restate';
   calendar: CalendarFactory;
   /** Largest JSON of a step result (config maxPayloadBytes); default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
@@ -101,6 +110,8 @@ export class RestateExecutor implements DurableExecutor {
   /** Event inbox, schedules and webhook secrets: the trigger store's. */
   readonly triggers: TriggerState;
   private readonly files: RestateFileRuns | undefined;
+  /** Set when triggers live in Restate (options.triggers 'restate'). */
+  private readonly shared: ClusterTriggerClient | undefined;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -109,6 +120,17 @@ export class RestateExecutor implements DurableExecutor {
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
+    if (o.triggers === 'restate') {
+      const shared = (this.shared = new ClusterTriggerClient(() => this.ingress, () => this.admin));
+      const started = <T>(f: () => Promise<T>) => (this.ensureStarted(), f());
+      this.triggers = {
+        ...this.triggers,
+        listEvents: (f) => started(() => shared.listEvents(f)),
+        listSchedules: () => started(() => shared.listSchedules()),
+        listSlots: (f) => started(() => shared.listSlots(f)),
+        webhookSecret: (wf) => started(() => shared.webhookSecret(wf)),
+      };
+    }
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
@@ -118,11 +140,13 @@ export class RestateExecutor implements DurableExecutor {
     await this.o.triggerStore.open();
     this.opened = true;
     try {
+      await refuseSqliteRunsInFlight(this.o.triggerStore, this.o.dataDir);
       await this.connect();
-      await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
+      if (this.shared) await this.settleAdmin(() => this.shared!.ensureSchedules(this.o.registry));
+      else await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
       this.started = true;
       await this.forwardPending();
-      this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
+      if (!this.shared) this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
       await this.o.scheduler.start();
     } catch (err) {
       await this.teardown();
@@ -156,9 +180,12 @@ export class RestateExecutor implements DurableExecutor {
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, files), buildSignalQueue(serviceName(w.definition.name))]),
       ...(this.files?.services() ?? []),
     ];
+    if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
-    const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
+    const ep = this.o.endpoint;
+    const host = ep?.host ?? '127.0.0.1';
+    const port = ep?.port !== undefined ? await this.endpoint.listen(ep.port, host, false) : await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0, host);
     writeFileSync(portFile, String(port), { mode: 0o600 });
     await this.settleAdmin(() => this.registerDeployments(port));
   }
@@ -178,28 +205,18 @@ export class RestateExecutor implements DurableExecutor {
     }
   }
 
-  /** One deployment per code version (tag); deployments of earlier versions are repointed to
-   *  this process's port, and invocations that backed off while no endpoint answered resume now. */
+  /** One deployment per code version (tag), registered once whichever replica comes first;
+   *  see deployments.ts. */
   private async registerDeployments(port: number): Promise<void> {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
-    const shape = this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE;
+    const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}`;
     const tag = createHash('sha256').update(`${versions}|${shape}`).digest('hex').slice(0, 12);
-    const engineId = await this.engineId();
-    const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
-    for (const d of mine) {
-      const path = d.uri ? new URL(d.uri).pathname : '/';
-      const uri = `http://127.0.0.1:${port}${path}`;
-      if (d.uri !== uri) await this.admin.repoint(d.id, uri);
-    }
-    const uri = `http://127.0.0.1:${port}/v/${tag}/`;
-    if (!mine.some((d) => d.uri && new URL(d.uri).pathname === `/v/${tag}/`)) await this.admin.register(uri, { tranquil: engineId, tag });
-    if (this.services.length === 0) return;
-    const stuck = await this.admin.query<{ id: string }>(
-      `SELECT id FROM sys_invocation WHERE status = 'backing-off' AND target_service_name IN (${this.services.map(sqlString).join(',')})`,
-    );
-    await Promise.all(stuck.map((s) => this.admin.resume(s.id)));
+    const url = this.o.endpoint?.url;
+    await registerDeployments(this.admin, {
+      base: url ?? endpointBase(this.o.endpoint?.host ?? '127.0.0.1', port), tag, engineId: await this.engineId(), shared: url !== undefined, services: this.services,
+    });
   }
 
   /** restate-server died under us: start it again on the same store and ports (bounded),
@@ -226,10 +243,10 @@ export class RestateExecutor implements DurableExecutor {
   /** Identifies this data dir's deployments among others on a shared Restate. */
   private engineId(): Promise<string> {
     return this.o.triggerStore.write((w) => {
-      const known = w.setting('restate.engine-id');
+      const known = w.setting(ENGINE_ID_SETTING);
       if (known) return known;
       const id = randomUUID();
-      w.setSetting('restate.engine-id', id);
+      w.setSetting(ENGINE_ID_SETTING, id);
       return id;
     });
   }
@@ -282,7 +299,7 @@ export class RestateExecutor implements DurableExecutor {
     await Promise.all(
       runs.map(async (r) => {
         const body = this.files ? this.files.runRequest(r.workflow, r.input, r.version) : { input: r.input };
-        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body);
+        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
@@ -297,6 +314,7 @@ export class RestateExecutor implements DurableExecutor {
 
   async emit(req: EmitRequest): Promise<EmitResult> {
     this.ensureStarted();
+    if (this.shared) return this.shared.publish(req.id, { name: req.name, payload: req.payload });
     const result = await this.o.triggerStore.write((w) => publishEvent(w, this.o.registry, req, this.o.clock.now()));
     if (result.created.length) await this.forward(result.created);
     return { runIds: result.runIds, duplicate: result.duplicate };
@@ -343,7 +361,7 @@ export class RestateExecutor implements DurableExecutor {
       workflow = v.workflow;
     }
     const queue = signalQueueName(serviceName(workflow));
-    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest);
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest));
     if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }

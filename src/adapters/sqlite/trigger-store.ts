@@ -92,6 +92,12 @@ export class SqliteTriggerStore implements TriggerStore {
   async pendingRuns(limit: number): Promise<OutboxRun[]> {
     return this.store.listRunRows({ status: 'pending', limit }).map(toOutboxRun);
   }
+
+  async startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]> {
+    return this.store.db
+      .prepare(`SELECT run_id AS runId, status FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled') ORDER BY created_seq LIMIT ?`)
+      .all(limit) as { runId: string; status: string }[];
+  }
 }
 
 function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {

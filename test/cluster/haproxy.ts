@@ -1,0 +1,64 @@
+// HAProxy (Debian's /usr/sbin/haproxy) in TCP mode in front of the engine replicas: HTTP/2
+// from Restate passes through untouched. Health checks every 300 ms take a dead replica out;
+// `option redispatch` + `retries` send a refused connection to the other one. Its config is
+// written to a temp dir; it runs in the foreground (-db) and is stopped by its PID.
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestNetwork } from './netns.ts';
+
+export const HAPROXY = '/usr/sbin/haproxy';
+
+export function haproxyUnavailable(): string | undefined {
+  return existsSync(HAPROXY) ? undefined : `${HAPROXY} is not installed (apt-get install haproxy; .ci/run installs it)`;
+}
+
+export class Haproxy {
+  private child: ChildProcess | undefined;
+
+  constructor(
+    private readonly net: TestNetwork,
+    private readonly ns: string,
+    private readonly dir: string,
+    readonly bind: string,
+    private readonly backends: { name: string; address: string }[],
+  ) {}
+
+  start(): void {
+    const cfg = join(this.dir, 'haproxy.cfg');
+    writeFileSync(
+      cfg,
+      [
+        'global',
+        '  maxconn 4096',
+        'defaults',
+        '  mode tcp',
+        '  timeout connect 1s',
+        '  timeout client 10m',
+        '  timeout server 10m',
+        '  option redispatch',
+        '  retries 3',
+        'frontend replicas',
+        `  bind ${this.bind}`,
+        '  default_backend apps',
+        'backend apps',
+        '  balance roundrobin',
+        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 1 rise 2`),
+        '',
+      ].join('\n'),
+    );
+    // Its notes (servers going DOWN/UP) go to a file beside the config.
+    const log = openSync(join(this.dir, 'haproxy.log'), 'a');
+    this.child = this.net.spawnIn(this.ns, HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', log, log] });
+    closeSync(log);
+  }
+
+  async stop(): Promise<void> {
+    const c = this.child;
+    this.child = undefined;
+    if (!c?.pid || c.exitCode !== null || c.signalCode !== null) return;
+    const gone = new Promise<void>((r) => c.once('exit', () => r()));
+    process.kill(c.pid, 'SIGTERM');
+    await gone;
+  }
+}

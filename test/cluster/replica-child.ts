@@ -1,0 +1,77 @@
+// One engine replica for the cluster tests, run inside its host namespace. Config comes as
+// JSON in REPLICA_CONFIG (restate URLs, endpoint, identity keys, data dir); step attempts are
+// appended to ATTEMPTS (a file shared by all replicas: namespaces share the filesystem).
+// Commands arrive as JSON lines on stdin ({ id, op, ... }); each answer is one JSON line on
+// stdout ({ id, ok, value } or { id, ok: false, error }). Prints {"ready":true} once started.
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createEngine } from '../../compose/index.ts';
+import { event, manual, schedule, workflow } from '../../sdk/index.ts';
+
+const attempts = process.env.ATTEMPTS!;
+const me = process.env.REPLICA_NAME ?? 'replica';
+const note = (line: string) => appendFileSync(attempts, `${line} ${me}\n`);
+
+const job = workflow('job', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input }) => {
+    const { n, nap } = input as { n: number; nap: number };
+    const a = await step.do('a', ({ idempotencyKey }) => (note(`a ${idempotencyKey}`), n * 2));
+    await step.sleep('nap', nap);
+    const b = await step.do('b', ({ idempotencyKey }) => (note(`b ${idempotencyKey}`), a + 1));
+    return { n, a, b };
+  });
+});
+
+const waiter = workflow('waiter', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    const got = await step.waitForEvent('go', { timeout: '60s' });
+    return step.do('after', ({ idempotencyKey }) => (note(`after ${idempotencyKey}`), got));
+  });
+});
+
+const onOrder = workflow('on-order', (w) => {
+  w.trigger(event('order.placed'));
+  w.run(async ({ step, input }) => step.do('handle', ({ idempotencyKey }) => (note(`handle ${idempotencyKey}`), input)));
+});
+
+const beat = workflow('beat', (w) => {
+  w.trigger(schedule('*/2 * * * * *'));
+  w.run(async ({ step, input }) => step.do('beat', ({ idempotencyKey }) => (note(`beat ${idempotencyKey}`), (input as { slot: string }).slot)));
+});
+
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat], log: { level: 'error' } });
+await engine.start();
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+
+type Command = { id: number; op: string; [k: string]: unknown };
+const ops: Record<string, (c: Command) => Promise<unknown>> = {
+  trigger: async (c) => engine.trigger(c.workflow as string, c.input ?? null, { runId: c.runId as string }),
+  result: async (c) => {
+    const v = await engine.result(c.runId as string, { timeout: (c.timeout as string) ?? '90s' });
+    return { status: v.status, output: v.output, steps: v.steps?.map((s) => s.name) };
+  },
+  status: async (c) => (await engine.runs.get(c.runId as string)).status,
+  signal: async (c) => engine.signal(c.runId as string, c.name as string, (c.payload ?? null) as never),
+  emit: async (c) => engine.emit(c.name as string, (c.payload ?? null) as never, { id: c.eventId as string }),
+  events: async () => engine.events.list(),
+  slots: async () => engine.schedules.slots({ workflow: 'beat' }),
+  stop: async () => {
+    await engine.stop();
+    setImmediate(() => process.exit(0));
+    return true;
+  },
+};
+
+for await (const line of createInterface({ input: process.stdin })) {
+  const c = JSON.parse(line) as Command;
+  void (async () => {
+    try {
+      const value = await ops[c.op]!(c);
+      process.stdout.write(`${JSON.stringify({ id: c.id, ok: true, value: value ?? null })}\n`);
+    } catch (err) {
+      process.stdout.write(`${JSON.stringify({ id: c.id, ok: false, error: `${(err as Error).name}: ${(err as Error).message}` })}\n`);
+    }
+  })();
+}
