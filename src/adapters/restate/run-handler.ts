@@ -89,7 +89,7 @@ export class RestateRun {
     this.setRun({ status: 'running' });
     for (let cycle = 0; ; ) {
       this.log.beginSession();
-      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.fn, this.def.stepDefaults, this.limits).run();
+      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await new RunSession(this.log, this.def.forVersion?.(start.version) ?? this.def.fn, this.def.stepDefaults, this.limits).run();
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
