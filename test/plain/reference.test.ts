@@ -9,24 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
 import { plainWorkflow, TerminalError, type Actions } from '@tranquil/engine';
+import { REFERENCE } from './reference.ts';
 
-export const REFERENCE = `workflow: activation_nudge
-version: 3
-trigger: user.signed_up
-steps:
-  - id: pause
-    wait: 48h
-  - id: fetch
-    action: app.load_user
-    input: { id: "{{ trigger.user_id }}" }
-  - id: gate
-    condition: "fetch.activated == false"   # false ends the run as skipped
-  - id: nudge
-    action: mail.send_template
-    input: { to: "{{ fetch.email }}", template: nudge }
-    key: "nudge/{{ instance.id }}"
-    retry: { max: 3, backoff: exponential, base: 30s, jitter: true }
-`;
 
 const users: Record<string, { activated: boolean; email: string }> = {
   u1: { activated: true, email: 'one@example.com' },

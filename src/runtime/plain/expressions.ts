@@ -40,9 +40,18 @@ export function splitTemplate(s: string): TemplatePart[] | string | undefined {
   return parts;
 }
 
+/** Environments by their names: building one registers every CEL builtin (costly), and a
+ *  definition checks several expressions against the same names. A few kept, oldest out. */
+const environments = new Map<string, Environment>();
+
 function environment(names: readonly string[]): Environment {
-  const env = new Environment({ unlistedVariablesAreDyn: false, limits: { maxAstNodes: 2000, maxDepth: 50 } });
+  const key = names.join(',');
+  let env = environments.get(key);
+  if (env) return env;
+  env = new Environment({ unlistedVariablesAreDyn: false, limits: { maxAstNodes: 2000, maxDepth: 50 } });
   for (const n of names) env.registerVariable(n, 'dyn');
+  if (environments.size >= 64) environments.delete(environments.keys().next().value!);
+  environments.set(key, env);
   return env;
 }
 
