@@ -24,6 +24,7 @@ import { resolve } from 'node:path';
 import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
+import { plainCommands } from './plain.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -278,6 +279,8 @@ export function buildProgram(): Command {
       const r = (await mutate(o, { op: 'approve', workflow: target, hash: o.hash })) as Parameters<typeof describeApproval>[0];
       print(o, r, () => describeApproval(r));
     });
+
+  plainCommands(workflows, { common, print, withRuns });
 
   const events = program.command('events').description('the event inbox');
   common(events.command('list').description('events, newest first'))
