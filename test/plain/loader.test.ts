@@ -63,6 +63,10 @@ const CASES: [what: string, text: string, message: string][] = [
     'f.yaml:1:11: workflow: must start with a letter and use letters, digits, _ or -'],
   ['a wait for an event with a bad timeout', edit('    wait: 48h', '    wait: { event: reply, timeout: soon }'),
     "f.yaml:6:36: steps[0].wait.timeout: bad duration: 'soon' is not a duration (use e.g. '30s', '15m', '48h', '7d')"],
+  ['a step id CEL already names', edit('id: gate', 'id: int'),
+    "f.yaml:10:9: steps[2].id: 'int' is a reserved word of the expression language"],
+  ['the same trigger twice', edit('trigger: user.signed_up', 'trigger: [user.signed_up, { event: user.signed_up }]'),
+    'f.yaml:3:27: trigger[1]: duplicate trigger event:user.signed_up (also trigger[0])'],
   ['a non-JSON number in input', edit('template: nudge', 'template: .inf'),
     'f.yaml:14:49: steps[3].input.template: Infinity is not a JSON number'],
 ];

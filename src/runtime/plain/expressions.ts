@@ -14,6 +14,12 @@ export const CEL_RESERVED = new Set([
   'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
 ]);
 
+/** Whether CEL itself has the name (its type names: int, string, map, ...): a step id
+ *  there could not be named by an expression. */
+export function celBuiltinName(name: string): boolean {
+  return environment([]).hasVariable(name);
+}
+
 /** One piece of a templated string: literal text, or an expression between `{{` and `}}`. */
 export type TemplatePart = { text: string } | { expr: string };
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { Json } from '../../domain/json.ts';
 import { normalizeStepOptions } from '../../../sdk/step-options.ts';
-import { event, manual, schedule, webhook, type Trigger } from '../../../sdk/triggers.ts';
+import { event, manual, schedule, triggerKey, webhook, type Trigger } from '../../../sdk/triggers.ts';
 import type { StepOptions } from '../../../sdk/types.ts';
 import { BUILTIN_NAMES, checkExpression, splitTemplate } from './expressions.ts';
 import { PlainWorkflowError } from './plain-error.ts';
@@ -137,6 +137,10 @@ export function loadPlainWorkflow(text: string, source = '<yaml>'): PlainDefinit
 
 function check(d: DefinitionData, at: Locator, text: string, source: string): PlainDefinition {
   const triggers = d.trigger.map((t, i) => toTrigger(t, i, at, d));
+  const keys = triggers.map(triggerKey);
+  keys.forEach((k, i) => {
+    if (keys.indexOf(k) !== i) throw at.error(['trigger', i], `duplicate trigger ${k} (also trigger[${keys.indexOf(k)}])`);
+  });
   const seen = new Map<string, number>();
   const steps: PlainStep[] = [];
   const ids = d.steps.map((s) => s.id);

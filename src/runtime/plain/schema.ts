@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { readDuration } from '../../domain/duration.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
-import { BUILTIN_NAMES, CEL_RESERVED } from './expressions.ts';
+import { BUILTIN_NAMES, CEL_RESERVED, celBuiltinName } from './expressions.ts';
 
 /** A strict mapping whose unknown-key error lists what is allowed. */
 function strict<S extends z.ZodRawShape>(shape: S) {
@@ -32,7 +32,7 @@ export const stepIdSchema = z
   .string({ error: 'expected a step id (a string)' })
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a step id starts with a letter or _ and has letters, digits and _ only (expressions name steps by id)')
   .max(100, 'at most 100 characters')
-  .refine((id) => !CEL_RESERVED.has(id), { error: (iss) => `'${String(iss.input)}' is a reserved word of the expression language` })
+  .refine((id) => !CEL_RESERVED.has(id) && !celBuiltinName(id), { error: (iss) => `'${String(iss.input)}' is a reserved word of the expression language` })
   .refine((id) => !(BUILTIN_NAMES as readonly string[]).includes(id), { error: (iss) => `'${String(iss.input)}' is reserved (expressions use it for the run's ${String(iss.input)})` });
 
 const actionNameSchema = z
