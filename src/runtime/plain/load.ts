@@ -160,7 +160,7 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
 }
 
 function toTrigger(t: PlainTriggerData, i: number, at: Locator, d: DefinitionData): Trigger {
-  const path: Path = Array.isArray(d.trigger) && d.trigger.length > 1 ? ['trigger', i] : ['trigger'];
+  const path: Path = d.trigger.length > 1 ? ['trigger', i] : ['trigger'];
   try {
     if ('event' in t) return event(t.event);
     if ('schedule' in t) return schedule(t.schedule, { ...(t.timezone ? { timezone: t.timezone } : {}), ...(t.catch_up ? { catchUp: t.catch_up } : {}) });

@@ -13,6 +13,5 @@ export class PlainWorkflowError extends ValidationError {
   ) {
     // One line: `<source>:<line>:<col>: <path>: <reason>` (the path is left out at the root).
     super(`${source}:${line}:${column}: ${path ? `${path}: ` : ''}${reason}`);
-    this.name = 'PlainWorkflowError';
   }
 }

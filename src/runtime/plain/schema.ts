@@ -66,15 +66,13 @@ const waitEvent = strict({ event: eventNameSchema, timeout: durationSchema.optio
 
 const waitStep = strict({
   id: stepIdSchema,
+  /** A duration (sleep) or `{ event, timeout? }` (wait for a signal). */
   wait: z.unknown().transform((v, ctx) => {
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-      const r = waitEvent.safeParse(v);
-      if (!r.success) for (const i of r.error.issues) ctx.addIssue({ ...i, path: i.path } as never);
-      return r.success ? { event: r.data.event, timeoutMs: r.data.timeout } : z.NEVER;
+    if (isMapping(v)) {
+      const w = forward(waitEvent, v, ctx);
+      return { event: w.event, timeoutMs: w.timeout };
     }
-    const r = durationSchema.safeParse(v);
-    if (!r.success) for (const i of r.error.issues) ctx.addIssue({ ...i } as never);
-    return r.success ? { sleepMs: r.data } : z.NEVER;
+    return { sleepMs: forward(durationSchema, v, ctx) };
   }),
 });
 
