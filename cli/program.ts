@@ -14,7 +14,7 @@ import { openTriggerReader, type TriggerReader } from '../compose/trigger-reader
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
-import { explain } from '../src/domain/explain.ts';
+import { explain, skippedBy } from '../src/domain/explain.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
@@ -25,6 +25,7 @@ import { resolve } from 'node:path';
 import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
+import { plainCommands } from './plain.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -133,7 +134,8 @@ function childOutput(project: Project, runId: string): RunOutput | undefined {
 const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n');
 
 function describeRun(r: RunView, child?: RunOutput): string {
-  const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
+  const skip = skippedBy(r);
+  const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}${skip ? ` (outcome skipped: '${skip.condition}' of step '${skip.step}' was false)` : ''}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
   lines.push(`  input ${JSON.stringify(r.input)}`);
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
@@ -278,6 +280,8 @@ export function buildProgram(): Command {
       const r = (await mutate(o, { op: 'approve', workflow: target, hash: o.hash })) as Parameters<typeof describeApproval>[0];
       print(o, r, () => describeApproval(r));
     });
+
+  plainCommands(workflows, { common, print, withRuns });
 
   const events = program.command('events').description('the event inbox');
   common(events.command('list').description('events, newest first'))

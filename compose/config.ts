@@ -14,6 +14,7 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
  *  result goes through, 32.1 MiB does not), so 2 MiB is kept for that. */
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
+import type { Action } from '../src/runtime/plain/compile.ts';
 
 const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
 const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::';
@@ -45,6 +46,10 @@ export const configSchema = z
     /** Workflow files (paths): each runs in a sandboxed Deno child (docs/runner.md), never in
      *  this process. */
     workflowFiles: z.array(z.string().min(1)).default([]),
+    /** Plain-data workflows (YAML files, docs/plain-workflows.md), run in-process. */
+    plainWorkflows: z.array(z.string().min(1)).default([]),
+    /** The functions plain workflows' `action:` steps name: `{ 'mail.send_template': fn }`. */
+    actions: z.record(z.string().min(1), z.custom<Action>((v) => typeof v === 'function', 'expected a function (input, ctx) => output')).default({}),
     /** The Deno runner: `binary` overrides the locked npm package's deno. */
     deno: z
       .object({

@@ -21,6 +21,7 @@ import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
+import { preparePlainWorkflows } from './plain.ts';
 
 export const TOKENS = {
   config: Symbol('config'),
@@ -90,7 +91,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<ResolvedConfig>(TOKENS.config).toConstantValue(config);
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
-  const registry = new WorkflowRegistry(config.workflows, overrides.runner?.files);
+  const registry = new WorkflowRegistry(preparePlainWorkflows(config), overrides.runner?.files);
   c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(registry);
   // The approval gate of workflow files: only when the config names any (loadRunner).
   const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;

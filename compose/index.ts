@@ -16,6 +16,11 @@ export {
   RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,
 } from '../src/domain/errors.ts';
 
+export { plainWorkflow, type PlainWorkflowDefinition, type PlainWorkflowOptions } from '../src/runtime/plain/plain-workflow.ts';
+export { loadPlainWorkflow, type PlainDefinition } from '../src/runtime/plain/load.ts';
+export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
+export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
+
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   const resolved = resolveConfig(config);

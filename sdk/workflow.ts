@@ -20,6 +20,12 @@ export interface WorkflowDefinition<I = any, O = any> {
   /** What a workflow file may do in its Deno child (docs/runner.md); absent: nothing beyond
    *  talking to the engine. In-process workflows are trusted code and ignore it. */
   readonly permissions?: Permissions;
+  /** The version runs record (default: a digest of the source). Set by definitions that
+   *  carry their own version, such as plain-data workflows (docs/plain-workflows.md). */
+  readonly version?: string;
+  /** The run function for a run recorded at `version` (a run stays on the definition it
+   *  started with); absent: `fn` runs every version. */
+  readonly forVersion?: (version: string) => WorkflowFn<I, O>;
 }
 
 /** The optional second argument of workflow(name, options, build). */

@@ -48,6 +48,14 @@ function retryHint(r: RetryResult): string {
     `'${r.from.name}' ${again}.`;
 }
 
+/** A plain workflow's run that a false condition ended (docs/plain-workflows.md): its
+ *  output names the step and the condition. */
+export function skippedBy(run: Pick<RunView, 'status' | 'output'>): { step: string; condition: string } | undefined {
+  const o = run.output as { outcome?: unknown; step?: unknown; condition?: unknown } | null | undefined;
+  if (run.status !== 'succeeded' || typeof o !== 'object' || o === null || o.outcome !== 'skipped') return undefined;
+  return typeof o.step === 'string' && typeof o.condition === 'string' ? { step: o.step, condition: o.condition } : undefined;
+}
+
 export function explain(run: RunView, now: number): Explanation {
   const steps = run.steps.filter((s) => s.kind !== 'now' && s.kind !== 'random');
   const last = run.steps[run.steps.length - 1];
@@ -56,8 +64,11 @@ export function explain(run: RunView, now: number): Explanation {
   const base: Explanation = { runId: run.runId, status: run.status, summary: '', details: steps.map(describeStep) };
 
   switch (run.status) {
-    case 'succeeded':
-      return { ...base, summary: `${head} succeeded after ${done} completed step${done === 1 ? '' : 's'}, at ${run.updatedAt}.` };
+    case 'succeeded': {
+      const skip = skippedBy(run);
+      const outcome = skip ? ` with outcome skipped: condition '${skip.condition}' of step '${skip.step}' was false,` : '';
+      return { ...base, summary: `${head} succeeded${outcome} after ${done} completed step${done === 1 ? '' : 's'}, at ${run.updatedAt}.` };
+    }
     case 'cancelled':
       return { ...base, summary: `${head} was cancelled at ${run.updatedAt} after ${done} completed step${done === 1 ? '' : 's'}.` };
     case 'failed': {

@@ -32,6 +32,7 @@ export interface RegisteredWorkflow {
 }
 
 export function versionOf(def: WorkflowDefinition): string {
+  if (def.version !== undefined) return def.version;
   const triggers = JSON.stringify(def.triggers.map((t) => ({ ...t, validate: undefined })));
   return createHash('sha256').update(`${def.name}\n${triggers}\n${def.fn.toString()}`).digest('hex').slice(0, 12);
 }

@@ -25,7 +25,8 @@ export interface SessionOptions extends SessionLimits {
 export type FileSessionFactory = (log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) => Session;
 
 export function sessionFor(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions, files?: FileSessionFactory): Session {
-  if (!wf.file) return new RunSession(log, wf.definition.fn, o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs });
+  // A definition with pinned versions runs the one the run started with.
+  if (!wf.file) return new RunSession(log, wf.definition.forVersion?.(version) ?? wf.definition.fn, o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs });
   if (!files) {
     // Never run a file's code in the engine: without a runner this backend cannot run it.
     return { cancelDelivered: false, run: async () => ({ type: 'failed', error: { name: 'NotSupportedError', message: `workflow '${wf.definition.name}' is a workflow file: this backend has no Deno runner (docs/runner.md)` } }) };

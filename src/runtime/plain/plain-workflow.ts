@@ -1,0 +1,63 @@
+// A plain workflow as a workflow definition the engine registers like any other: its
+// triggers, a run function compiled from the data, and its pinned versions. The run's
+// recorded version (`v<version>-<hash>`) picks the definition a run executes: a run started
+// on v3 keeps running v3 when v4 is registered (forVersion), on both backends.
+import { TerminalError } from '../../domain/errors.ts';
+import type { Json } from '../../domain/json.ts';
+import { WORKFLOW_BRAND, type WorkflowDefinition } from '../../../sdk/workflow.ts';
+import type { WorkflowFn } from '../../../sdk/types.ts';
+import { compilePlain, type Actions } from './compile.ts';
+import { loadPlainWorkflow, type PlainDefinition } from './load.ts';
+import { PlainWorkflowError } from './plain-error.ts';
+
+export interface PlainWorkflowOptions {
+  /** Actions of this workflow (merged over the engine config's `actions`). */
+  actions?: Actions;
+  /** The file name errors are reported against. */
+  source?: string;
+}
+
+/** What `plainWorkflow()` returns: a definition to put in the engine config's `workflows`.
+ *  The engine (compose/plain.ts) stores its version and adds the earlier stored versions. */
+export interface PlainWorkflowDefinition extends WorkflowDefinition<Json, Json> {
+  readonly plain: { readonly current: PlainDefinition; readonly actions: Actions };
+}
+
+export function isPlainWorkflow(v: unknown): v is PlainWorkflowDefinition {
+  return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === WORKFLOW_BRAND && typeof (v as { plain?: unknown }).plain === 'object';
+}
+
+/** Loads YAML text (or an already loaded definition) as a workflow definition. */
+export function plainWorkflow(text: string | PlainDefinition, options: PlainWorkflowOptions = {}): PlainWorkflowDefinition {
+  const current = typeof text === 'string' ? loadPlainWorkflow(text, options.source) : text;
+  return pinnedWorkflow(current, [], options.actions ?? {});
+}
+
+/** Every action the definition names is registered, or an error at the first that is not. */
+export function checkActions(def: PlainDefinition, actions: Actions): void {
+  for (const s of def.steps) {
+    if (s.kind === 'action' && !Object.hasOwn(actions, s.action)) {
+      const known = Object.keys(actions);
+      throw new PlainWorkflowError(def.source, s.at.line, s.at.column, s.at.path,
+        `action '${s.action}' is not registered (engine config actions: ${known.length ? known.map((k) => `'${k}'`).join(', ') : 'none'})`);
+    }
+  }
+}
+
+/** The definition that runs `current` for new runs and each of `earlier` for the runs
+ *  pinned to it. A run whose version is none of them fails with an error naming it. */
+export function pinnedWorkflow(current: PlainDefinition, earlier: readonly PlainDefinition[], actions: Actions): PlainWorkflowDefinition {
+  const fns = new Map<string, WorkflowFn<Json, Json>>();
+  for (const d of earlier) fns.set(d.versionId, compilePlain(d, actions));
+  const fn = compilePlain(current, actions);
+  fns.set(current.versionId, fn);
+  const forVersion = (version: string): WorkflowFn<Json, Json> =>
+    fns.get(version) ??
+    (() => {
+      throw new TerminalError(`workflow '${current.workflow}': version ${version} of this run is not stored in this engine's data dir (stored: ${[...fns.keys()].join(', ')})`);
+    });
+  return Object.freeze({
+    kind: WORKFLOW_BRAND, name: current.workflow, triggers: Object.freeze([...current.triggers]), fn, stepDefaults: Object.freeze({}),
+    version: current.versionId, forVersion, plain: Object.freeze({ current, actions }),
+  });
+}

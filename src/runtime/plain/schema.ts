@@ -1,0 +1,166 @@
+// The shape of a plain-data workflow (docs/plain-workflows.md), as zod schemas. Every
+// mapping is strict: an unknown key is an error naming the keys allowed there. Steps and
+// triggers are told apart by which key they carry (`action` / `wait` / `condition`;
+// `event` / `schedule` / `webhook` / `manual`), so an error speaks of that kind's fields.
+import { z } from 'zod';
+import { readDuration } from '../../domain/duration.ts';
+import { workflowNameSchema } from '../../../sdk/workflow.ts';
+import { BUILTIN_NAMES, CEL_RESERVED, celBuiltinName } from './expressions.ts';
+
+/** A strict mapping whose unknown-key error lists what is allowed. */
+function strict<S extends z.ZodRawShape>(shape: S) {
+  const allowed = Object.keys(shape).join(', ');
+  return z.object(shape, {
+    error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key '${String(iss.keys[0])}' (allowed here: ${allowed})` : undefined),
+  }).strict();
+}
+
+const durationSchema = z.unknown().transform((v, ctx) => {
+  const ms = readDuration(v);
+  if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: `bad duration: ${ms}` });
+  else if (ms < 0) ctx.addIssue({ code: 'custom', message: `bad duration: ${String(v)} is negative` });
+  return typeof ms === 'number' ? ms : 0;
+});
+
+const eventNameSchema = z
+  .string({ error: 'expected an event name (a string)' })
+  .min(1, 'must not be empty')
+  .max(200, 'at most 200 characters')
+  .regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only');
+
+export const stepIdSchema = z
+  .string({ error: 'expected a step id (a string)' })
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a step id starts with a letter or _ and has letters, digits and _ only (expressions name steps by id)')
+  .max(100, 'at most 100 characters')
+  .refine((id) => !CEL_RESERVED.has(id) && !celBuiltinName(id), { error: (iss) => `'${String(iss.input)}' is a reserved word of the expression language` })
+  .refine((id) => !(BUILTIN_NAMES as readonly string[]).includes(id), { error: (iss) => `'${String(iss.input)}' is reserved (expressions use it for the run's ${String(iss.input)})` });
+
+const actionNameSchema = z
+  .string({ error: 'expected an action name (a string)' })
+  .max(200, 'at most 200 characters')
+  .regex(/^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_\-]*)*$/, "an action name is dotted words, e.g. 'mail.send_template'");
+
+const retrySchema = strict({
+  /** Total attempts, the first included. */
+  max: z.number({ error: 'expected a whole number of attempts' }).int('expected a whole number of attempts').min(1, 'at least 1').max(100, 'at most 100'),
+  backoff: z.enum(['constant', 'linear', 'exponential'], { error: "expected 'constant', 'linear' or 'exponential'" }),
+  base: durationSchema,
+  max_delay: durationSchema,
+  jitter: z.boolean({ error: 'expected true or false' }),
+  /** Failures never retried besides TerminalError: error names, or HTTP statuses like '404' / '4xx'. */
+  non_retryable: z.array(z.string().regex(/^([A-Za-z_][A-Za-z0-9_]*|[1-5](xx|\d\d))$/, "an error name (e.g. 'NotFoundError') or an HTTP status like '404' or '4xx'")),
+}).partial();
+
+const actionStep = strict({
+  id: stepIdSchema,
+  action: actionNameSchema,
+  /** JSON; strings may hold `{{ expr }}` templates. */
+  input: z.unknown().optional(),
+  /** Templated idempotency key handed to the action. */
+  key: z.string({ error: 'expected a string (may hold {{ }} templates)' }).min(1, 'must not be empty').max(500, 'at most 500 characters').optional(),
+  retry: retrySchema.optional(),
+  timeout: durationSchema.optional(),
+});
+
+const waitEvent = strict({ event: eventNameSchema, timeout: durationSchema.optional() });
+
+const waitStep = strict({
+  id: stepIdSchema,
+  /** A duration (sleep) or `{ event, timeout? }` (wait for a signal). */
+  wait: z.unknown().transform((v, ctx) => {
+    if (isMapping(v)) {
+      const w = forward(waitEvent, v, ctx);
+      return { event: w.event, timeoutMs: w.timeout };
+    }
+    return { sleepMs: forward(durationSchema, v, ctx) };
+  }),
+});
+
+const conditionStep = strict({
+  id: stepIdSchema,
+  condition: z.string({ error: 'expected a CEL expression (a string)' }).min(1, 'must not be empty').max(2000, 'at most 2000 characters'),
+});
+
+const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep } as const;
+type StepKind = keyof typeof STEP_KINDS;
+
+/** Runs `schema` on `v` inside a transform, forwarding its issues (paths relative to `v`). */
+function forward<T>(schema: z.ZodType<T>, v: unknown, ctx: z.RefinementCtx): T {
+  const r = schema.safeParse(v);
+  if (r.success) return r.data;
+  for (const i of r.error.issues) ctx.addIssue({ ...i } as never);
+  return z.NEVER;
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const stepSchema = z.unknown().transform((v, ctx) => {
+  if (!isMapping(v)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a step: a mapping with id and one of action, wait, condition' });
+    return z.NEVER;
+  }
+  const kinds = (Object.keys(STEP_KINDS) as StepKind[]).filter((k) => k in v);
+  // A misspelt kind ('acton') is named as the unknown key it is.
+  const stray = Object.keys(v).find((k) => !['id', 'input', 'key', 'retry', 'timeout', ...Object.keys(STEP_KINDS)].includes(k));
+  if (kinds.length === 0 && stray !== undefined) {
+    ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of action, wait, condition)` });
+    return z.NEVER;
+  }
+  if (kinds.length !== 1) {
+    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? 'a step needs one of action, wait, condition' : `a step is one of action, wait, condition, not ${kinds.join(' and ')}` });
+    return z.NEVER;
+  }
+  const kind = kinds[0]!;
+  switch (kind) {
+    case 'action': return { kind, ...forward(actionStep, v, ctx) };
+    case 'wait': return { kind, ...forward(waitStep, v, ctx) };
+    case 'condition': return { kind, ...forward(conditionStep, v, ctx) };
+  }
+});
+
+const TRIGGER_KINDS = {
+  event: strict({ event: eventNameSchema }),
+  schedule: strict({
+    schedule: z.string({ error: 'expected a cron expression (a string)' }).min(1, 'must not be empty'),
+    timezone: z.string().min(1).optional(),
+    catch_up: z.enum(['latest', 'all', 'none'], { error: "expected 'latest', 'all' or 'none'" }).optional(),
+  }),
+  webhook: strict({ webhook: z.string({ error: 'expected a webhook path (a string)' }).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only') }),
+  manual: strict({ manual: z.literal(true, { error: 'expected true' }) }),
+} as const;
+type TriggerKind = keyof typeof TRIGGER_KINDS;
+
+const oneTrigger = z.unknown().transform((v, ctx) => {
+  if (v === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'required: an event name, or a mapping with one of event, schedule, webhook, manual' });
+    return z.NEVER;
+  }
+  if (typeof v === 'string') return { event: forward(eventNameSchema, v, ctx) };
+  if (!isMapping(v)) {
+    ctx.addIssue({ code: 'custom', message: 'expected an event name, or a mapping with one of event, schedule, webhook, manual' });
+    return z.NEVER;
+  }
+  const kinds = (Object.keys(TRIGGER_KINDS) as TriggerKind[]).filter((k) => k in v);
+  if (kinds.length !== 1) {
+    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? 'a trigger needs one of event, schedule, webhook, manual' : `a trigger is one of event, schedule, webhook, manual, not ${kinds.join(' and ')}` });
+    return z.NEVER;
+  }
+  return forward(TRIGGER_KINDS[kinds[0]!] as z.ZodType<Record<string, unknown>>, v, ctx) as PlainTriggerData;
+});
+
+export type PlainTriggerData =
+  | { event: string }
+  | { schedule: string; timezone?: string; catch_up?: 'latest' | 'all' | 'none' }
+  | { webhook: string }
+  | { manual: true };
+
+export const definitionSchema = strict({
+  workflow: workflowNameSchema,
+  version: z.number({ error: 'expected a whole number' }).int('expected a whole number').min(1, 'at least 1').max(1_000_000, 'at most 1000000'),
+  description: z.string().max(2000, 'at most 2000 characters').optional(),
+  trigger: z.unknown().transform((v, ctx) => (Array.isArray(v) ? forward(z.array(oneTrigger).min(1, 'at least one trigger'), v, ctx) : [forward(oneTrigger, v, ctx)])),
+  steps: z.array(stepSchema, { error: 'expected a list of steps' }).min(1, 'at least one step'),
+});
+
+export type DefinitionData = z.output<typeof definitionSchema>;
+export type StepData = DefinitionData['steps'][number];

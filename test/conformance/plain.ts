@@ -1,0 +1,113 @@
+// Conformance scenarios for plain-data workflows (issue 14, docs/plain-workflows.md), called
+// from runConformance(): the reference definition (its 48h wait shortened: a Restate backend
+// cannot fake time) skips an activated user and nudges one that is not, once, with key
+// nudge/<run id>; transient failures are retried with one key, declared and terminal ones
+// are not; `wait: { event }` takes a signal; a run keeps the version it started with across
+// a restart that registers the next version. The same on every backend.
+import { expect } from 'vitest';
+import { plainWorkflow, TerminalError, type Actions } from '@tranquil/engine';
+import type { ScenarioKit } from './triggers.ts';
+import { REFERENCE } from '../plain/reference.ts';
+
+/** The reference with its 48h wait shortened to `wait` (everything else as written). */
+const reference = (wait = '50ms') => REFERENCE.replace('wait: 48h', `wait: ${wait}`);
+
+interface Sent { input: unknown; key: string; attempt: number }
+
+function app(mail: (sent: Sent[]) => void = () => {}) {
+  const sent: Sent[] = [];
+  const users: Record<string, { activated: boolean; email: string }> = {
+    u1: { activated: true, email: 'one@example.com' },
+    u2: { activated: false, email: 'two@example.com' },
+  };
+  const actions: Actions = {
+    'app.load_user': (input) => {
+      const id = (input as { id: string }).id;
+      if (!users[id]) throw new TerminalError(`no user ${id}`);
+      return { id, ...users[id] };
+    },
+    'mail.send_template': (input, ctx) => {
+      sent.push({ input, key: ctx.key, attempt: ctx.attempt });
+      mail(sent);
+      return { messageId: `m-${ctx.key}` };
+    },
+  };
+  return { actions, sent };
+}
+
+export function plainScenarios({ test, boot, restart, until }: ScenarioKit): void {
+  test('plain: the reference definition skips an activated user and nudges one that is not, once, with key nudge/<run id>', async () => {
+    const { actions, sent } = app();
+    const { engine } = await boot([plainWorkflow(reference(), { actions })]);
+    const { runIds: [skipped] } = await engine.emit('user.signed_up', { user_id: 'u1' });
+    const { runIds: [nudged] } = await engine.emit('user.signed_up', { user_id: 'u2' });
+    const a = await engine.result(skipped!, { timeout: '30s' });
+    const b = await engine.result(nudged!, { timeout: '30s' });
+    expect(a.status).toBe('succeeded');
+    expect(a.output).toEqual({ outcome: 'skipped', step: 'gate', condition: 'fetch.activated == false' });
+    expect(a.steps.map((s) => [s.name, s.kind, s.status])).toEqual([['pause', 'sleep', 'succeeded'], ['fetch', 'do', 'succeeded'], ['gate', 'do', 'succeeded']]);
+    expect((await engine.runs.explain(skipped!)).summary).toContain("with outcome skipped: condition 'fetch.activated == false' of step 'gate' was false");
+    expect(b.status).toBe('succeeded');
+    expect(b.output).toEqual({ outcome: 'completed' });
+    expect(b.version).toMatch(/^v3-[0-9a-f]{12}$/);
+    expect(sent).toEqual([{ input: { to: 'two@example.com', template: 'nudge' }, key: `nudge/${nudged}`, attempt: 1 }]);
+  });
+
+  test('plain: a transient mail failure twice, then success: three attempts, one key', async () => {
+    const { actions, sent } = app((s) => {
+      if (s.length <= 2) throw Object.assign(new Error('mail server timed out'), { status: 503 });
+    });
+    const text = reference().replace('base: 30s', 'base: 10ms');
+    const { engine } = await boot([plainWorkflow(text, { actions })]);
+    const { runId } = await engine.trigger('activation_nudge', { user_id: 'u2' });
+    const run = await engine.result(runId, { timeout: '30s' });
+    expect(run.status).toBe('succeeded');
+    expect(sent.map((s) => [s.key, s.attempt])).toEqual([[`nudge/${runId}`, 1], [`nudge/${runId}`, 2], [`nudge/${runId}`, 3]]);
+    expect(run.steps.find((s) => s.name === 'nudge')).toMatchObject({ status: 'succeeded', attempts: 3 });
+  });
+
+  test('plain: a declared non-retryable failure (HTTP 4xx) and a TerminalError each fail the run after one attempt', async () => {
+    const { actions, sent } = app((s) => {
+      throw s.length === 1 ? Object.assign(new Error('mailbox does not exist'), { name: 'HttpError', status: 404 }) : new TerminalError('blocked address');
+    });
+    const text = reference().replace('base: 30s, jitter: true', "base: 10ms, jitter: true, non_retryable: ['4xx']");
+    const { engine } = await boot([plainWorkflow(text, { actions })]);
+    const { runId: first } = await engine.trigger('activation_nudge', { user_id: 'u2' });
+    const a = await engine.result(first, { timeout: '30s' });
+    expect(a.status).toBe('failed');
+    expect(a.error).toEqual({ name: 'TerminalError', message: 'HttpError: mailbox does not exist (declared non-retryable)' });
+    const { runId: second } = await engine.trigger('activation_nudge', { user_id: 'u2' });
+    const b = await engine.result(second, { timeout: '30s' });
+    expect(b.status).toBe('failed');
+    expect(b.error).toEqual({ name: 'TerminalError', message: 'blocked address' });
+    expect(sent.map((s) => s.attempt)).toEqual([1, 1]);
+    expect(b.steps.find((s) => s.name === 'nudge')).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
+  test('plain: a run waiting on v1 keeps v1 after a restart registers v2; new runs start on v2', async () => {
+    const def = (version: number, template: string) => `workflow: pinned
+version: ${version}
+trigger: { manual: true }
+steps:
+  - id: go
+    wait: { event: go }
+  - id: send
+    action: mail.send_template
+    input: { to: "{{ go.to }}", template: ${template} }
+`;
+    const { actions, sent } = app();
+    const { engine, dir } = await boot([plainWorkflow(def(1, 'first'), { actions })]);
+    const { runId } = await engine.trigger('pinned', null);
+    await until('v1 run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    const next = await restart(engine, [plainWorkflow(def(2, 'second'), { actions })], dir);
+    await next.signal(runId, 'go', { to: 'a@example.com' });
+    const old = await next.result(runId, { timeout: '30s' });
+    expect(old.status).toBe('succeeded');
+    expect(old.version).toMatch(/^v1-/);
+    const { runId: fresh } = await next.trigger('pinned', null);
+    await next.signal(fresh, 'go', { to: 'b@example.com' });
+    const run = await next.result(fresh, { timeout: '30s' });
+    expect(run.version).toMatch(/^v2-/);
+    expect(sent.map((s) => s.input)).toEqual([{ to: 'a@example.com', template: 'first' }, { to: 'b@example.com', template: 'second' }]);
+  }, 60_000);
+}
