@@ -38,6 +38,9 @@ import type { RunHooks } from './run-handler.ts';
 import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
+import { ParkedAwakeables } from './parked-awakeables.ts';
+import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.ts';
+import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import { RestateServer } from './server-process.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
@@ -62,6 +65,8 @@ export interface RestateExecutorOptions {
   cancelGraceMs?: number;
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
+  /** The host's capability providers (step.use): docs/host.md. */
+  capabilities?: CapabilityRegistry;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -96,6 +101,8 @@ export class RestateExecutor implements DurableExecutor {
   private readonly reader: RestateRunReader;
   /** Event inbox, schedules and webhook secrets: the trigger store's. */
   readonly triggers: TriggerState;
+  /** Runs parked on capability steps, each on an awakeable. */
+  private readonly parks: ParkedAwakeables;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -103,6 +110,16 @@ export class RestateExecutor implements DurableExecutor {
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
+    this.parks = new ParkedAwakeables({
+      admin: () => this.admin, ingress: () => this.ingress, services: o.registry.all().map((w) => serviceName(w.definition.name)),
+      eligible: (c, a) => o.capabilities?.eligible(c, a) ?? false, onError: (m) => this.log.log('warn', m),
+    });
+  }
+
+  /** Resolves the awakeables of the runs parked on `capability` that `attrs` may serve. */
+  async wakeParked(capability: string, attrs: Attrs): Promise<void> {
+    if (!this.started || this.stopping) return;
+    await this.parks.wake(capability, attrs);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
@@ -142,6 +159,8 @@ export class RestateExecutor implements DurableExecutor {
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
       settled: (runId, view) => this.wakeSettled(runId, view),
       stopSignal: this.stopped.signal,
+      capability: (req, signal) => this.o.capabilities?.call(req, signal) ?? Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)),
+      parked: (runId, state) => this.parks.parked(runId, state),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
