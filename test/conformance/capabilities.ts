@@ -103,4 +103,27 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
     expect(v.status).toBe('failed');
     expect(v.error?.message).toMatch(/step\.use\('no spaces allowed'\): capability name/);
   }, 30_000);
+
+  test('capability: cancelling a parked run throws CancelledError into the parked step; its cleanup runs', async () => {
+    const wf = workflow('parked-cancel', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        try {
+          return await step.use('camera.snap', null, { affinity: { room: 'lab' } });
+        } finally {
+          await step.do('cleanup', () => 'cleaned');
+        }
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('parked-cancel', null);
+    await until('the run to park', async () => (await engine.runs.get(runId)).status === 'parked');
+    await engine.runs.cancel(runId);
+    const v = await engine.result(runId, { timeout: '20s' });
+    expect(v.status).toBe('cancelled');
+    expect(v.steps.map((s) => [s.name, s.kind, s.status, s.error?.name])).toEqual([
+      ['camera.snap', 'use', 'failed', 'CancelledError'],
+      ['cleanup', 'do', 'succeeded', undefined],
+    ]);
+  }, 30_000);
 }
