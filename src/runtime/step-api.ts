@@ -56,7 +56,11 @@ export function stepApi(p: StepPrimitives): StepApi {
       if (!name.success) return reject(`${what}: capability name ${name.error.issues[0]?.message ?? 'is invalid'}`);
       const { affinity, ...stepOptions } = options ?? {};
       const aff = attrsSchema.safeParse(affinity ?? {});
-      if (!aff.success) return reject(`${what}: affinity ${aff.error.issues[0]?.path.map(String).join('.') || ''} ${aff.error.issues[0]?.message ?? 'is invalid'}`.replace('  ', ' '));
+      if (!aff.success) {
+        const issue = aff.error.issues[0];
+        const at = issue?.path.length ? ` ${issue.path.map(String).join('.')}` : '';
+        return reject(`${what}: affinity${at}: ${issue?.message ?? 'is invalid'}`);
+      }
       return p.use(capability, input ?? null, aff.data, stepOptions) as Promise<T>;
     },
   };

@@ -90,21 +90,15 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
     expect(calls).toBe(2);
   }, 60_000);
 
-  test('capability: bad names and affinities are refused before anything runs', async () => {
-    const wf = workflow('bad-use', (w) => {
+  test('capability: cancelling a parked run throws CancelledError into the parked step (its cleanup runs); bad names are refused', async () => {
+    const bad = workflow('bad-use', (w) => {
       w.trigger(manual());
       w.run(async ({ step }) => step.use('no spaces allowed', null));
     });
-    const { engine } = await boot([wf]);
-    expect(() => engine.capabilities.provide('x y', {}, () => null)).toThrow(/capability name/);
-    expect(() => engine.capabilities.provide('ok', { nested: { a: 1 } } as never, () => null)).toThrow(/attributes of capability 'ok'/);
-    const { runId } = await engine.trigger('bad-use', null);
-    const v = await engine.result(runId, { timeout: '20s' });
-    expect(v.status).toBe('failed');
-    expect(v.error?.message).toMatch(/step\.use\('no spaces allowed'\): capability name/);
-  }, 30_000);
-
-  test('capability: cancelling a parked run throws CancelledError into the parked step; its cleanup runs', async () => {
+    const badAffinity = workflow('bad-affinity', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.use('ok', null, { affinity: { room: ['a'] } as never }));
+    });
     const wf = workflow('parked-cancel', (w) => {
       w.trigger(manual());
       w.run(async ({ step }) => {
@@ -115,7 +109,14 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
         }
       });
     });
-    const { engine } = await boot([wf]);
+    const { engine } = await boot([wf, bad, badAffinity]);
+    expect(() => engine.capabilities.provide('x y', {}, () => null)).toThrow(/capability name/);
+    expect(() => engine.capabilities.provide('ok', { nested: { a: 1 } } as never, () => null)).toThrow(/attributes of capability 'ok'/);
+    const refused = await engine.result((await engine.trigger('bad-use', null)).runId, { timeout: '20s' });
+    expect(refused.status).toBe('failed');
+    expect(refused.error?.message).toMatch(/^step\.use\('no spaces allowed'\): capability name/);
+    const refused2 = await engine.result((await engine.trigger('bad-affinity', null)).runId, { timeout: '20s' });
+    expect(refused2.error?.message).toMatch(/^step\.use\('ok'\): affinity room: /);
     const { runId } = await engine.trigger('parked-cancel', null);
     await until('the run to park', async () => (await engine.runs.get(runId)).status === 'parked');
     await engine.runs.cancel(runId);
