@@ -38,7 +38,9 @@ export function specFrom(o: ServiceOptions, cwd = process.cwd()): ServiceSpec {
   }
   const spec: ServiceSpec = { dataDir, command: [process.execPath, BIN], serveArgs, workingDir: cwd, env: {} };
   if (process.env.TRANQUIL_BACKEND) spec.env.TRANQUIL_BACKEND = process.env.TRANQUIL_BACKEND;
-  for (const [p, what] of [[dataDir, '--data-dir'], [cwd, 'working directory'], ...spec.command.map((c) => [c, 'program']), ...serveArgs.filter((a) => !a.startsWith('--')).map((a) => [a, 'workflows path'])] as [string, string][]) checkPath(p, what);
+  const paths: [string, string][] = [[dataDir, '--data-dir'], [cwd, 'working directory'], ...spec.command.map((c): [string, string] => [c, 'program'])];
+  if (serveArgs.length === 2) paths.push([serveArgs[1]!, serveArgs[0]!]);
+  for (const [p, what] of paths) checkPath(p, what);
   for (const [k, v] of Object.entries(spec.env)) if (!/^[A-Za-z0-9_.:-]+$/.test(v)) throw new ValidationError(`service: ${k}='${v}' has characters a unit file cannot carry`);
   return spec;
 }
