@@ -90,7 +90,7 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
     expect(calls).toBe(2);
   }, 60_000);
 
-  test('capability: cancelling a parked run throws CancelledError into the parked step (its cleanup runs); bad names are refused', async () => {
+  test('capability: cancelling a parked run throws CancelledError into the parked step (its cleanup runs); bad names are refused; a parked branch beside a wait resumes', async () => {
     const bad = workflow('bad-use', (w) => {
       w.trigger(manual());
       w.run(async ({ step }) => step.use('no spaces allowed', null));
@@ -98,6 +98,12 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
     const badAffinity = workflow('bad-affinity', (w) => {
       w.trigger(manual());
       w.run(async ({ step }) => step.use('ok', null, { affinity: { room: ['a'] } as never }));
+    });
+    // A parked branch beside a branch waiting for a signal: the run shows `waiting`; a
+    // provider still resumes the parked branch.
+    const both = workflow('parked-and-waiting', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => Promise.all([step.use('printer.print', 'doc', { affinity: { floor: 2 } }), step.waitForEvent('go')]));
     });
     const wf = workflow('parked-cancel', (w) => {
       w.trigger(manual());
@@ -109,7 +115,14 @@ export function capabilityScenarios({ test, boot, restart, until }: ScenarioKit)
         }
       });
     });
-    const { engine } = await boot([wf, bad, badAffinity]);
+    const { engine } = await boot([wf, bad, badAffinity, both]);
+    const mixed = (await engine.trigger('parked-and-waiting', null)).runId;
+    await until('the mixed run to suspend', async () => (await engine.runs.get(mixed)).steps.some((s) => s.status === 'parked'));
+    await until('the mixed run to show waiting', async () => (await engine.runs.get(mixed)).status === 'waiting');
+    engine.capabilities.provide('printer.print', { floor: 2 }, (doc) => `printed ${String(doc)}`);
+    await until('the parked branch to finish', async () => (await engine.runs.get(mixed)).steps.some((s) => s.kind === 'use' && s.status === 'succeeded'));
+    await engine.signal(mixed, 'go', 'now');
+    expect((await engine.result(mixed, { timeout: '20s' })).output).toEqual(['printed doc', 'now']);
     expect(() => engine.capabilities.provide('x y', {}, () => null)).toThrow(/capability name/);
     expect(() => engine.capabilities.provide('ok', { nested: { a: 1 } } as never, () => null)).toThrow(/attributes of capability 'ok'/);
     const refused = await engine.result((await engine.trigger('bad-use', null)).runId, { timeout: '20s' });
