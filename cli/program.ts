@@ -26,6 +26,7 @@ import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.t
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
 import { plainCommands } from './plain.ts';
+import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -293,6 +294,21 @@ export function buildProgram(): Command {
       const list = await data.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) }).finally(() => data.close());
       print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
     });
+
+  // Headless under the OS supervisor (docs/host.md).
+  const service = program.command('service').description("run 'tranquil serve' on a data dir under the OS supervisor (systemd user unit)");
+  const report = (o: Common, r: ServiceReport) => {
+    const { lines, ...data } = r;
+    print(o, data, () => lines.join('\n'));
+  };
+  common(service.command('install').description('write and load a systemd user unit running serve on the data dir (--print: only print it)'))
+    .option('--print', 'print the definition instead of installing it')
+    .option('--platform <os>', 'with --print: linux (systemd), darwin (LaunchAgent) or win32 (Task Scheduler)')
+    .action(async (o: Common & { print?: boolean; platform?: string }) => report(o, o.print ? printService(o) : installService(o)));
+  common(service.command('uninstall').description('stop, disable and remove the unit of the data dir'))
+    .action(async (o: Common) => report(o, uninstallService(o)));
+  common(service.command('status').description("the data dir's unit: installed, active, who serves the data dir, where it logs"))
+    .action(async (o: Common) => report(o, serviceStatus(o)));
 
   return program;
 }

@@ -20,6 +20,7 @@ import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
+import { CapabilityRegistry } from '../src/runtime/capabilities.ts';
 import type { ResolvedConfig } from './config.ts';
 import { preparePlainWorkflows } from './plain.ts';
 
@@ -92,6 +93,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
   const registry = new WorkflowRegistry(preparePlainWorkflows(config), overrides.runner?.files);
+  // The host's capability providers: the engine registers them, the executor calls them.
+  const capabilities = new CapabilityRegistry();
   c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(registry);
   // The approval gate of workflow files: only when the config names any (loadRunner).
   const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
@@ -108,7 +111,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
     const common = {
       clock: ctx.get<Clock>(TOKENS.clock), registry: ctx.get<WorkflowRegistry>(TOKENS.registry),
-      calendar: ctx.get<CalendarFactory>(TOKENS.calendar), scheduler: ctx.get<Scheduler>(TOKENS.scheduler),
+      calendar: ctx.get<CalendarFactory>(TOKENS.calendar), scheduler: ctx.get<Scheduler>(TOKENS.scheduler), capabilities,
     };
     switch (cfg.backend) {
       case 'sqlite':
@@ -139,6 +142,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhookListener: lazyWebhookListener,
         files: fileGate,
         close: overrides.runner?.close,
+        capabilities,
       }),
   );
   return c;

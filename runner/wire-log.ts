@@ -4,6 +4,7 @@
 // clock is the engine's (each reply carries its `now`; in between, time runs on locally),
 // randomness is local. Replay decisions stay in the shared RunSession.
 import { fromErrorInfo, RunStateError, type ErrorInfo } from '../src/domain/errors.ts';
+import type { CapabilityRequest } from '../src/domain/capability.ts';
 import type { JournalEntry } from '../src/domain/journal.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { StepCall } from '../src/domain/replay.ts';
@@ -89,6 +90,11 @@ export class WireLog implements StepLog {
     });
     // The step's timeout travels so the engine can kill a body that blocks this child.
     return this.requestWithId(id, limits?.timeoutMs === undefined ? { t: 'attempt', call, attempt } : { t: 'attempt', call, attempt, timeoutMs: Math.ceil(limits.timeoutMs) });
+  }
+
+  /** step.use: the provider runs in the engine's process; this child only asks (a frame). */
+  capability(request: CapabilityRequest): Promise<Json | undefined> {
+    return this.request<Json | undefined>({ t: 'capability', request });
   }
 
   record(entry: JournalEntry): Promise<void> {

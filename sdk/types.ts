@@ -34,6 +34,13 @@ export interface StepOptions {
 
 export type StepBody<T> = (info: StepInfo) => T | Promise<T>;
 
+/** step.use options: the step.do options plus the affinity a provider must contain. */
+export interface UseOptions extends StepOptions {
+  /** Only a provider whose attributes include every key here with the same value serves
+   *  the call (e.g. `{ partition: 'work' }`); none matching: the run is `parked`. */
+  affinity?: Record<string, string | number | boolean>;
+}
+
 export interface StepApi {
   do<T>(name: string, fn: StepBody<T>): Promise<T>;
   do<T>(name: string, options: StepOptions, fn: StepBody<T>): Promise<T>;
@@ -41,6 +48,11 @@ export interface StepApi {
   sleepUntil(name: string, at: Date | number): Promise<void>;
   /** Resolves with the payload of engine.signal(runId, name, payload); TimeoutError after `timeout`. */
   waitForEvent<T = Json>(name: string, options?: { timeout?: Duration }): Promise<T>;
+  /** Work only the embedding host can do: calls a provider registered with
+   *  `engine.capabilities.provide(capability, attrs, handler)` and journals its result like
+   *  step.do (retries, timeout, idempotency key). With no eligible provider the run is
+   *  `parked` until one is provided (docs/host.md). The step is named after the capability. */
+  use<T = Json>(capability: string, input?: Json, options?: UseOptions): Promise<T>;
 }
 
 export interface EmitOptions {

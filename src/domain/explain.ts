@@ -1,6 +1,7 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
 import { APPROVAL_REQUIRED, approveCommand } from './approval.ts';
+import { describeAffinity, parkOf, type Attrs } from './capability.ts';
 import { formatDuration } from './duration.ts';
 import { retryPlan, type RetryResult } from './retry-point.ts';
 import type { RunView, StepView } from './run-view.ts';
@@ -11,7 +12,7 @@ export interface Explanation {
   summary: string;
   /** One line per notable step, oldest first. */
   details: string[];
-  waitingFor?: { kind: 'time' | 'signal' | 'retry'; step: string; until?: string };
+  waitingFor?: { kind: 'time' | 'signal' | 'retry' | 'capability'; step: string; until?: string; capability?: string; affinity?: Attrs };
   failedStep?: { name: string; attempts: number; error: { name: string; message: string } };
   /** A failed run: what runs.retry (no `from`) would resume from and discard. */
   retry?: RetryResult;
@@ -32,6 +33,7 @@ function describeStep(s: StepView): string {
     case 'sleeping': return `step ${s.seq + 1} '${s.name}' sleeping until ${s.wakeAt}`;
     case 'waiting': return `step ${s.seq + 1} '${s.name}' waiting for signal '${baseName(s.name)}'${s.wakeAt ? ` until ${s.wakeAt}` : ''}`;
     case 'running': return `step ${s.seq + 1} '${s.name}' running`;
+    case 'parked': return `step ${s.seq + 1} '${s.name}' parked: ${s.error?.message ?? 'no eligible provider'}`;
   }
 }
 
@@ -117,6 +119,19 @@ export function explain(run: RunView, now: number): Explanation {
         };
       }
       break;
+    case 'parked': {
+      const parkedStep = [...run.steps].reverse().find((s) => s.status === 'parked');
+      const park = parkOf(parkedStep?.error);
+      if (parkedStep && park) {
+        return {
+          ...base,
+          waitingFor: { kind: 'capability', step: parkedStep.name, capability: park.capability, affinity: park.affinity },
+          summary: `${head} is parked in step '${parkedStep.name}': it waits for a provider of capability '${park.capability}' ` +
+            `matching ${describeAffinity(park.affinity)}; it resumes as soon as one is provided (engine.capabilities.provide).`,
+        };
+      }
+      break;
+    }
     case 'pending':
       return { ...base, summary: `${head} is pending: created at ${run.createdAt}, not yet picked up by the engine.` };
     case 'running':
@@ -138,7 +153,6 @@ export function explain(run: RunView, now: number): Explanation {
           `${run.error ? ` (${run.error.name}: ${run.error.message})` : ''}; it needs an operator.`,
       };
   }
-  // `parked` (listed in the public statuses; no backend produces it yet) and states whose step
-  // record does not match the usual shape get the plain status line.
+  // States whose step record does not match the usual shape get the plain status line.
   return { ...base, summary: `${head} is ${run.status}${run.wakeAt ? ` until ${when(run.wakeAt, now)}` : ''}.` };
 }

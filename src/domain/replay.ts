@@ -48,6 +48,9 @@ export function decide(journal: readonly JournalEntry[], call: StepCall, now: nu
         : { type: 'wake', entry };
     case 'waiting':
       return { type: 'await', entry };
+    case 'parked':
+      // A capability step that found no provider: look again (the park was not an attempt).
+      return { type: 'execute', attempt: entry.attempts + 1, entry };
   }
 }
 

@@ -1,7 +1,7 @@
 // The run state machine: the statuses a run reports (the public status list) and the moves
 // between them the engine makes. The edge table is a specification the unit tests pin; stores
 // write statuses directly and nothing checks a move against it at run time.
-// `parked` is part of the public list but no backend produces it yet (a coming issue does).
+// `parked`: a capability step (step.use) waits for a host provider (src/domain/capability.ts).
 
 export const RUN_STATUSES = [
   'pending', 'running', 'sleeping', 'waiting', 'retrying', 'parked', 'blocked',

@@ -4,8 +4,10 @@ import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
 
-export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit';
-export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'succeeded' | 'failed' | 'timedout';
+/** `use`: a capability step (step.use, src/domain/capability.ts). */
+export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use';
+/** `parked`: a `use` step with no eligible provider (its error says which capability). */
+export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'parked' | 'succeeded' | 'failed' | 'timedout';
 
 export interface StepView {
   seq: number;

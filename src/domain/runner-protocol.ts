@@ -10,7 +10,7 @@
 //   engine -> child: hello, entry x hello.entries, then reply (one per request), run (start
 //                    an attempt's body) and cancel
 //   child -> engine: requests (attempt, attemptResult, record, takeSignal, emit, open,
-//                    close), heartbeat, log, and one final outcome
+//                    close, capability), heartbeat, log, and one final outcome
 import { z } from 'zod';
 import { TranquilError } from './errors.ts';
 
@@ -33,12 +33,12 @@ export const errorInfoSchema: z.ZodType<{ name: string; message: string; fields?
   cause: z.lazy(() => errorInfoSchema).optional(),
 });
 
-const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit']);
+const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit', 'use']);
 export const journalEntrySchema = z.object({
   seq: z.number().int().min(0),
   name: z.string(),
   kind: stepKind,
-  status: z.enum(['running', 'retrying', 'sleeping', 'waiting', 'succeeded', 'failed', 'timedout']),
+  status: z.enum(['running', 'retrying', 'sleeping', 'waiting', 'parked', 'succeeded', 'failed', 'timedout']),
   attempts: z.number().int().min(0),
   result: json.optional(),
   error: errorInfoSchema.optional(),
@@ -90,7 +90,7 @@ export const outcomeSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('cancelled') }),
   z.object({
     type: z.literal('suspended'),
-    status: z.enum(['sleeping', 'waiting', 'retrying']),
+    status: z.enum(['sleeping', 'waiting', 'retrying', 'parked']),
     wakeAt: num.optional(),
     entries: z.array(journalEntrySchema),
     signals: z.array(z.string()),
@@ -109,6 +109,16 @@ export const childFrameSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('takeSignal'), id, signalName: z.string(), entry: journalEntrySchema }),
   z.object({ t: z.literal('emit'), id, entry: journalEntrySchema, event: z.object({ name: z.string(), payload: json, id: z.string() }) }),
   z.object({ t: z.literal('open'), id, call: stepCall }),
+  /** A capability call (step.use): served by a provider in the engine's process, never in
+   *  the child; the reply is the provider's result, or its error (CapabilityUnavailableError:
+   *  no eligible provider, the step parks). */
+  z.object({
+    t: z.literal('capability'), id,
+    request: z.object({
+      runId: z.string(), capability: z.string(), affinity: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+      input: json, idempotencyKey: z.string(), attempt: z.number().int().min(1),
+    }),
+  }),
   z.object({ t: z.literal('close'), id, position: z.number().int().min(0) }),
   z.object({ t: z.literal('heartbeat') }),
   z.object({ t: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string().max(64 * 1024) }),

@@ -1,6 +1,7 @@
 // DurableExecutor: what the engine needs from a backend. SQLite and Restate implement it;
 // callers never branch on which backend they hold.
 import type { ApprovalRecord } from '../domain/approval.ts';
+import type { Attrs } from '../domain/capability.ts';
 import type { Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
@@ -49,6 +50,9 @@ export interface DurableExecutor {
   /** Stores the approval and releases the workflow's `blocked` runs it now allows (they
    *  start); returns their ids. */
   approveFile?(approval: ApprovalRecord): Promise<string[]>;
+  /** Resumes the runs parked on `capability` whose affinity `attrs` contains (a provider
+   *  with those attributes was just registered); each looks for a provider again. */
+  wakeParked?(capability: string, attrs: Attrs): Promise<void>;
   /** Event inbox, schedules, slot ledger, webhook secrets. */
   readonly triggers: TriggerState;
 }

@@ -3,6 +3,7 @@
 // Restate handler on top of ctx.run / ctx.sleep / durable promises, and (next) a Deno child
 // over the loopback protocol. Replay decisions are not made here: they live in the session
 // and the pure domain. Every promise resolves only once what it wrote is durable.
+import type { CapabilityRequest } from '../domain/capability.ts';
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
 import type { Json } from '../domain/json.ts';
@@ -45,6 +46,10 @@ export interface StepLog {
   /** Runs one attempt of a step body so its outcome counts once; `recorded` is the step the
    *  log found at that position when the outcome comes from an earlier execution. */
   attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>, limits?: AttemptLimits): Promise<AttemptResult & { recorded?: Recorded }>;
+  /** Calls a capability provider in the host process (step.use's body, run inside
+   *  `attempt`): its result, or its error; CapabilityUnavailableError when no provider
+   *  matches (the step parks). Absent: this log reaches no host (every use step parks). */
+  capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
   /** Records (inserts or replaces) the entry at entry.seq. */
   record(entry: JournalEntry): Promise<void>;
   /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its

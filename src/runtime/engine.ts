@@ -21,6 +21,7 @@ import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
 import { approveCommand, declarationDiff, type DeclarationDiff } from '../domain/approval.ts';
 import type { Permissions } from '../domain/permissions.ts';
 import type { FileGate } from './file-gate.ts';
+import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './capabilities.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
@@ -97,6 +98,8 @@ export interface EngineOptions {
   files?: FileGate;
   /** Released by stop() after the executor (the Deno runner's loopback listener). */
   close?: () => Promise<void>;
+  /** The host's capability providers (shared with the executor, which calls them). */
+  capabilities?: CapabilityRegistry;
 }
 
 /** A workflow file's permission declaration as it is on disk, and its standing. */
@@ -145,6 +148,9 @@ export class Engine {
   readonly events: EventsApi;
   readonly schedules: SchedulesApi;
   readonly workflows: WorkflowsApi;
+  /** Providers of capability steps (step.use): docs/host.md. */
+  readonly capabilities: CapabilitiesApi;
+  private readonly providers: CapabilityRegistry;
   private readonly files: FileGate | undefined;
   private readonly webhooks: WebhookHost | undefined;
   private readonly maxPayloadBytes: number;
@@ -158,6 +164,8 @@ export class Engine {
     options: EngineOptions = {},
   ) {
     this.closeExtras = options.close;
+    this.providers = options.capabilities ?? new CapabilityRegistry();
+    this.capabilities = capabilitiesApi(this.providers, async (c, a) => this.executor.wakeParked?.(c, a));
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
       ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
@@ -203,6 +211,8 @@ export class Engine {
 
   async start(): Promise<void> {
     await this.executor.start();
+    // Providers registered before start: the runs parked on them (since a restart) resume.
+    for (const p of this.providers.list()) void this.executor.wakeParked?.(p.capability, p.attrs).catch(() => {});
     try {
       await this.webhooks?.start();
     } catch (err) {

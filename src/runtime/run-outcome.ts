@@ -11,7 +11,7 @@ export type RunOutcome =
    *  as the run's new status. It wakes at `wakeAt` (the earliest due time, if any) or when a
    *  signal named in `signals` arrives (a log that listens for signals itself, like Restate's,
    *  needs the names; SQLite re-dispatches on any signal). */
-  | { type: 'suspended'; status: 'sleeping' | 'waiting' | 'retrying'; wakeAt?: number; entries: JournalEntry[]; signals: string[] }
+  | { type: 'suspended'; status: 'sleeping' | 'waiting' | 'retrying' | 'parked'; wakeAt?: number; entries: JournalEntry[]; signals: string[] }
   /** The step log failed under the session (not a workflow failure): the executor decides
    *  (the Restate handler rethrows it so Restate retries the invocation). */
   | { type: 'interrupted'; cause: unknown };

@@ -21,6 +21,7 @@ import { resolveStepOptions } from '../../sdk/step-options.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
+import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
 import { withTimeout } from './with-timeout.ts';
 
@@ -49,7 +50,7 @@ interface PendingStep {
 
 /** A step that cannot go on until time passes or a signal arrives. */
 interface Blocked {
-  status: 'sleeping' | 'waiting' | 'retrying';
+  status: 'sleeping' | 'waiting' | 'retrying' | 'parked';
   wakeAt?: number;
   /** New entry to record with the suspension (absent: already recorded). */
   entry?: JournalEntry;
@@ -293,6 +294,15 @@ export class RunSession {
       do: (name, options, body) => this.stepCall((p) => this.doStep(p, name, options, body)),
       sleep: (name, wakeAtFrom) => this.stepCall((p) => this.sleepStep(p, name, wakeAtFrom)),
       wait: (name, timeoutMs) => this.stepCall((p) => this.waitStep(p, name, timeoutMs)),
+      use: (cap, input, affinity, options) => {
+        let data: Json;
+        try {
+          data = roundTrip(input, `step.use('${cap}') input`, this.maxPayloadBytes) as Json;
+        } catch (err) {
+          return Promise.reject(new ValidationError((err as Error).message));
+        }
+        return this.stepCall((p) => this.doStep(p, cap, options, capabilityBody(this.log, cap, data, affinity), 'use'));
+      },
     });
   }
 
@@ -432,8 +442,8 @@ export class RunSession {
     return !this.outcome && this.checkRecorded(call, recorded);
   }
 
-  private async doStep<T>(p: PendingStep, rawName: string, options: StepOptions | undefined, body: StepBody<T>): Promise<T> {
-    const started = this.begin('do', rawName);
+  private async doStep<T>(p: PendingStep, rawName: string, options: StepOptions | undefined, body: StepBody<T>, kind: 'do' | 'use' = 'do'): Promise<T> {
+    const started = this.begin(kind, rawName);
     if (!started) return never();
     const { call, decision } = started;
     p.call = call;
@@ -453,7 +463,9 @@ export class RunSession {
     const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body), { timeoutMs: opts.timeoutMs }));
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
-    const base = { seq: call.seq, name: call.name, kind: 'do' as const, attempts: attempt, startedAt };
+    const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
+    // step.use with no eligible provider: parked until one is provided (not an attempt).
+    if (!res.ok && isPark(res)) return this.block({ status: 'parked', entry: { ...base, attempts: attempt - 1, status: 'parked', error: res.error } });
     if (res.ok) {
       p.settled = true;
       const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.order.next() };
@@ -648,8 +660,9 @@ function suspension(blocked: readonly Blocked[], graceEnds?: number): RunOutcome
   if (graceEnds !== undefined && (first?.wakeAt === undefined || graceEnds < first.wakeAt)) first = { status: first?.status ?? 'sleeping', wakeAt: graceEnds };
   const entries = blocked.flatMap((b) => (b.entry ? [b.entry] : []));
   const signals = [...new Set(blocked.flatMap((b) => (b.signal === undefined ? [] : [b.signal])))];
-  // A run with an open wait is `waiting` (a signal wakes it) even if a sleep is due first.
-  const status = signals.length > 0 ? 'waiting' : (first?.status ?? 'waiting');
+  // A run with an open wait is `waiting` (a signal wakes it) even if a sleep is due first;
+  // one with a parked capability step is `parked` (a provider wakes it).
+  const status = signals.length > 0 ? 'waiting' : blocked.some((b) => b.status === 'parked') ? 'parked' : (first?.status ?? 'waiting');
   return { type: 'suspended', status, wakeAt: first?.wakeAt, entries, signals };
 }
 

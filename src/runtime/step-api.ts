@@ -1,14 +1,18 @@
 // The StepApi surface over a backend's three step primitives. Argument checking lives here
 // once, so both backends reject the same bad calls with the same messages.
 import { parseDuration, type Duration } from '../domain/duration.ts';
+import { attrsSchema, capabilityNameSchema, type Attrs } from '../domain/capability.ts';
 import { ValidationError } from '../domain/errors.ts';
-import type { StepApi, StepBody, StepOptions } from '../../sdk/types.ts';
+import type { Json } from '../domain/json.ts';
+import type { StepApi, StepBody, StepOptions, UseOptions } from '../../sdk/types.ts';
 
 export interface StepPrimitives {
   do(name: string, options: StepOptions | undefined, body: StepBody<unknown>): Promise<unknown>;
   /** wakeAtFrom(now) gives the absolute wake time. */
   sleep(name: string, wakeAtFrom: (now: number) => number): Promise<void>;
   wait(name: string, timeoutMs: number | undefined): Promise<unknown>;
+  /** A capability step (src/runtime/capability-call.ts); absent: step.use is refused. */
+  use?(capability: string, input: Json, affinity: Attrs, options: StepOptions): Promise<unknown>;
 }
 
 const reject = (message: string) => Promise.reject(new ValidationError(message));
@@ -44,6 +48,20 @@ export function stepApi(p: StepPrimitives): StepApi {
         return reject((err as Error).message);
       }
       return p.wait(name, timeoutMs) as Promise<T>;
+    },
+    use<T>(capability: string, input?: Json, options?: UseOptions): Promise<T> {
+      const what = `step.use('${String(capability)}')`;
+      if (!p.use) return reject(`${what}: capability steps are not available here`);
+      const name = capabilityNameSchema.safeParse(capability);
+      if (!name.success) return reject(`${what}: capability name ${name.error.issues[0]?.message ?? 'is invalid'}`);
+      const { affinity, ...stepOptions } = options ?? {};
+      const aff = attrsSchema.safeParse(affinity ?? {});
+      if (!aff.success) {
+        const issue = aff.error.issues[0];
+        const at = issue?.path.length ? ` ${issue.path.map(String).join('.')}` : '';
+        return reject(`${what}: affinity${at}: ${issue?.message ?? 'is invalid'}`);
+      }
+      return p.use(capability, input ?? null, aff.data, stepOptions) as Promise<T>;
     },
   };
 }

@@ -15,6 +15,7 @@ import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
 import { plainScenarios } from './plain.ts';
+import { capabilityScenarios } from './capabilities.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -535,6 +536,7 @@ export function runConformance(target: ConformanceTarget): void {
     fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
+    capabilityScenarios({ test, boot, restart, until });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     plainScenarios({ test, boot, restart, until });
   });

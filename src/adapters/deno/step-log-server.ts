@@ -6,6 +6,7 @@
 // before the outcome, ends the attempt with a ProtocolError; nothing committed changes.
 import type { Socket } from 'node:net';
 import { fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
+import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import {
@@ -59,7 +60,10 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     let silence: NodeJS.Timeout | undefined;
     let cancelKill: NodeJS.Timeout | undefined;
     const w = o.watch;
+    // Capability calls served for this child are told to stop when its execution ends.
+    const served = new AbortController();
     const disarm = () => {
+      served.abort(new ProtocolError(`the execution of run ${log.runId} in its child ended`));
       clearTimeout(silence);
       clearTimeout(cancelKill);
       for (const r of running.values()) clearTimeout(r.timer);
@@ -145,6 +149,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           return void reply(f.id, log.takeSignal(f.signalName, f.entry as JournalEntry).then((got) => got ?? null));
         case 'emit':
           return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
+        case 'capability': {
+          // A provider is called here, in the engine's process, never in the child.
+          const req = f.request as CapabilityRequest;
+          return void reply(f.id, log.capability ? log.capability(req, served.signal) : Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)));
+        }
         case 'open':
           return void reply(f.id, Promise.resolve(log.open?.(f.call)).then((r) => r ?? null));
         case 'close':

@@ -43,6 +43,9 @@ import type { RunHooks } from './run-handler.ts';
 import { RestateRunReader } from './run-reader.ts';
 import type { InvocationRow } from './run-views.ts';
 import { RunWatch } from './run-watch.ts';
+import { ParkedAwakeables } from './parked-awakeables.ts';
+import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.ts';
+import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import { RestateServer } from './server-process.ts';
 import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
@@ -75,6 +78,8 @@ export interface RestateExecutorOptions {
   logger?: Logger;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
+  /** The host's capability providers (step.use): docs/host.md. */
+  capabilities?: CapabilityRegistry;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -112,6 +117,8 @@ export class RestateExecutor implements DurableExecutor {
   private readonly files: RestateFileRuns | undefined;
   /** Set when triggers live in Restate (options.triggers 'restate'). */
   private readonly shared: ClusterTriggerClient | undefined;
+  /** Runs parked on capability steps, each on an awakeable. */
+  private readonly parks: ParkedAwakeables;
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -131,6 +138,16 @@ export class RestateExecutor implements DurableExecutor {
         webhookSecret: (wf) => started(() => shared.webhookSecret(wf)),
       };
     }
+    this.parks = new ParkedAwakeables({
+      admin: () => this.admin, ingress: () => this.ingress, services: o.registry.all().map((w) => serviceName(w.definition.name)),
+      eligible: (c, a) => o.capabilities?.eligible(c, a) ?? false, onError: (m) => this.log.log('warn', m),
+    });
+  }
+
+  /** Resolves the awakeables of the runs parked on `capability` that `attrs` may serve. */
+  async wakeParked(capability: string, attrs: Attrs): Promise<void> {
+    if (!this.started || this.stopping) return;
+    await this.parks.wake(capability, attrs);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------
@@ -172,6 +189,8 @@ export class RestateExecutor implements DurableExecutor {
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
       settled: (runId, view) => this.wakeSettled(runId, view),
       stopSignal: this.stopped.signal,
+      capability: (req, signal) => this.o.capabilities?.call(req, signal) ?? Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)),
+      parked: (runId, state) => this.parks.parked(runId, state),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };

@@ -20,6 +20,8 @@ import { sessionFor, type FileSessionFactory } from '../../runtime/session-facto
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import { APPROVALS_OBJECT, type ApprovalsObject } from './approvals-object.ts';
 import { RestateStepLog } from './step-log.ts';
+import { parkOf, type CapabilityRequest } from '../../domain/capability.ts';
+import type { ParkState } from './parked-awakeables.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -31,6 +33,11 @@ export interface RunHooks {
   settled(runId: string, view: RunView): void;
   /** Aborted when the engine stops: step bodies in flight are told to stop. */
   stopSignal?: AbortSignal;
+  /** Calls a host capability provider (step.use). */
+  capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
+  /** The run parked on capability steps, waiting on the awakeable in `state` (also kept in
+   *  workflow state `~park`): the engine resolves it when a matching provider appears. */
+  parked?(runId: string, state: ParkState): void;
 }
 
 /** Workflow files (docs/runner.md): their runs execute in Deno children, only once the
@@ -56,7 +63,7 @@ export interface RetryRequest {
 
 
 export interface RunState {
-  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'blocked' | 'succeeded' | 'failed' | 'cancelled';
+  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'parked' | 'blocked' | 'succeeded' | 'failed' | 'cancelled';
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
@@ -107,6 +114,7 @@ export class RestateRun {
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
+      capability: this.hooks.capability,
     }, this.hooks.stopSignal);
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
@@ -128,10 +136,12 @@ export class RestateRun {
         case 'suspended':
           for (const entry of outcome.entries) await this.log.record(entry);
           this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
-          await this.log.suspend(outcome.wakeAt, outcome.signals).catch((err) => {
+          const provided = this.awaitProvider(outcome.entries);
+          await this.log.suspend(outcome.wakeAt, outcome.signals, provided).catch((err) => {
             // Cancelled while suspended: the next session throws it into the code (cleanup).
             if (!this.log.cancelled) throw err;
           });
+          if (provided) this.rctx.clear('~park');
           this.setRun({ status: 'running' });
           continue;
         case 'failed':
@@ -218,6 +228,21 @@ export class RestateRun {
       }
     }
     this.setRun({ status: 'running' });
+  }
+
+  /** Capability steps parked in this suspension: one awakeable the engine resolves when a
+   *  matching provider appears (parked-awakeables.ts); undefined when none parked. */
+  private awaitProvider(entries: readonly { status: string; error?: ErrorInfo }[]): restate.RestatePromise<{ t?: number } | null> | undefined {
+    const parks = entries.flatMap((e) => {
+      const p = e.status === 'parked' ? parkOf(e.error) : undefined;
+      return p ? [p] : [];
+    });
+    if (parks.length === 0) return undefined;
+    const a = this.rctx.awakeable<{ t?: number } | null>();
+    const state: ParkState = { awakeable: a.id, parks };
+    this.rctx.set('~park', state);
+    this.hooks.parked?.(this.runId, state);
+    return a.promise;
   }
 
   private setRun(s: RunState): void {

@@ -14,6 +14,7 @@
 // Steps are mirrored into workflow state (`~s<p>`) for the views the engine reads over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
+import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import { toStepView, type JournalEntry } from '../../domain/journal.ts';
 import { EngineStateError, RunStateError } from '../../domain/errors.ts';
@@ -49,6 +50,8 @@ export interface RestateStepLogHooks {
   emit(req: { name: string; payload: Json; id: string }): Promise<unknown>;
   /** A step's view changed (mirrored into workflow state). */
   stepChanged(step: StepView): void;
+  /** Calls a host capability provider (step.use), inside the attempt's ctx.run. */
+  capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
 }
 
 /** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
@@ -177,6 +180,11 @@ export class RestateStepLog implements StepLog {
     return m.v === undefined ? { ok: true, recorded } : { ok: true, value: m.v, recorded };
   }
 
+  capability(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined> {
+    if (!this.hooks.capability) return Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity));
+    return this.hooks.capability(req, signal);
+  }
+
   async record(entry: JournalEntry): Promise<void> {
     const wait = entry.kind === 'wait' && entry.status === 'timedout' ? this.reserved.get(entry.seq) : undefined;
     if (wait?.open) this.free(wait);
@@ -234,10 +242,12 @@ export class RestateStepLog implements StepLog {
     return this.cancels === 0 ? 'none' : this.cancels === 1 ? 'requested' : 'forced';
   }
 
-  /** Waits until the suspended run can go on: its wake time, or a signal in the slot of one
-   *  of its open waits, whichever comes first. */
-  async suspend(wakeAt: number | undefined, signals: readonly string[]): Promise<void> {
+  /** Waits until the suspended run can go on: its wake time, a signal in the slot of one of
+   *  its open waits, or the awakeable of its parked capability steps (`provided`, resolved
+   *  with the time), whichever comes first. */
+  async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
+    if (provided) branches.push(provided.map((v) => (typeof v?.t === 'number' ? v.t : this.clock)));
     if (wakeAt !== undefined) branches.push(this.rctx.sleep(Math.max(0, wakeAt - Date.now())).map(() => wakeAt));
     const names = new Set(signals);
     for (const wait of this.reserved.values()) {

@@ -33,6 +33,9 @@ import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { Session } from '../../runtime/session-factory.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FileTables } from './file-tables.ts';
+import { ParkedRuns } from './parked-runs.ts';
+import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
+import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
@@ -59,6 +62,8 @@ export interface SqliteExecutorOptions {
   fileSessions?: FileSessionFactory;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
+  /** The host's capability providers (step.use): docs/host.md. */
+  capabilities?: CapabilityRegistry;
 }
 
 interface ActiveRun {
@@ -93,6 +98,8 @@ export class SqliteExecutor implements DurableExecutor {
   private reader!: SqliteRunReader;
   /** Approvals, blocked runs and child output of workflow files (migration 5). */
   private files!: FileTables;
+  /** Runs parked on a capability step (step.use). */
+  private parked!: ParkedRuns;
   private queue!: CommitQueue;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
@@ -128,6 +135,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.queue = file.queue;
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
+    this.parked = new ParkedRuns(this.store.db);
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -474,6 +482,8 @@ export class SqliteExecutor implements DurableExecutor {
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
+          // A provider registered after the step looked and before the park was committed.
+          if (outcome.status === 'parked' && this.providerNow(outcome.entries)) act.again = true;
           // A signal that arrived mid-execution is picked up now; a cancel, at once.
           // A cancel that came after the session decided to suspend is delivered now.
           const cancel = act.cancel as ActiveRun['cancel']; // set by cancel() meanwhile
@@ -486,6 +496,20 @@ export class SqliteExecutor implements DurableExecutor {
     } finally {
       this.active.delete(runId);
     }
+  }
+
+  /** Resumes the runs parked on `capability` that a provider with `attrs` may serve. */
+  async wakeParked(capability: string, attrs: Attrs): Promise<void> {
+    if (!this.started || this.stopping) return;
+    for (const id of this.parked.waitingOn(capability, (affinity) => contains(attrs, affinity))) this.dispatch(id);
+  }
+
+  private providerNow(entries: readonly JournalEntry[]): boolean {
+    const caps = this.o.capabilities;
+    return !!caps && entries.some((e) => {
+      const park = e.status === 'parked' ? parkOf(e.error) : undefined;
+      return park !== undefined && caps.eligible(park.capability, park.affinity);
+    });
   }
 
   private applyOutcome(runId: string, o: RunOutcome): void {
@@ -539,6 +563,7 @@ export class SqliteExecutor implements DurableExecutor {
       random: this.o.random,
       // In-process: the body runs here; its outcome counts once because record() follows.
       attempt: (_call, _attempt, run) => run(),
+      ...(this.o.capabilities ? { capability: (req, signal) => this.o.capabilities!.call(req, signal) } : {}),
       record: faults ? (entry) => this.aroundStepCommit(faults, () => record(entry)) : record,
       takeSignal: (signalName, entry) =>
         durable(queue.enqueue(() => {
