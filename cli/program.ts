@@ -13,7 +13,8 @@ import { openRunReader } from '../compose/run-reader.ts';
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
-import { explain } from '../src/domain/explain.ts';
+import { explain, type EngineContext } from '../src/domain/explain.ts';
+import { readOwner } from '../src/adapters/sqlite/owner-lease.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
@@ -65,6 +66,18 @@ function readOnly(project: Project): ReadOnlyFile {
   const data = ReadOnlyFile.open(project.dataDir);
   if (!data) throw noData(project);
   return data;
+}
+
+/** Whether an engine owns the data dir (the SQLite file's owner row), for `why` of a run
+ *  that needs one; undefined when there is no file to ask. */
+function engineContext(project: Project): EngineContext | undefined {
+  const data = ReadOnlyFile.open(project.dataDir);
+  if (!data) return undefined;
+  try {
+    return readOwner(data.db);
+  } finally {
+    data.close();
+  }
 }
 
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
@@ -220,8 +233,8 @@ export function buildProgram(): Command {
       const project = await loadProject(o);
       const run = await withRuns(project, (runs) => runs.getRun(id));
       if (run) {
-        const e = explain(run, Date.now());
-        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
+        const e = explain(run, Date.now(), engineContext(project));
+        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`), `next: ${e.next}`].join('\n'));
       }
       const data = readOnly(project);
       let e: ReturnType<typeof explainSchedules>;
