@@ -14,6 +14,7 @@ import { cliScenarios } from './cli.ts';
 import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
+import { whyScenarios } from './why.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -534,6 +535,7 @@ export function runConformance(target: ConformanceTarget): void {
     fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
+    whyScenarios({ test, boot, restart, until });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }
