@@ -136,6 +136,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhookListener: lazyWebhookListener,
         files: fileGate,
         close: overrides.runner?.close,
+        logger: ctx.get<Logger>(TOKENS.logger),
       }),
   );
   return c;

@@ -10,6 +10,7 @@ export type { SlotFate, CatchUpPolicy } from '../src/domain/schedule.ts';
 export type { RunView, StepView, RunFilter } from '../src/domain/run-view.ts';
 export type { RunStatus } from '../src/domain/run-status.ts';
 export type { Explanation } from '../src/domain/explain.ts';
+export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../src/runtime/notifier.ts';
 export type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
 export {
   TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,

@@ -21,6 +21,8 @@ import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
 import { approveCommand, declarationDiff, type DeclarationDiff } from '../domain/approval.ts';
 import type { Permissions } from '../domain/permissions.ts';
 import type { FileGate } from './file-gate.ts';
+import type { Logger } from '../ports/logger.ts';
+import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
@@ -97,6 +99,7 @@ export interface EngineOptions {
   files?: FileGate;
   /** Released by stop() after the executor (the Deno runner's loopback listener). */
   close?: () => Promise<void>;
+  logger?: Logger;
 }
 
 /** A workflow file's permission declaration as it is on disk, and its standing. */
@@ -150,6 +153,7 @@ export class Engine {
   private readonly maxPayloadBytes: number;
 
   private readonly closeExtras: (() => Promise<void>) | undefined;
+  private readonly notifier: Notifier;
 
   constructor(
     readonly executor: DurableExecutor,
@@ -158,6 +162,7 @@ export class Engine {
     options: EngineOptions = {},
   ) {
     this.closeExtras = options.close;
+    this.notifier = new Notifier(executor, () => clock.now(), { logger: options.logger });
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
       ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
@@ -209,9 +214,20 @@ export class Engine {
       await this.executor.stop();
       throw err;
     }
+    this.notifier.start();
+  }
+
+  /** Lifecycle notifications (runtime/notifier.ts, docs/panel.md): the handler gets each
+   *  transition of a run to this state once, also those that happened while the app was down.
+   *  Returns the function that unsubscribes. */
+  on(type: LifecycleEventType, handler: LifecycleHandler): () => void {
+    const t = check(z.enum(LIFECYCLE_EVENTS), type, 'lifecycle event');
+    if (typeof handler !== 'function') throw new ValidationError('engine.on: handler must be a function');
+    return this.notifier.on(t, handler);
   }
 
   async stop(): Promise<void> {
+    await this.notifier.stop();
     // The listener first: no new runs arrive while the executor winds down.
     await this.webhooks?.stop();
     await this.executor.stop();

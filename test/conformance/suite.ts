@@ -15,6 +15,7 @@ import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
 import { whyScenarios } from './why.ts';
+import { notificationScenarios } from './notifications.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -536,6 +537,7 @@ export function runConformance(target: ConformanceTarget): void {
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
     whyScenarios({ test, boot, restart, until });
+    notificationScenarios({ test, boot, restart, until });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }
