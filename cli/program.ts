@@ -163,10 +163,12 @@ export function buildProgram(): Command {
 
   common(program.command('serve').description('headless host: run schedules, inbox and webhooks until SIGINT/SIGTERM'))
     .addOption(new Option('--grace <ms>', 'shutdown bound in ms').default(10_000).argParser(parseIntArg('--grace')))
-    .action(async (o: Common & { grace: number }) => {
+    .option('--no-panel', 'do not serve the Runs panel (docs/panel.md)')
+    .addOption(new Option('--panel-port <port>', 'the Runs panel\'s port on 127.0.0.1 (default: any free port)').default(0).argParser(parseIntArg('--panel-port')))
+    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number }) => {
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('serve: no workflows: pass --config <file> or --workflows <dir>, or add tranquil.config.ts');
-      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace });
+      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined });
     });
 
   common(program.command('run <workflow>').description('start a run and wait until it finishes or suspends'))

@@ -17,6 +17,8 @@ export {
   RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,
 } from '../src/domain/errors.ts';
 
+export { createPanel, servePanel, type Panel, type PanelOptions } from '../src/adapters/http/panel.ts';
+
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {
   const resolved = resolveConfig(config);
