@@ -36,7 +36,7 @@ button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6
 // Swaps in the server's fresh `#live` every second; pauses while the tab is hidden.
 const LIVE = `
 let last=null;setInterval(async()=>{if(document.hidden)return;try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});
-if(!r.ok)return;const h=await r.text();const el=document.getElementById('live');if(el&&last!==null&&h!==last)el.innerHTML=h;last=h;}catch{}},1000);
+if(!r.ok)return;const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}catch{}},1000);
 `;
 
 export function page(title: string, base: string, body: string, live: string): string {
