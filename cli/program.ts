@@ -25,6 +25,7 @@ import { resolve } from 'node:path';
 import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
+import { parseLoopbackUrl } from './serve-notify.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -165,10 +166,13 @@ export function buildProgram(): Command {
     .addOption(new Option('--grace <ms>', 'shutdown bound in ms').default(10_000).argParser(parseIntArg('--grace')))
     .option('--no-panel', 'do not serve the Runs panel (docs/panel.md)')
     .addOption(new Option('--panel-port <port>', 'the Runs panel\'s port on 127.0.0.1 (default: any free port)').default(0).argParser(parseIntArg('--panel-port')))
-    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number }) => {
+    .option('--on-failure-exec <cmd>', 'run this shell command on each run failure (event JSON on stdin, TRANQUIL_RUN_ID etc. in env)')
+    .option('--on-failure-post <url>', 'POST each run failure as JSON to this loopback URL')
+    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number; onFailureExec?: string; onFailurePost?: string }) => {
+      const onFailure = { exec: o.onFailureExec, post: o.onFailurePost === undefined ? undefined : parseLoopbackUrl(o.onFailurePost) };
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('serve: no workflows: pass --config <file> or --workflows <dir>, or add tranquil.config.ts');
-      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined });
+      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined, onFailure });
     });
 
   common(program.command('run <workflow>').description('start a run and wait until it finishes or suspends'))

@@ -12,9 +12,10 @@ import { createEngine } from '../compose/index.ts';
 import { StorageError } from '../src/domain/errors.ts';
 import { startControl } from './control.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
+import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
 
-export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number } }): Promise<number> {
+export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
   const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
   const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
   try {
@@ -36,6 +37,8 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     await engine.stop();
     throw err;
   }) : undefined;
+
+  onFailure(engine, o.onFailure ?? {});
 
   const hooks: Record<string, string> = {};
   for (const w of project.workflows) {
