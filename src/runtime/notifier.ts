@@ -80,7 +80,11 @@ export class Notifier {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
-    await this.ticking;
+    // A handler that never returns must not hold the engine's stop: wait for it a moment only
+    // (its delivery is then not ledgered and comes again after the next start).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.ticking, new Promise((r) => (bound = setTimeout(r, 2_000)))]);
+    clearTimeout(bound);
   }
 
   /** One pass now (tests and the panel's refresh call it; the timer calls it too). */
@@ -115,11 +119,15 @@ export class Notifier {
       if (!saved) await t.saveSettings([[SINCE, String(this.since)]]);
     }
     const due: { type: LifecycleEventType; run: RunView; token: string }[] = [];
+    // The cache keeps only runs on this tick's pages: memory stays bounded by the pages, and
+    // a run met again later has its ledger entry read once more.
+    const seen = new Set<string>();
     for (const type of types) {
       const status = STATUS_OF[type];
       const page = await this.executor.listRuns({ status, limit: this.o.pageSize ?? 500 });
       for (const run of page.runs) {
         if (Date.parse(run.updatedAt) < this.since) continue;
+        seen.add(run.runId);
         const token = `${status}@${run.updatedAt}`;
         let last = this.delivered.get(run.runId);
         if (last === undefined) {
@@ -129,6 +137,7 @@ export class Notifier {
         if (last !== token) due.push({ type, run, token });
       }
     }
+    for (const id of this.delivered.keys()) if (!seen.has(id)) this.delivered.delete(id);
     due.sort((a, b) => a.run.updatedAt.localeCompare(b.run.updatedAt));
     for (const d of due) {
       if (!this.started) return;
