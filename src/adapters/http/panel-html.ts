@@ -129,7 +129,12 @@ export function actions(base: string, run: RunView, token: string, approvable: b
     out.push(`<form class="inline" method="post" action="${base}/runs/${id}/signal">${hidden}<input name="name" placeholder="signal name" required>
 <input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"><button id="signal">Send signal</button></form>`);
   }
-  if (approvable) out.push(`<form class="inline" method="post" action="${base}/workflows/${encodeURIComponent(run.workflow)}/approve">${hidden}<input type="hidden" name="run" value="${esc(run.runId)}"><button id="approve">Approve declaration</button></form>`);
+  // The declaration hash the page shows: approve refuses if the file changed since.
+  const declared = run.error?.fields?.declared;
+  if (approvable) {
+    out.push(`<form class="inline" method="post" action="${base}/workflows/${encodeURIComponent(run.workflow)}/approve">${hidden}<input type="hidden" name="run" value="${esc(run.runId)}">` +
+      `${typeof declared === 'string' ? `<input type="hidden" name="hash" value="${esc(declared)}">` : ''}<button id="approve">Approve declaration</button></form>`);
+  }
   return out.length ? `<section id="actions">${out.join('')}</section>` : '';
 }
 

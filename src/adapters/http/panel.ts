@@ -154,7 +154,7 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     return { run: id, note: `signal '${f.name}' sent` };
   });
   act('/workflows/:name/approve', async (c, form) => {
-    const res = await engine.workflows.approve(c.req.param('name')!);
+    const res = await engine.workflows.approve(c.req.param('name')!, form.hash ? { hash: form.hash } : {});
     return { run: form.run ?? res.released[0] ?? '', note: `approved declaration ${res.hash}; released ${res.released.length} run(s)` };
   });
 
