@@ -56,6 +56,14 @@ function parseIntArg(flag: string) {
   };
 }
 
+/** An ISO 8601 instant flag, normalized; undefined when absent. */
+function instant(v: string | undefined, flag: string): string | undefined {
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw new ValidationError(`${flag}: expected an ISO 8601 instant, got '${v}'`);
+  return new Date(t).toISOString();
+}
+
 function print(o: Common, data: unknown, human: () => string): void {
   console.log(o.json ? JSON.stringify(data) : human());
 }
@@ -119,10 +127,10 @@ async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
 const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /** `tranquil runs list` with the same flags and the next page's cursor. */
-function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number }, cursor: string): string {
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string }, cursor: string): string {
   const flags: [string, string | undefined][] = [
     ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
-    ['--status', o.status], ['--workflow', o.workflow], ['--limit', String(o.limit)], ['--cursor', cursor],
+    ['--status', o.status], ['--workflow', o.workflow], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
   ];
   const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
@@ -206,12 +214,14 @@ export function buildProgram(): Command {
     .option('--workflow <name>', 'only this workflow')
     .addOption(new Option('--limit <n>', 'at most n runs per page (1..10000)').default(100).argParser(parseIntArg('--limit')))
     .option('--cursor <cursor>', 'the page after the one that printed this cursor')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string }) => {
+    .option('--since <instant>', 'only runs created at or after this ISO 8601 instant')
+    .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
       if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
-      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor }));
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until') }));
       const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
       // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
       print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));

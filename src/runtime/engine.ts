@@ -32,6 +32,8 @@ const filterSchema = z
     workflow: z.string().min(1).optional(),
     limit: z.number().int().min(1).max(10_000).optional(),
     cursor: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').optional(),
+    since: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
+    until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
   })
   .strict();
 

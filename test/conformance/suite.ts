@@ -16,6 +16,7 @@ import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
 import { whyScenarios } from './why.ts';
 import { notificationScenarios } from './notifications.ts';
+import { listTimeScenarios } from './list-time.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -538,6 +539,7 @@ export function runConformance(target: ConformanceTarget): void {
     signalScenarios({ test, boot, restart, until });
     whyScenarios({ test, boot, restart, until });
     notificationScenarios({ test, boot, restart, until });
+    listTimeScenarios({ test, boot });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

@@ -40,6 +40,12 @@ describe('Runs panel guards', () => {
     expect(html).toContain(`name="_token" value="${panel.token}"`);
 
     expect((await panel.app.request(`${own}/`, { headers: { host: 'evil.example:9' } })).status).toBe(403);
+    const created = (await engine.runs.get(runId)).createdAt;
+    expect(await (await panel.app.request(`${own}/?since=${created}`, { headers: { host: '127.0.0.1:9' } })).text()).toContain(`>${runId}</a>`);
+    expect(await (await panel.app.request(`${own}/?until=2000-01-01T00:00:00Z`, { headers: { host: '127.0.0.1:9' } })).text()).not.toContain(`>${runId}</a>`);
+    const badTime = await panel.app.request(`${own}/?since=yesterday`, { headers: { host: '127.0.0.1:9' } });
+    expect(badTime.status).toBe(400);
+    expect(await badTime.text()).toMatch(/since.*ISO 8601 instant/);
     const foreign = await post({ origin: 'http://evil.example' }, `_token=${panel.token}`);
     expect(foreign.status).toBe(403);
     expect(await foreign.text()).toBe('refused: cross-origin request');

@@ -51,6 +51,8 @@ const status = (s: string) => `<span class="st st-${esc(s)}">${esc(s)}</span>`;
 export interface ListQuery {
   workflow?: string;
   status?: string;
+  since?: string;
+  until?: string;
   cursor?: string;
 }
 
@@ -58,13 +60,14 @@ export function runsFilters(base: string, q: ListQuery, statuses: readonly strin
   return `<form method="get" action="${base}/" style="margin-bottom:12px">
 <input name="workflow" placeholder="workflow" value="${esc(q.workflow)}">
 <select name="status"><option value="">any status</option>${statuses.map((s) => `<option${s === q.status ? ' selected' : ''}>${esc(s)}</option>`).join('')}</select>
+<input name="since" placeholder="created since (ISO, UTC)" value="${esc(q.since)}" size="22"> <input name="until" placeholder="until (ISO, UTC)" value="${esc(q.until)}" size="22">
 <button type="submit">Filter</button></form>`;
 }
 
 export function runsTable(base: string, runs: RunView[], q: ListQuery, next: string | undefined): string {
   const params = (extra: Record<string, string | undefined>) => {
     const p = new URLSearchParams();
-    for (const [k, v] of Object.entries({ workflow: q.workflow, status: q.status, ...extra })) if (v) p.set(k, v);
+    for (const [k, v] of Object.entries({ workflow: q.workflow, status: q.status, since: q.since, until: q.until, ...extra })) if (v) p.set(k, v);
     return p.toString();
   };
   const rows = runs.map((r) => `<tr><td><a href="${base}/runs/${encodeURIComponent(r.runId)}">${esc(r.runId)}</a></td><td>${esc(r.workflow)}</td>

@@ -38,6 +38,8 @@ const listQuery = z.object({
   workflow: z.string().max(200).optional().transform((v) => v || undefined),
   status: z.union([z.enum(RUN_STATUSES), z.literal('')]).optional().transform((v) => (v || undefined) as RunStatus | undefined),
   cursor: z.string().max(1000).optional().transform((v) => v || undefined),
+  since: z.string().max(40).optional().transform((v) => v || undefined),
+  until: z.string().max(40).optional().transform((v) => v || undefined),
   flash: z.string().max(500).optional(),
 });
 const signalForm = z.object({ name: z.string().min(1, 'signal name must not be empty').max(200), data: z.string().max(1_000_000).optional() });
@@ -71,10 +73,10 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     if (!q.success) return c.html(page('Runs', base, `<p class="err">bad filter: ${esc(q.error.issues[0]?.message)}</p>`, ''), 400);
     const query: ListQuery = q.data;
     try {
-      const list = await engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, cursor: query.cursor, limit: o.pageSize ?? 50 });
+      const list = await engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, since: query.since, until: query.until, cursor: query.cursor, limit: o.pageSize ?? 50 });
       return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, runsTable(base, list, query, list.next));
     } catch (err) {
-      return c.html(page('Runs', base, `<p class="err">${esc(toErrorInfo(err).message)}</p>`, ''), 400);
+      return c.html(page('Runs', base, `<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}<p class="err" id="flash">${esc(toErrorInfo(err).message)}</p>`, ''), 400);
     }
   });
 
