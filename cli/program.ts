@@ -14,7 +14,8 @@ import { openTriggerReader, type TriggerReader } from '../compose/trigger-reader
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
-import { explain, skippedBy } from '../src/domain/explain.ts';
+import { explain, skippedBy, type EngineContext } from '../src/domain/explain.ts';
+import { readOwner } from '../src/adapters/sqlite/owner-lease.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
@@ -27,6 +28,7 @@ import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
 import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
+import { parseLoopbackUrl } from './serve-notify.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -57,6 +59,14 @@ function parseIntArg(flag: string) {
   };
 }
 
+/** An ISO 8601 instant flag, normalized; undefined when absent. */
+function instant(v: string | undefined, flag: string): string | undefined {
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw new ValidationError(`${flag}: expected an ISO 8601 instant, got '${v}'`);
+  return new Date(t).toISOString();
+}
+
 function print(o: Common, data: unknown, human: () => string): void {
   console.log(o.json ? JSON.stringify(data) : human());
 }
@@ -68,6 +78,18 @@ async function triggerReader(project: Project): Promise<TriggerReader> {
   const reader = await openTriggerReader(resolveConfig({ ...project.engine, dataDir: project.dataDir }));
   if (!reader) throw noData(project);
   return reader;
+}
+
+/** Whether an engine owns the data dir (the SQLite file's owner row), for `why` of a run
+ *  that needs one; undefined when there is no file to ask. */
+function engineContext(project: Project): EngineContext | undefined {
+  const data = ReadOnlyFile.open(project.dataDir);
+  if (!data) return undefined;
+  try {
+    return readOwner(data.db);
+  } finally {
+    data.close();
+  }
 }
 
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
@@ -108,10 +130,10 @@ async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
 const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /** `tranquil runs list` with the same flags and the next page's cursor. */
-function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number }, cursor: string): string {
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string }, cursor: string): string {
   const flags: [string, string | undefined][] = [
     ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
-    ['--status', o.status], ['--workflow', o.workflow], ['--limit', String(o.limit)], ['--cursor', cursor],
+    ['--status', o.status], ['--workflow', o.workflow], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
   ];
   const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
@@ -154,10 +176,15 @@ export function buildProgram(): Command {
 
   common(program.command('serve').description('headless host: run schedules, inbox and webhooks until SIGINT/SIGTERM'))
     .addOption(new Option('--grace <ms>', 'shutdown bound in ms').default(10_000).argParser(parseIntArg('--grace')))
-    .action(async (o: Common & { grace: number }) => {
+    .option('--no-panel', 'do not serve the Runs panel (docs/panel.md)')
+    .addOption(new Option('--panel-port <port>', 'the Runs panel\'s port on 127.0.0.1 (default: any free port)').default(0).argParser(parseIntArg('--panel-port')))
+    .option('--on-failure-exec <cmd>', 'run this shell command on each run failure (event JSON on stdin, TRANQUIL_RUN_ID etc. in env)')
+    .option('--on-failure-post <url>', 'POST each run failure as JSON to this loopback URL')
+    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number; onFailureExec?: string; onFailurePost?: string }) => {
+      const onFailure = { exec: o.onFailureExec, post: o.onFailurePost === undefined ? undefined : parseLoopbackUrl(o.onFailurePost) };
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('serve: no workflows: pass --config <file> or --workflows <dir>, or add tranquil.config.ts');
-      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace });
+      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined, onFailure });
     });
 
   common(program.command('run <workflow>').description('start a run and wait until it finishes or suspends'))
@@ -191,12 +218,14 @@ export function buildProgram(): Command {
     .option('--workflow <name>', 'only this workflow')
     .addOption(new Option('--limit <n>', 'at most n runs per page (1..10000)').default(100).argParser(parseIntArg('--limit')))
     .option('--cursor <cursor>', 'the page after the one that printed this cursor')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string }) => {
+    .option('--since <instant>', 'only runs created at or after this ISO 8601 instant')
+    .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
       if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
-      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor }));
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until') }));
       const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
       // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
       print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));
@@ -224,8 +253,8 @@ export function buildProgram(): Command {
       const project = await loadProject(o);
       const run = await withRuns(project, (runs) => runs.getRun(id));
       if (run) {
-        const e = explain(run, Date.now());
-        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
+        const e = explain(run, Date.now(), engineContext(project));
+        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`), `next: ${e.next}`].join('\n'));
       }
       const data = await triggerReader(project);
       let e: ReturnType<typeof explainSchedules>;

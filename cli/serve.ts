@@ -11,9 +11,11 @@
 import { createEngine } from '../compose/index.ts';
 import { StorageError } from '../src/domain/errors.ts';
 import { startControl } from './control.ts';
+import { servePanel } from '../src/adapters/http/panel.ts';
+import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
 
-export async function serve(project: Project, o: { json: boolean; graceMs: number }): Promise<number> {
+export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
   const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
   const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
   try {
@@ -29,6 +31,15 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     throw err;
   });
 
+  // The Runs panel (docs/panel.md), on by default; --no-panel leaves it out.
+  const panel = o.panel ? await servePanel(engine, { port: o.panel.port }).catch(async (err) => {
+    await control.stop();
+    await engine.stop();
+    throw err;
+  }) : undefined;
+
+  onFailure(engine, o.onFailure ?? {});
+
   const hooks: Record<string, string> = {};
   for (const w of project.workflows) {
     if (w.triggers.some((t) => t.type === 'webhook')) hooks[w.name] = await engine.webhookUrl(w.name);
@@ -36,12 +47,13 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   const addr = engine.webhookAddress;
   out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${project.workflows.length} workflow(s)`, {
     event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: project.workflows.map((w) => w.name),
-    webhook: addr ?? null, hooks, control: { host: control.info.host, port: control.info.port },
+    webhook: addr ?? null, hooks, control: { host: control.info.host, port: control.info.port }, panel: panel?.url ?? null,
   });
   if (!o.json) {
     if (addr) console.log(`tranquil serve: webhooks on http://${addr.host}:${addr.port}`);
     for (const [name, url] of Object.entries(hooks)) console.log(`  hook ${name}: ${url}`);
     console.log(`tranquil serve: control on ${control.info.host}:${control.info.port} (token in ${project.dataDir}/serve.json)`);
+    if (panel) console.log(`tranquil serve: Runs panel on ${panel.url}`);
     console.log('tranquil serve: ready (Ctrl-C to stop)');
   }
 
@@ -54,6 +66,7 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     console.error(`tranquil serve: did not stop within ${o.graceMs}ms; exiting (unfinished runs resume on the next start)`);
     process.exit(1);
   }, o.graceMs);
+  await panel?.close();
   await control.stop();
   await engine.stop();
   clearTimeout(bound);

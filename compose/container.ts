@@ -143,6 +143,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         files: fileGate,
         close: overrides.runner?.close,
         capabilities,
+        logger: ctx.get<Logger>(TOKENS.logger),
       }),
   );
   return c;

@@ -12,6 +12,7 @@ export type { RunStatus } from '../src/domain/run-status.ts';
 export type { Explanation } from '../src/domain/explain.ts';
 export type { CapabilitiesApi, CapabilityHandler, ProviderCallInfo } from '../src/runtime/capabilities.ts';
 export type { Attrs } from '../src/domain/capability.ts';
+export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../src/runtime/notifier.ts';
 export type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
 export {
   TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
@@ -22,6 +23,7 @@ export { plainWorkflow, type PlainWorkflowDefinition, type PlainWorkflowOptions 
 export { loadPlainWorkflow, type PlainDefinition } from '../src/runtime/plain/load.ts';
 export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
 export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
+export { createPanel, servePanel, type Panel, type PanelOptions } from '../src/adapters/http/panel.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {

@@ -16,7 +16,23 @@ export interface Explanation {
   failedStep?: { name: string; attempts: number; error: { name: string; message: string } };
   /** A failed run: what runs.retry (no `from`) would resume from and discard. */
   retry?: RetryResult;
+  /** What to do next, with the command that does it (one sentence). */
+  next: string;
 }
+
+/** What the caller knows of the engine that owns the run's data dir; absent = the caller is
+ *  that engine (or cannot tell), and the sentences say nothing about it. The CLI reads it from
+ *  the SQLite file's owner row: `none` after a clean stop, `stale` when the owner stopped
+ *  heartbeating or its pid is gone. */
+export interface EngineContext {
+  state: 'alive' | 'none' | 'stale';
+  pid?: number;
+  host?: string;
+  /** The owner's last heartbeat (ISO). */
+  heartbeatAt?: string;
+}
+
+const NON_DETERMINISM = /diverged from its journal at position (\d+): code now calls ([\s\S]*), journal recorded ([\s\S]*)$/;
 
 const when = (iso: string, now: number): string => {
   const ms = Date.parse(iso) - now;
@@ -58,29 +74,102 @@ export function skippedBy(run: Pick<RunView, 'status' | 'output'>): { step: stri
   return typeof o.step === 'string' && typeof o.condition === 'string' ? { step: o.step, condition: o.condition } : undefined;
 }
 
-export function explain(run: RunView, now: number): Explanation {
+export function explain(run: RunView, now: number, engine?: EngineContext): Explanation {
+  const e = explainState(run, now);
+  if (!engine || engine.state === 'alive') return e;
+  return withoutEngine(e, run, now, engine);
+}
+
+/** A non-terminal run on a data dir whose engine is gone or stopped answering: what happens
+ *  when one starts. Terminal runs need no engine and read the same. */
+function withoutEngine(e: Explanation, run: RunView, now: number, engine: EngineContext): Explanation {
+  if (['succeeded', 'failed', 'cancelled'].includes(run.status)) return e;
+  const head = `Run ${run.runId} of workflow '${run.workflow}' (version ${run.version})`;
+  const last = run.steps[run.steps.length - 1];
+  const owner = `pid ${engine.pid ?? '?'}${engine.host ? ` on ${engine.host}` : ''}`;
+  const beat = engine.heartbeatAt ? `, last heartbeat at ${engine.heartbeatAt} (${formatDuration(Math.max(0, now - Date.parse(engine.heartbeatAt)))} ago)` : '';
+  const start = 'Start one: `tranquil serve` (or the app that embeds the engine).';
+  if (engine.state === 'stale') {
+    const from = last ? `its last recorded step '${last.name}' (${last.status})` : 'its start';
+    return {
+      ...e,
+      summary: `${head} is ${run.status}, held by an engine that stopped answering (${owner}${beat}). ` +
+        `The next engine to start on this data dir takes it over and resumes the run from ${from}.`,
+      next: `If ${owner} is hung, stop it by its pid, then start an engine: \`tranquil serve\`; the run resumes with the same idempotency keys.`,
+    };
+  }
+  switch (run.status) {
+    case 'pending':
+      return {
+        ...e,
+        summary: `${head} is pending because no engine is running on this data dir (created at ${run.createdAt}). ` +
+          'The next engine to start picks it up, and catches up every timer and schedule slot that came due while none ran.',
+        next: start,
+      };
+    case 'running':
+      return {
+        ...e,
+        summary: `${head} was running when its engine stopped; no engine is running on this data dir. ` +
+          `The next engine to start resumes it from ${last ? `its last recorded step '${last.name}' (${last.status})` : 'its start'}.`,
+        next: start,
+      };
+    default:
+      return { ...e, summary: `${e.summary} No engine is running on this data dir: it goes on when one starts (what came due meanwhile runs at start-up).`, next: start };
+  }
+}
+
+function explainState(run: RunView, now: number): Explanation {
   const steps = run.steps.filter((s) => s.kind !== 'now' && s.kind !== 'random');
   const last = run.steps[run.steps.length - 1];
   const done = steps.filter((s) => s.status === 'succeeded').length;
   const head = `Run ${run.runId} of workflow '${run.workflow}' (version ${run.version})`;
-  const base: Explanation = { runId: run.runId, status: run.status, summary: '', details: steps.map(describeStep) };
+  const base: Explanation = { runId: run.runId, status: run.status, summary: '', details: steps.map(describeStep), next: '' };
+  const id = run.runId;
+  const cancel = `To stop it: \`tranquil runs cancel ${id}\`.`;
 
   switch (run.status) {
     case 'succeeded': {
       const skip = skippedBy(run);
       const outcome = skip ? ` with outcome skipped: condition '${skip.condition}' of step '${skip.step}' was false,` : '';
-      return { ...base, summary: `${head} succeeded${outcome} after ${done} completed step${done === 1 ? '' : 's'}, at ${run.updatedAt}.` };
+      return {
+        ...base,
+        summary: `${head} succeeded${outcome} after ${done} completed step${done === 1 ? '' : 's'}, at ${run.updatedAt}.`,
+        next: `Nothing to do. Its output and steps: \`tranquil runs describe ${id}\`.`,
+      };
     }
-    case 'cancelled':
-      return { ...base, summary: `${head} was cancelled at ${run.updatedAt} after ${done} completed step${done === 1 ? '' : 's'}.` };
+    case 'cancelled': {
+      // Who asked is not recorded by either backend; where the cancel landed is.
+      const hit = run.steps.find((s) => s.error?.name === 'CancelledError');
+      return {
+        ...base,
+        summary: `${head} was cancelled at ${run.updatedAt} after ${done} completed step${done === 1 ? '' : 's'}` +
+          `${hit ? `; the cancel reached it in step '${hit.name}'` : ''}.`,
+        next: `Nothing to do: a cancelled run stays cancelled. To run the workflow again: \`tranquil run ${run.workflow} --input '<json>'\`.`,
+      };
+    }
     case 'failed': {
       const err = run.error ?? { name: 'Error', message: 'unknown error' };
       // What runs.retry would do, by the same rule the backends carry out.
       const retry = retryPlan(run.steps)!;
       const point = retry.from && run.steps.find((s) => s.seq === retry.from!.seq);
       const diverged = err.name === 'NonDeterminismError';
-      const hint = diverged ? '' : ` ${retryHint(retry)}`;
-      if (!point) return { ...base, retry, summary: `${head} failed outside any step with ${err.name}: ${err.message}.${hint}` };
+      if (diverged) {
+        const f = err.fields ?? {};
+        const m = NON_DETERMINISM.exec(err.message);
+        const position = f.position ?? m?.[1];
+        const expected = f.expected ?? m?.[2];
+        const recorded = f.recorded ?? m?.[3];
+        return {
+          ...base,
+          retry,
+          summary: `${head} failed with non-determinism at position ${position ?? '?'}: the code now calls ${expected ?? '?'}, ` +
+            `the journal recorded ${recorded ?? '?'}. The code changed under a run that was in flight.`,
+          next: `Run it with the code of version ${run.version} (deploy that version back), or see its journal: \`tranquil runs describe ${id}\`.`,
+        };
+      }
+      const hint = ` ${retryHint(retry)}`;
+      const fix = `Fix the cause, then resume it: \`tranquil runs retry ${id}\`.`;
+      if (!point) return { ...base, retry, summary: `${head} failed outside any step with ${err.name}: ${err.message}.${hint}`, next: fix };
       const stepError = point.error ?? err;
       const what = point.status === 'timedout'
         ? `step '${point.name}' timed out (${stepError.name}: ${stepError.message})`
@@ -91,11 +180,13 @@ export function explain(run: RunView, now: number): Explanation {
         retry,
         failedStep: { name: point.name, attempts: point.attempts, error: stepError },
         summary: `${head} failed${same ? `: ${what}` : ` with ${err.name}: ${err.message}, after ${what}`}.${hint}`,
+        next: fix,
       };
     }
     case 'sleeping':
       if (last?.kind === 'sleep' && last.wakeAt) {
-        return { ...base, waitingFor: { kind: 'time', step: last.name, until: last.wakeAt }, summary: `${head} is sleeping in step '${last.name}' until ${when(last.wakeAt, now)}.` };
+        return { ...base, waitingFor: { kind: 'time', step: last.name, until: last.wakeAt }, summary: `${head} is sleeping in step '${last.name}' until ${when(last.wakeAt, now)}.`,
+          next: `Nothing to do: it wakes by itself. ${cancel}` };
       }
       break;
     case 'waiting':
@@ -105,7 +196,8 @@ export function explain(run: RunView, now: number): Explanation {
           ...base,
           waitingFor: { kind: 'signal', step: last.name, until },
           summary: `${head} is waiting in step '${last.name}' for signal '${baseName(last.name)}'` +
-            (until ? `, timing out at ${when(until, now)}.` : ', with no timeout.'),
+            (until ? `, timing out at ${when(until, now)}` : ', with no timeout') + (last.startedAt ? `; waiting since ${last.startedAt}.` : '.'),
+          next: `Send the signal: \`tranquil signal ${id} ${baseName(last.name)} --data '<json>'\`.`,
         };
       }
       break;
@@ -116,6 +208,7 @@ export function explain(run: RunView, now: number): Explanation {
           waitingFor: { kind: 'retry', step: last.name, until: last.nextRetryAt },
           summary: `${head} is retrying step '${last.name}': attempt ${last.attempts} failed with ${last.error?.name}: ${last.error?.message}; ` +
             `attempt ${last.attempts + 1} at ${last.nextRetryAt ? when(last.nextRetryAt, now) : 'once resumed'}.`,
+          next: `Nothing to do: the next attempt runs by itself. ${cancel}`,
         };
       }
       break;
@@ -133,16 +226,18 @@ export function explain(run: RunView, now: number): Explanation {
       break;
     }
     case 'pending':
-      return { ...base, summary: `${head} is pending: created at ${run.createdAt}, not yet picked up by the engine.` };
+      return { ...base, summary: `${head} is pending: created at ${run.createdAt}, not yet picked up by the engine.`, next: 'Nothing to do: the engine starts it shortly.' };
     case 'running':
-      return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.` };
+      return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.`, next: `Nothing to do. ${cancel}` };
     case 'blocked':
       if (run.error?.name === APPROVAL_REQUIRED) {
         // A workflow file waiting for its declaration to be approved: the change and the command.
         const f = run.error.fields ?? {};
         const list = (v: unknown) => (Array.isArray(v) && v.length ? v.join(', ') : 'nothing');
+        const approve = typeof f.approve === 'string' ? f.approve : approveCommand(run.workflow);
         return {
           ...base,
+          next: `Review the change (docs/runner.md, Approval), then approve it: \`${approve}\`; the run starts.`,
           summary: `${head} is blocked until its permission declaration is approved: ${run.error.message}`,
           details: [`added: ${list(f.added)}`, `removed: ${list(f.removed)}`, `approve with: ${typeof f.approve === 'string' ? f.approve : approveCommand(run.workflow)}`, ...base.details],
         };
@@ -151,8 +246,9 @@ export function explain(run: RunView, now: number): Explanation {
         ...base,
         summary: `${head} is blocked: its workflow is not registered with this engine, or the backend stopped retrying it` +
           `${run.error ? ` (${run.error.name}: ${run.error.message})` : ''}; it needs an operator.`,
+        next: `Register workflow '${run.workflow}' with the engine (its config or workflows dir), then restart it: \`tranquil serve\`.`,
       };
   }
   // States whose step record does not match the usual shape get the plain status line.
-  return { ...base, summary: `${head} is ${run.status}${run.wakeAt ? ` until ${when(run.wakeAt, now)}` : ''}.` };
+  return { ...base, summary: `${head} is ${run.status}${run.wakeAt ? ` until ${when(run.wakeAt, now)}` : ''}.`, next: `See its steps: \`tranquil runs describe ${id}\`.` };
 }

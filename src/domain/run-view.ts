@@ -44,6 +44,10 @@ export interface RunFilter {
   limit?: number;
   /** `next` of the previous page: the runs older than that page's last. */
   cursor?: string;
+  /** Only runs created at or after this instant (ISO 8601). */
+  since?: string;
+  /** Only runs created at or before this instant (ISO 8601). */
+  until?: string;
 }
 
 /** One page of runs, newest first; `next` is set when more runs match (pass it as `cursor`). */

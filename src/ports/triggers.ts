@@ -55,6 +55,9 @@ export interface TriggerState {
   /** The port the webhook listener bound last time, if recorded. */
   webhookPort(): Promise<number | undefined>;
   saveWebhookPort(port: number): Promise<void>;
+  /** A durable engine setting (the lifecycle notifier's ledger: runtime/notifier.ts). */
+  setting(key: string): Promise<string | undefined>;
+  saveSettings(entries: [key: string, value: string][]): Promise<void>;
   /** Re-scans due runs and schedule slots now (after a wall-clock jump or a resume signal). */
   rescan(): Promise<void>;
 }

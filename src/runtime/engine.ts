@@ -22,6 +22,8 @@ import { approveCommand, declarationDiff, type DeclarationDiff } from '../domain
 import type { Permissions } from '../domain/permissions.ts';
 import type { FileGate } from './file-gate.ts';
 import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './capabilities.ts';
+import type { Logger } from '../ports/logger.ts';
+import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 
 const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
@@ -31,6 +33,8 @@ const filterSchema = z
     workflow: z.string().min(1).optional(),
     limit: z.number().int().min(1).max(10_000).optional(),
     cursor: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').optional(),
+    since: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
+    until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
   })
   .strict();
 
@@ -100,6 +104,7 @@ export interface EngineOptions {
   close?: () => Promise<void>;
   /** The host's capability providers (shared with the executor, which calls them). */
   capabilities?: CapabilityRegistry;
+  logger?: Logger;
 }
 
 /** A workflow file's permission declaration as it is on disk, and its standing. */
@@ -156,6 +161,7 @@ export class Engine {
   private readonly maxPayloadBytes: number;
 
   private readonly closeExtras: (() => Promise<void>) | undefined;
+  private readonly notifier: Notifier;
 
   constructor(
     readonly executor: DurableExecutor,
@@ -166,6 +172,7 @@ export class Engine {
     this.closeExtras = options.close;
     this.providers = options.capabilities ?? new CapabilityRegistry();
     this.capabilities = capabilitiesApi(this.providers, async (c, a) => this.executor.wakeParked?.(c, a));
+    this.notifier = new Notifier(executor, () => clock.now(), { logger: options.logger });
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
       ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
@@ -219,9 +226,20 @@ export class Engine {
       await this.executor.stop();
       throw err;
     }
+    this.notifier.start();
+  }
+
+  /** Lifecycle notifications (runtime/notifier.ts, docs/panel.md): the handler gets each
+   *  transition of a run to this state once, also those that happened while the app was down.
+   *  Returns the function that unsubscribes. */
+  on(type: LifecycleEventType, handler: LifecycleHandler): () => void {
+    const t = check(z.enum(LIFECYCLE_EVENTS), type, 'lifecycle event');
+    if (typeof handler !== 'function') throw new ValidationError('engine.on: handler must be a function');
+    return this.notifier.on(t, handler);
   }
 
   async stop(): Promise<void> {
+    await this.notifier.stop();
     // The listener first: no new runs arrive while the executor winds down.
     await this.webhooks?.stop();
     await this.executor.stop();

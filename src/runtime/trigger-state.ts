@@ -54,6 +54,11 @@ export function triggerState(store: TriggerStore, h: TriggerStateHooks): Trigger
       h.ensureStarted();
       await store.write((w) => w.setSetting(WEBHOOK_PORT, String(port)));
     },
+    setting: async (key) => (h.ensureStarted(), store.setting(key)),
+    saveSettings: async (entries) => {
+      h.ensureStarted();
+      if (entries.length) await store.write((w) => entries.forEach(([k, v]) => w.setSetting(k, v)));
+    },
     rescan: async () => {
       h.ensureStarted();
       await h.rescan();

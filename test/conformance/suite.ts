@@ -16,6 +16,9 @@ import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
 import { plainScenarios } from './plain.ts';
 import { capabilityScenarios } from './capabilities.ts';
+import { whyScenarios } from './why.ts';
+import { notificationScenarios } from './notifications.ts';
+import { listTimeScenarios } from './list-time.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -537,6 +540,9 @@ export function runConformance(target: ConformanceTarget): void {
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
     capabilityScenarios({ test, boot, restart, until });
+    whyScenarios({ test, boot, restart, until });
+    notificationScenarios({ test, boot, restart, until });
+    listTimeScenarios({ test, boot });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     plainScenarios({ test, boot, restart, until });
   });

@@ -81,11 +81,14 @@ export class RestateRunReader implements RunReader {
     const limit = filter.limit ?? DEFAULT_PAGE;
     const batch = filter.status ? Math.max(limit + 1, 200) : limit + 1;
     let after = filter.cursor === undefined ? undefined : decodeCursor('restate', filter.cursor, cursorSchema);
+    // Restate's timestamps are finer than the views' milliseconds: `until` covers its whole ms.
+    const span = (filter.since ? ` AND created_at >= ${sqlString(filter.since)}` : '') +
+      (filter.until ? ` AND created_at < ${sqlString(new Date(Date.parse(filter.until) + 1).toISOString())}` : '');
     const found: { view: RunView; inv: InvocationRow }[] = [];
     for (;;) {
       const older = after ? ` AND (created_at < ${sqlString(after.c)} OR (created_at = ${sqlString(after.c)} AND id < ${sqlString(after.i)}))` : '';
       const invs = await this.o.admin().query<InvocationRow>(
-        `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter}${older} ORDER BY created_at DESC, id DESC LIMIT ${batch}`,
+        `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter}${span}${older} ORDER BY created_at DESC, id DESC LIMIT ${batch}`,
       );
       const ours = invs.filter((inv) => workflowName(inv.svc) !== undefined);
       const [state, local] = await Promise.all([this.listState(stateFilter, ours), Promise.all(ours.map((inv) => this.o.local?.(inv.run_id)))]);

@@ -66,3 +66,14 @@ export class OwnerLease {
     }
   }
 }
+
+/** Who owns a data dir's file, read without taking it (the CLI's `why`): `none` after a clean
+ *  stop, `stale` when the owner's pid is gone (same host) or its heartbeat is older than the
+ *  TTL, by the rule acquire() applies. */
+export function readOwner(db: Database, ttlMs = 15_000): { state: 'alive' | 'none' | 'stale'; pid?: number; host?: string; heartbeatAt?: string } {
+  const row = db.prepare(`SELECT * FROM owner WHERE id = 1`).get() as OwnerRow | undefined;
+  if (!row) return { state: 'none' };
+  const sameHost = row.host === hostname();
+  const alive = sameHost ? pidAlive(row.pid) && Date.now() - row.heartbeat_at < ttlMs * 4 : Date.now() - row.heartbeat_at < ttlMs;
+  return { state: alive ? 'alive' : 'stale', pid: row.pid, host: row.host, heartbeatAt: new Date(row.heartbeat_at).toISOString() };
+}

@@ -307,6 +307,14 @@ export class SqliteStore {
   listRunRows(filter: Omit<RunFilter, 'cursor'> & { beforeSeq?: number }): RunRow[] {
     const where: string[] = [];
     const args: (string | number)[] = [];
+    if (filter.since !== undefined) {
+      where.push('created_at >= ?');
+      args.push(Date.parse(filter.since));
+    }
+    if (filter.until !== undefined) {
+      where.push('created_at <= ?');
+      args.push(Date.parse(filter.until));
+    }
     if (filter.beforeSeq !== undefined) {
       where.push('created_seq < ?');
       args.push(filter.beforeSeq);

@@ -1,0 +1,156 @@
+// The Runs panel's pages as server-rendered HTML (issue 15; docs/panel.md): no bundle, no CDN,
+// one inline stylesheet and one inline script (live refresh: the page re-fetches its own
+// `#live` part every second and swaps it in, so no reload and no lost form input). Every
+// value from a run is escaped here; nothing else builds HTML.
+import type { Explanation } from '../../domain/explain.ts';
+import type { RunView, StepView } from '../../domain/run-view.ts';
+import type { EventView, ScheduleView, SlotView } from '../../ports/triggers.ts';
+
+export const esc = (v: unknown): string =>
+  String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const json = (v: unknown): string => esc(JSON.stringify(v, null, 2));
+
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:10px 20px;display:flex;gap:20px;align-items:center}
+header a{color:#cfe0ff;text-decoration:none}header b{font-size:16px;margin-right:10px}
+main{padding:16px 20px;max-width:1200px}
+table{border-collapse:collapse;width:100%;background:#fff}td,th{padding:5px 8px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top}
+th{font-weight:600;background:#eef0f3}
+.st{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600;background:#e3e6ea}
+.st-succeeded{background:#d4f3dc;color:#145c2c}.st-failed,.st-timedout{background:#fbd9d9;color:#8a1c1c}
+.st-retrying,.st-blocked{background:#ffe9c2;color:#7a4b00}.st-sleeping,.st-waiting,.st-pending{background:#dde8ff;color:#1c3f8a}
+.st-running{background:#e6dcff;color:#47208a}.st-cancelled{background:#e3e6ea;color:#555}
+.why{background:#fff;border-left:5px solid #3b6fd8;padding:10px 14px;margin:0 0 14px}
+.why.failed,.why.blocked{border-color:#c62828}.why p{margin:4px 0}.why code{background:#eef0f3;padding:1px 4px}
+pre{background:#fff;border:1px solid #e3e6ea;padding:8px;margin:4px 0;max-height:240px;overflow:auto;white-space:pre-wrap}
+.axis{position:relative;height:22px;background:#eef0f3;margin:2px 0}.bar{position:absolute;top:3px;height:16px;min-width:3px;border-radius:3px;background:#3b6fd8}
+.bar.failed,.bar.timedout{background:#c62828}.bar.retrying{background:#e69500}.bar.sleeping,.bar.waiting{background:repeating-linear-gradient(45deg,#8fb0f0,#8fb0f0 4px,#c9d8f7 4px,#c9d8f7 8px)}
+.bar.succeeded{background:#2e8b57}.ticks{display:flex;justify-content:space-between;font-size:11px;color:#667}
+form.inline{display:inline-block;margin:0 8px 8px 0}button{padding:5px 12px;border:1px solid #3b6fd8;background:#3b6fd8;color:#fff;border-radius:4px;cursor:pointer}
+button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6px;border:1px solid #c3c8d0;border-radius:3px}
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.err{color:#8a1c1c}.muted{color:#667}.flash{background:#fff3cd;padding:8px 12px;margin-bottom:12px}
+`;
+
+// Swaps in the server's fresh `#live` every second; pauses while the tab is hidden.
+const LIVE = `
+let last=null;setInterval(async()=>{if(document.hidden)return;try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});
+if(!r.ok)return;const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}catch{}},1000);
+`;
+
+export function page(title: string, base: string, body: string, live: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} - Tranquil</title>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head><body>
+<header><b>Tranquil</b><a href="${base}/">Runs</a><a href="${base}/schedules">Schedules</a><a href="${base}/events">Events</a></header>
+<main>${body}<div id="live">${live}</div></main><script>${LIVE}</script></body></html>`;
+}
+
+const status = (s: string) => `<span class="st st-${esc(s)}">${esc(s)}</span>`;
+
+export interface ListQuery {
+  workflow?: string;
+  status?: string;
+  since?: string;
+  until?: string;
+  cursor?: string;
+}
+
+export function runsFilters(base: string, q: ListQuery, statuses: readonly string[]): string {
+  return `<form method="get" action="${base}/" style="margin-bottom:12px">
+<input name="workflow" placeholder="workflow" value="${esc(q.workflow)}">
+<select name="status"><option value="">any status</option>${statuses.map((s) => `<option${s === q.status ? ' selected' : ''}>${esc(s)}</option>`).join('')}</select>
+<input name="since" placeholder="created since (ISO, UTC)" value="${esc(q.since)}" size="22"> <input name="until" placeholder="until (ISO, UTC)" value="${esc(q.until)}" size="22">
+<button type="submit">Filter</button></form>`;
+}
+
+export function runsTable(base: string, runs: RunView[], q: ListQuery, next: string | undefined): string {
+  const params = (extra: Record<string, string | undefined>) => {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries({ workflow: q.workflow, status: q.status, since: q.since, until: q.until, ...extra })) if (v) p.set(k, v);
+    return p.toString();
+  };
+  const rows = runs.map((r) => `<tr><td><a href="${base}/runs/${encodeURIComponent(r.runId)}">${esc(r.runId)}</a></td><td>${esc(r.workflow)}</td>
+<td>${status(r.status)}</td><td>${esc(r.createdAt)}</td><td>${esc(r.updatedAt)}</td><td>${r.error ? `<span class="err">${esc(r.error.name)}: ${esc(r.error.message)}</span>` : ''}</td></tr>`);
+  return `<table><thead><tr><th>run</th><th>workflow</th><th>status</th><th>created</th><th>updated</th><th>error</th></tr></thead>
+<tbody>${rows.join('') || '<tr><td colspan="6" class="muted">no runs</td></tr>'}</tbody></table>
+<p>${q.cursor ? `<a href="${base}/?${params({})}">first page</a> ` : ''}${next ? `<a id="next-page" href="${base}/?${params({ cursor: next })}">next page</a>` : ''}</p>`;
+}
+
+export function whyBlock(e: Explanation): string {
+  return `<section class="why ${esc(e.status)}" id="why"><p><b>${esc(e.summary)}</b></p><p>Next: ${esc(e.next).replace(/`([^`]+)`/g, '<code>$1</code>')}</p></section>`;
+}
+
+/** Steps on one time axis from the run's creation to its last moment (now while it lives). */
+export function timeline(run: RunView, now: number): string {
+  const t0 = Date.parse(run.createdAt);
+  const live = !['succeeded', 'failed', 'cancelled'].includes(run.status);
+  const times = run.steps.flatMap((s) => [s.startedAt, s.endedAt, s.wakeAt, s.nextRetryAt]).filter(Boolean).map((t) => Date.parse(t!));
+  const t1 = Math.max(t0 + 1, Date.parse(run.updatedAt), ...times, live ? now : 0);
+  const pct = (t: number) => (((t - t0) / (t1 - t0)) * 100).toFixed(2);
+  const rows = run.steps.filter((s) => s.kind !== 'now' && s.kind !== 'random').map((s) => {
+    const start = s.startedAt ? Date.parse(s.startedAt) : t0;
+    const end = s.endedAt ? Date.parse(s.endedAt) : s.wakeAt ? Date.parse(s.wakeAt) : s.nextRetryAt ? Date.parse(s.nextRetryAt) : live ? now : start;
+    const width = Math.max(0, ((end - start) / (t1 - t0)) * 100).toFixed(2);
+    const ms = end - start;
+    return `<tr><td>${esc(s.name)} <span class="muted">(${esc(s.kind)})</span></td><td style="width:55%"><div class="axis">
+<div class="bar ${esc(s.status)}" style="left:${pct(start)}%;width:${width}%" title="${esc(s.startedAt)} .. ${esc(s.endedAt ?? s.wakeAt ?? s.nextRetryAt ?? '')}"></div></div></td>
+<td>${status(s.status)} ${s.attempts > 1 ? `${s.attempts} attempts` : ''} <span class="muted">${ms >= 0 ? fmtMs(ms) : ''}</span>${stepNote(s)}</td></tr>`;
+  });
+  return `<table class="timeline"><thead><tr><th>step</th><th><div class="ticks"><span>${esc(run.createdAt)}</span><span>${esc(new Date(t1).toISOString())}</span></div></th><th>status</th></tr></thead>
+<tbody>${rows.join('') || '<tr><td colspan="3" class="muted">no steps yet</td></tr>'}</tbody></table>`;
+}
+
+function stepNote(s: StepView): string {
+  const bits: string[] = [];
+  if (s.error) bits.push(`<div class="err">${esc(s.error.name)}: ${esc(s.error.message)}</div>`);
+  if (s.status === 'retrying' && s.nextRetryAt) bits.push(`<div>next attempt at ${esc(s.nextRetryAt)}</div>`);
+  if (s.status === 'sleeping' && s.wakeAt) bits.push(`<div>until ${esc(s.wakeAt)}</div>`);
+  if (s.status === 'waiting') bits.push(`<div>${s.wakeAt ? `timeout at ${esc(s.wakeAt)}` : 'no timeout'}</div>`);
+  return bits.join('');
+}
+
+const fmtMs = (ms: number): string => (ms < 1000 ? `${ms} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`);
+
+export function runDetails(run: RunView): string {
+  const keys = run.steps.filter((s) => s.kind === 'do').map((s) => `${run.runId}/${s.name}`);
+  return `<div class="grid"><div><h3>Input</h3><pre id="input">${json(run.input)}</pre>
+<h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : json(run.output)}</pre></div>
+<div><h3>Run</h3><table><tr><th>workflow</th><td>${esc(run.workflow)}</td></tr><tr><th>status</th><td id="run-status">${status(run.status)}</td></tr>
+<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr></table>
+<h3>Error</h3><pre>${run.error ? json(run.error) : '<span class="muted">none</span>'}</pre>
+<h3>Idempotency keys</h3><pre>${keys.length ? esc(keys.join('\n')) : '<span class="muted">none</span>'}</pre></div></div>`;
+}
+
+export function actions(base: string, run: RunView, token: string, approvable: boolean): string {
+  const id = encodeURIComponent(run.runId);
+  const hidden = `<input type="hidden" name="_token" value="${esc(token)}">`;
+  const out: string[] = [];
+  if (run.status === 'failed') out.push(`<form class="inline" method="post" action="${base}/runs/${id}/retry">${hidden}<button id="retry">Retry</button></form>`);
+  if (!['succeeded', 'failed', 'cancelled'].includes(run.status)) {
+    out.push(`<form class="inline" method="post" action="${base}/runs/${id}/cancel">${hidden}<button class="danger" id="cancel">Cancel</button></form>`);
+    out.push(`<form class="inline" method="post" action="${base}/runs/${id}/signal">${hidden}<input name="name" placeholder="signal name" required>
+<input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"><button id="signal">Send signal</button></form>`);
+  }
+  // The declaration hash the page shows: approve refuses if the file changed since.
+  const declared = run.error?.fields?.declared;
+  if (approvable) {
+    out.push(`<form class="inline" method="post" action="${base}/workflows/${encodeURIComponent(run.workflow)}/approve">${hidden}<input type="hidden" name="run" value="${esc(run.runId)}">` +
+      `${typeof declared === 'string' ? `<input type="hidden" name="hash" value="${esc(declared)}">` : ''}<button id="approve">Approve declaration</button></form>`);
+  }
+  return out.length ? `<section id="actions">${out.join('')}</section>` : '';
+}
+
+export function schedulesPage(schedules: ScheduleView[], slots: SlotView[]): string {
+  return `<h2>Schedules</h2><table><thead><tr><th>workflow</th><th>cron</th><th>timezone</th><th>catch-up</th><th>active</th><th>next</th></tr></thead><tbody>
+${schedules.map((s) => `<tr><td>${esc(s.workflow)}</td><td>${esc(s.cron)}</td><td>${esc(s.timezone)}</td><td>${esc(s.catchUp)}</td><td>${s.active ? 'yes' : 'no'}</td><td>${esc(s.nextAt ?? '')}</td></tr>`).join('') || '<tr><td colspan="6" class="muted">no schedules</td></tr>'}
+</tbody></table><h2>Slot ledger</h2><table><thead><tr><th>workflow</th><th>slot</th><th>fate</th><th>why</th><th>run</th></tr></thead><tbody>
+${slots.map((s) => `<tr><td>${esc(s.workflow)}</td><td>${esc(s.slot)}${s.count > 1 ? ` (+${s.count - 1} to ${esc(s.until)})` : ''}</td><td>${status(s.fate)}</td><td>${esc(s.reason)}</td><td>${s.runId ? esc(s.runId) : ''}</td></tr>`).join('') || '<tr><td colspan="5" class="muted">no slots yet</td></tr>'}
+</tbody></table>`;
+}
+
+export function eventsPage(base: string, events: EventView[]): string {
+  return `<h2>Event inbox</h2><table><thead><tr><th>id</th><th>name</th><th>received</th><th>payload</th><th>runs</th></tr></thead><tbody>
+${events.map((e) => `<tr><td>${esc(e.id)}</td><td>${esc(e.name)}</td><td>${esc(e.createdAt)}</td><td><pre>${json(e.payload)}</pre></td><td>${e.runIds.length ? e.runIds.map((r) => `<a href="${base}/runs/${encodeURIComponent(r)}">${esc(r)}</a>`).join('<br>') : '<span class="muted">no subscriber</span>'}</td></tr>`).join('') || '<tr><td colspan="5" class="muted">no events</td></tr>'}
+</tbody></table>`;
+}

@@ -1,0 +1,136 @@
+// The Runs panel in real Chromium (Debian's /usr/bin/chromium through playwright-core), on
+// both backends: open the list, filter to failed runs, open one, read the verdict, click
+// retry and see the run succeed without a reload (the live refresh swaps the page's live
+// part). Then a forged cross-origin POST from a page on another origin is refused and changes
+// nothing, and a POST without the panel's token is refused too. The run page's screenshot is
+// kept as docs/panel-run.png (written when PANEL_SCREENSHOT=1, so a normal run changes no
+// tracked file).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { manual, TerminalError, workflow } from '@tranquil/sdk';
+import { createEngine, servePanel, type Engine } from '@tranquil/engine';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+const ROOT = resolve(import.meta.dirname, '../..');
+
+let browser: BrowserContext | undefined;
+const profile = mkdtempSync(join(tmpdir(), 'tranquil-chromium-'));
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  // A fresh profile dir (playwright passes it as --user-data-dir).
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  rmSync(profile, { recursive: true, force: true });
+});
+
+describe.skipIf(!haveChromium)('Runs panel in Chromium [skipped when /usr/bin/chromium is missing: .ci/run installs it]', () => {
+  for (const backend of ['sqlite', 'restate'] as const) {
+    it(`${backend}: list, filter to failed, open, read why, retry, see it succeed live; a forged cross-origin POST changes nothing`, async () => {
+      const gate = { fixed: false };
+      const wfs = [
+        workflow('checkout', (w) => {
+          w.trigger(manual());
+          w.run(async ({ step, input }) => {
+            await step.do('reserve', () => `hold-${input.order}`);
+            await step.do('charge', () => {
+              if (!gate.fixed) throw new TerminalError('card declined');
+              return 'charged';
+            });
+            await step.sleep('settle', 1500);
+            return { order: input.order, charged: true };
+          });
+        }),
+        workflow('greet', (w) => {
+          w.trigger(manual());
+          w.run(async ({ step }) => step.waitForEvent('go', { timeout: '1h' }));
+        }),
+      ];
+      const dir = mkdtempSync(join(tmpdir(), `tranquil-panel-${backend}-`));
+      let engine: Engine | undefined;
+      let panel: Awaited<ReturnType<typeof servePanel>> | undefined;
+      let evil: Server | undefined;
+      const ctx = browser!;
+      const pages: { close(): Promise<void> }[] = [];
+      try {
+        engine = await createEngine({ backend, dataDir: dir, workflows: wfs });
+        await engine.start();
+        const failed = (await engine.trigger('checkout', { order: 'A-17' })).runId;
+        const waiting = (await engine.trigger('greet', null)).runId;
+        expect((await engine.result(failed, { timeout: '20s' })).status).toBe('failed');
+        for (let i = 0; i < 200 && (await engine.runs.get(waiting)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 25));
+        panel = await servePanel(engine);
+
+        const pageA = await ctx.newPage();
+        pageA.setDefaultTimeout(15_000);
+        pages.push(pageA);
+        await pageA.goto(panel.url);
+        await pageA.getByRole('link', { name: waiting }).waitFor();
+        await pageA.selectOption('select[name=status]', 'failed');
+        await pageA.click('button[type=submit]');
+        await pageA.waitForURL(/status=failed/);
+        expect(await pageA.getByRole('link', { name: waiting }).count()).toBe(0);
+        await pageA.getByRole('link', { name: failed }).click();
+        await pageA.waitForURL(/\/runs\//);
+        const why = await pageA.locator('#why').innerText();
+        expect(why).toContain(`Run ${failed} of workflow 'checkout'`);
+        expect(why).toContain("failed: step 'charge' failed on attempt 1 with TerminalError: card declined");
+        expect(why).toContain(`Next: Fix the cause, then resume it: tranquil runs retry ${failed}`);
+        expect(await pageA.locator('.timeline .bar').count()).toBe(2);
+        if (backend === 'sqlite' && process.env.PANEL_SCREENSHOT === '1') await pageA.screenshot({ path: join(ROOT, 'docs/panel-run.png'), fullPage: true });
+
+        gate.fixed = true;
+        await pageA.click('#retry');
+        await pageA.waitForURL(/flash=retried/);
+        // From here on no navigation: the marker survives only if the page is never reloaded.
+        await pageA.evaluate(() => ((globalThis as unknown as { marker: number }).marker = 1));
+        await pageA.locator('#run-status', { hasText: 'succeeded' }).waitFor({ timeout: 20_000 });
+        expect(await pageA.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(1);
+        expect(await pageA.locator('#output').innerText()).toContain('"charged": true');
+        expect(await pageA.locator('#why').innerText()).toMatch(/succeeded after 3 completed steps/);
+
+        // A page on another origin posts a form to the panel's cancel action (a guessed token).
+        const target = `${panel.url}runs/${encodeURIComponent(waiting)}/cancel`;
+        evil = createServer((_, res) => {
+          res.setHeader('content-type', 'text/html');
+          res.end(`<form id="f" method="post" action="${target}"><input name="_token" value="guessed"></form><script>document.getElementById('f').submit()</script>`);
+        });
+        await new Promise<void>((r) => evil!.listen(0, '127.0.0.1', () => r()));
+        const evilUrl = `http://localhost:${(evil.address() as { port: number }).port}/`;
+        const pageB = await ctx.newPage();
+        pageB.setDefaultTimeout(15_000);
+        pages.push(pageB);
+        const refused = pageB.waitForResponse((r) => r.url() === target);
+        await pageB.goto(evilUrl);
+        expect((await refused).status()).toBe(403);
+        expect(await pageB.locator('body').innerText()).toContain('refused: cross-origin request');
+        // Same origin but without the page's token: refused as well.
+        const noToken = await fetch(target, { method: 'POST', headers: { origin: new URL(panel.url).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: '_token=nope' });
+        expect(noToken.status).toBe(403);
+        await new Promise((r) => setTimeout(r, 300));
+        const still = await engine.runs.get(waiting);
+        expect(still.status).toBe('waiting');
+        expect(still.steps.every((s) => s.status !== 'failed')).toBe(true);
+      } finally {
+        for (const p of pages) await p.close();
+        await new Promise((r) => (evil ? (evil.close(() => r(undefined)), evil.closeAllConnections()) : r(undefined)));
+        await panel?.close();
+        await engine?.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 90_000);
+  }
+});

@@ -1,0 +1,69 @@
+// The Runs panel's guards without a browser (src/adapters/http/panel.ts), on a real SQLite
+// engine: actions need the page's token AND the panel's own origin; a foreign Host is refused
+// when allowedHosts is set; a run's values are escaped in the HTML. The browser flow is
+// test/e2e/panel.test.ts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { manual, workflow } from '@tranquil/sdk';
+import { createEngine, createPanel, type Engine } from '@tranquil/engine';
+
+const wf = workflow('waits', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.waitForEvent('go'));
+});
+
+describe('Runs panel guards', () => {
+  let engine: Engine | undefined;
+  let dir = '';
+  afterEach(async () => {
+    await engine?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses actions without the token or from another origin, and escapes run values', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tranquil-panel-guard-'));
+    engine = await createEngine({ dataDir: dir, workflows: [wf] });
+    await engine.start();
+    const { runId } = await engine.trigger('waits', { note: '<script>alert(1)</script>' });
+    for (let i = 0; i < 200 && (await engine.runs.get(runId)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 10));
+    const panel = createPanel(engine, { allowedHosts: ['127.0.0.1:9'] });
+    const own = 'http://127.0.0.1:9';
+    const post = (headers: Record<string, string>, body: string) =>
+      panel.app.request(`${own}/runs/${runId}/cancel`, { method: 'POST', headers: { host: '127.0.0.1:9', 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+
+    const page = await panel.app.request(`${own}/runs/${runId}`, { headers: { host: '127.0.0.1:9' } });
+    const html = await page.text();
+    expect(html).not.toContain('<script>alert(1)</script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain(`name="_token" value="${panel.token}"`);
+
+    expect((await panel.app.request(`${own}/`, { headers: { host: 'evil.example:9' } })).status).toBe(403);
+    const created = (await engine.runs.get(runId)).createdAt;
+    expect(await (await panel.app.request(`${own}/?since=${created}`, { headers: { host: '127.0.0.1:9' } })).text()).toContain(`>${runId}</a>`);
+    expect(await (await panel.app.request(`${own}/?until=2000-01-01T00:00:00Z`, { headers: { host: '127.0.0.1:9' } })).text()).not.toContain(`>${runId}</a>`);
+    const badTime = await panel.app.request(`${own}/?since=yesterday`, { headers: { host: '127.0.0.1:9' } });
+    expect(badTime.status).toBe(400);
+    expect(await badTime.text()).toMatch(/since.*ISO 8601 instant/);
+    const foreign = await post({ origin: 'http://evil.example' }, `_token=${panel.token}`);
+    expect(foreign.status).toBe(403);
+    expect(await foreign.text()).toBe('refused: cross-origin request');
+    expect((await post({ 'sec-fetch-site': 'cross-site' }, `_token=${panel.token}`)).status).toBe(403);
+    const noToken = await post({ origin: own }, '_token=guess');
+    expect(noToken.status).toBe(403);
+    expect(await noToken.text()).toBe('refused: bad or missing panel token');
+    expect((await engine.runs.get(runId)).status).toBe('waiting');
+
+    const bad = await panel.app.request(`${own}/runs/${runId}/signal`, {
+      method: 'POST', headers: { host: '127.0.0.1:9', origin: own, 'content-type': 'application/x-www-form-urlencoded' }, body: `_token=${panel.token}&name=go&data=%7Bnope`,
+    });
+    expect(bad.status).toBe(303);
+    expect(decodeURIComponent(bad.headers.get('location')!)).toMatch(/payload is not valid JSON .*; nothing sent/);
+    expect((await engine.runs.get(runId)).status).toBe('waiting');
+
+    const ok = await post({ origin: own }, `_token=${panel.token}`);
+    expect(ok.status).toBe(303);
+    expect((await engine.result(runId, { timeout: '10s' })).status).toBe('cancelled');
+  });
+});
