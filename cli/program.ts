@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { createEngine } from '../compose/index.ts';
 import { resolveConfig } from '../compose/config.ts';
 import { openRunReader } from '../compose/run-reader.ts';
+import { payloadCodecFor } from '../compose/codec.ts';
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
@@ -60,9 +61,12 @@ function print(o: Common, data: unknown, human: () => string): void {
 
 const noData = (project: Project) => new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
 
+/** The payload codec the project's config (or env) names: the file is read through it. */
+const codecOf = (project: Project) => payloadCodecFor(resolveConfig({ ...project.engine, dataDir: project.dataDir }));
+
 /** The data dir's trigger state (events, schedules), read-only. */
 function readOnly(project: Project): ReadOnlyFile {
-  const data = ReadOnlyFile.open(project.dataDir);
+  const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
   if (!data) throw noData(project);
   return data;
 }
@@ -118,7 +122,7 @@ const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.cre
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
 function childOutput(project: Project, runId: string): RunOutput | undefined {
-  const data = ReadOnlyFile.open(project.dataDir);
+  const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
   if (!data) return undefined;
   try {
     return new FileTables(data.db).output(runId);
@@ -240,7 +244,7 @@ export function buildProgram(): Command {
     .action(async (o: Common) => {
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('workflows list: no workflows: pass --config <file> or --workflows <dir>');
-      const data = ReadOnlyFile.open(project.dataDir);
+      const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
       const port = data?.triggers.setting('webhook.port');
       const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
       const schedules = data?.triggers.listSchedules() ?? [];

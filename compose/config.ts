@@ -69,6 +69,9 @@ export const configSchema = z
       })
       .strict()
       .optional(),
+    /** Payload encryption at rest (docs/data.md): keys from `keyFile` (owner-only) or the env
+     *  var `keyEnv` (default TRANQUIL_KEYS; TRANQUIL_KEY_FILE names a file). Off when none is set. */
+    encryption: z.object({ keyFile: z.string().min(1).optional(), keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional() }).strict().optional(),
     restate: z
       .object({
         ingressUrl: z.string().url().optional(),

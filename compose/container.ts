@@ -21,6 +21,7 @@ import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
+import { payloadCodecFor } from './codec.ts';
 
 export const TOKENS = {
   config: Symbol('config'),
@@ -96,12 +97,14 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
+  // One codec for the file and the backend's journal: built (and a bad keyring refused) here.
+  const codec = payloadCodecFor(config);
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
   c.bind<SqliteTriggerStore>(TOKENS.triggerStore).toDynamicValue((ctx) => {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
-    return new SqliteTriggerStore({ dataDir: cfg.dataDir, durability: cfg.durability, faults: overrides.faults });
+    return new SqliteTriggerStore({ dataDir: cfg.dataDir, durability: cfg.durability, faults: overrides.faults, codec });
   });
   c.bind<DurableExecutor>(TOKENS.executor).toDynamicValue((ctx) => {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
@@ -123,6 +126,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
+          codec,
           logger: ctx.get<Logger>(TOKENS.logger),
         });
       }

@@ -30,6 +30,7 @@ import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
+import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
@@ -62,6 +63,8 @@ export interface RestateExecutorOptions {
   cancelGraceMs?: number;
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
+  /** Payload codec: inputs, step values, errors and signals reach Restate sealed (docs/data.md). */
+  codec?: PayloadCodec;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -101,7 +104,7 @@ export class RestateExecutor implements DurableExecutor {
     this.log = o.logger ?? levelLogger();
     this.services = o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]);
     this.slots = new SlotFiring(o.registry, o.calendar);
-    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
+    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
   }
 
@@ -142,6 +145,7 @@ export class RestateExecutor implements DurableExecutor {
       diverged: (runId, workflow, error) => this.recordDivergence(runId, workflow, error),
       settled: (runId, view) => this.wakeSettled(runId, view),
       stopSignal: this.stopped.signal,
+      codec: this.o.codec,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
@@ -269,7 +273,7 @@ export class RestateExecutor implements DurableExecutor {
   private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
-        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: r.input });
+        const res = await httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, { input: sealJson(this.o.codec ?? identityCodec, r.input) });
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
@@ -330,7 +334,7 @@ export class RestateExecutor implements DurableExecutor {
       workflow = v.workflow;
     }
     const queue = signalQueueName(serviceName(workflow));
-    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest);
+    const res = await httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload: sealJson(this.o.codec ?? identityCodec, payload) } satisfies DeliverRequest);
     if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }

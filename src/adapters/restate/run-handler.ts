@@ -16,6 +16,9 @@ import type { RunView, StepView } from '../../domain/run-view.ts';
 import { RunSession, type SessionLimits } from '../../runtime/run-session.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import { RestateStepLog } from './step-log.ts';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
+import { sealJson } from '../../domain/payload-codec.ts';
+import { sealPayloads } from './run-views.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -27,6 +30,8 @@ export interface RunHooks {
   settled(runId: string, view: RunView): void;
   /** Aborted when the engine stops: step bodies in flight are told to stop. */
   stopSignal?: AbortSignal;
+  /** Payloads are sealed through it before they reach Restate's journal or state. */
+  codec?: PayloadCodec;
 }
 
 /** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
@@ -68,6 +73,10 @@ export class RestateRun {
     return this.rctx.key;
   }
 
+  private get codec(): PayloadCodec {
+    return this.hooks.codec ?? identityCodec;
+  }
+
   async execute(input: Json): Promise<Json> {
     try {
       return await this.invoke(input);
@@ -81,11 +90,11 @@ export class RestateRun {
     // everything written must come from the journal, not from the code now running.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
     this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
-    this.rctx.set('~meta', this.written.meta);
+    this.rctx.set('~meta', sealPayloads(this.codec, this.written.meta, ['input']));
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
-    }, this.hooks.stopSignal);
+    }, this.hooks.stopSignal, this.codec);
     this.setRun({ status: 'running' });
     for (let cycle = 0; ; ) {
       this.log.beginSession();
@@ -94,7 +103,8 @@ export class RestateRun {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
           this.hooks.settled(this.runId, this.view());
-          return outcome.output;
+          // The invocation's output is journaled by Restate too: sealed.
+          return sealJson(this.codec, outcome.output);
         case 'cancelled':
           this.setRun({ status: 'cancelled' });
           this.hooks.settled(this.runId, this.view());
@@ -146,7 +156,7 @@ export class RestateRun {
       }
       throw err;
     }
-    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${error.message}`);
+    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.codec.encode(error.message)}`);
     const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
     const req: RetryRequest = typeof asked === 'object' && asked !== null ? asked : {};
     if (typeof req.t === 'number') this.log.advance(req.t);
@@ -166,12 +176,12 @@ export class RestateRun {
 
   private setRun(s: RunState): void {
     this.written.run = s;
-    this.rctx.set('~run', s);
+    this.rctx.set('~run', sealPayloads(this.codec, s, ['output', 'error']));
   }
 
   private setStep(step: StepView): void {
     this.written.steps.set(step.seq, step);
-    this.rctx.set(`~s${step.seq}`, step);
+    this.rctx.set(`~s${step.seq}`, sealPayloads(this.codec, step, ['result', 'error']));
   }
 
   private view(): RunView {

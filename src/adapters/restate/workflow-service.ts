@@ -6,6 +6,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
+import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
@@ -35,7 +36,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
   return restate.workflow({
     name: serviceName(definition.name),
     handlers: {
-      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(req?.input ?? null),
+      // The input arrives sealed (executor.forward): Restate journals the request as sent.
+      run: async (ctx: restate.WorkflowContext, req: { input?: Json } | null) => new RestateRun(ctx, definition, version, hooks, limits).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null)),
 
       // Called by the run's signal queue (signal-queue.ts) with the slot it handed out, or
       // with none when its counter is unknown (then slot 1 first, and the first free slot

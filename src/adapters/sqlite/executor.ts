@@ -434,7 +434,7 @@ export class SqliteExecutor implements DurableExecutor {
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
           workflow = row.workflow;
-          input = JSON.parse(row.input) as Json;
+          input = this.store.plain<Json>(row.input);
           status = row.status;
           version = row.version;
         }
