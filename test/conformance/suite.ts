@@ -14,6 +14,7 @@ import { cliScenarios } from './cli.ts';
 import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
+import { codecScenarios } from './codec.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -535,5 +536,6 @@ export function runConformance(target: ConformanceTarget): void {
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
+    codecScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

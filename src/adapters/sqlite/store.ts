@@ -56,8 +56,15 @@ const RUN_SEQ = '(SELECT created_seq FROM runs WHERE run_id = ?)';
 /** Opens the data dir's file for one owner: creates the schema's first version on a new
  *  file, takes the owner lease, and only then upgrades the schema, so a refused engine
  *  never changes the tables under the engine that owns the file. */
-export function openOwned(dataDir: string, durability: Durability, ownerId: string): { db: Database.Database; lease: OwnerLease } {
+export function openOwned(dataDir: string, durability: Durability, ownerId: string, check?: (db: Database.Database) => void): { db: Database.Database; lease: OwnerLease } {
   const db = openDatabase(dataDir, durability, 1);
+  // `check`: refuses the file before this engine writes anything to it (a wrong key).
+  try {
+    check?.(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   const lease = new OwnerLease(db, ownerId);
   try {
     lease.acquire();

@@ -42,10 +42,10 @@ export class SqliteTriggerStore implements TriggerStore {
 
   /** open(), for a caller that must not yield before the file is ours. */
   openNow(): void {
-    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
     const codec = this.o.codec ?? identityCodec;
+    // A missing or wrong key is refused before the lease is taken: nothing is written.
+    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID(), (d) => checkCodec(d, codec, { record: false }));
     try {
-      // A missing or wrong key is refused here, before anything is written with it.
       checkCodec(db, codec, { record: true });
     } catch (err) {
       lease.release();
