@@ -15,6 +15,13 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
 
+/** A duration (ms or '30d'), at least 1 ms. */
+const durationField = z.union([z.number(), z.string()]).transform((v, c) => {
+  const ms = readDuration(v);
+  if (typeof ms === 'string' || ms < 1) c.addIssue({ code: 'custom', message: typeof ms === 'string' ? ms : 'must be positive' });
+  return typeof ms === 'number' ? ms : 0;
+});
+
 export const configSchema = z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
@@ -67,6 +74,13 @@ export const configSchema = z
         level: z.enum(LOG_LEVELS).default('warn'),
         sink: z.custom<LogSink>((v) => typeof v === 'function', 'expected a function (level, message) => void').optional(),
       })
+      .strict()
+      .optional(),
+    /** Retention (docs/data.md): finished runs older than `maxAge` (default 30 days) are
+     *  removed with their journal, `batchSize` runs per transaction, swept every `sweepEvery`
+     *  (default 10 minutes). On Restate the same age is the workflows' retention. */
+    retention: z
+      .object({ maxAge: durationField.optional(), batchSize: z.number().int().min(1).max(10_000).optional(), sweepEvery: durationField.optional() })
       .strict()
       .optional(),
     /** Payload encryption at rest (docs/data.md): keys from `keyFile` (owner-only) or the env

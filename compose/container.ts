@@ -22,6 +22,14 @@ import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
 import { payloadCodecFor } from './codec.ts';
+import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS } from '../src/domain/retention.ts';
+
+/** Config retention as the executors take it; the periodic sweep only on the system clock
+ *  (a test's manual clock sweeps when the test calls engine.gc()). */
+function retentionOf(cfg: ResolvedConfig, sweep: boolean) {
+  const r = cfg.retention;
+  return { maxAgeMs: r?.maxAge ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, sweepEveryMs: sweep ? (r?.sweepEvery ?? 600_000) : undefined };
+}
 
 export const TOKENS = {
   config: Symbol('config'),
@@ -117,7 +125,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, retention: retentionOf(cfg, overrides.clock === undefined),
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");

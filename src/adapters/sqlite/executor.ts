@@ -37,6 +37,8 @@ import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
 import { SqliteRunReader } from './run-reader.ts';
+import { SqliteRetention } from './retention.ts';
+import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 
 export interface SqliteExecutorOptions {
   /** The data dir's file (opened by start()); runs live in it next to the trigger state. */
@@ -59,6 +61,8 @@ export interface SqliteExecutorOptions {
   fileSessions?: FileSessionFactory;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
+  /** Retention (config retention); absent: the defaults, swept every `sweepEveryMs`. */
+  retention?: RetentionSettings & { sweepEveryMs?: number };
 }
 
 interface ActiveRun {
@@ -94,6 +98,7 @@ export class SqliteExecutor implements DurableExecutor {
   /** Approvals, blocked runs and child output of workflow files (migration 5). */
   private files!: FileTables;
   private queue!: CommitQueue;
+  private retention!: SqliteRetention;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
@@ -128,6 +133,9 @@ export class SqliteExecutor implements DurableExecutor {
     this.queue = file.queue;
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
+    const r = this.o.retention;
+    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH });
+    if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -144,6 +152,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return;
     this.stopping = true;
     this.o.scheduler.stop();
+    this.retention.stopSweeping();
     const stopping = new EngineStateError('engine stopped');
     for (const act of this.active.values()) act.abort?.(stopping);
     this.ready.length = 0;
@@ -275,6 +284,11 @@ export class SqliteExecutor implements DurableExecutor {
     });
     this.dispatch(runId);
     return result;
+  }
+
+  async gc(options: GcOptions): Promise<GcReport> {
+    this.ensureStarted();
+    return this.retention.gc(this.now(), options);
   }
 
   // ---- workflow files: approvals ------------------------------------------------------
