@@ -25,12 +25,13 @@ import { resolve } from 'node:path';
 import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
+import { lifecycleCommands } from './lifecycle.ts';
 
-interface Common extends ProjectOptions {
+export interface Common extends ProjectOptions {
   json?: boolean;
 }
 
-function common(c: Command): Command {
+export function common(c: Command): Command {
   return c
     .option('--json', 'machine-readable JSON output')
     .option('--data-dir <dir>', 'data dir (default: config dataDir, $TRANQUIL_DATA_DIR or .tranquil)')
@@ -55,7 +56,7 @@ function parseIntArg(flag: string) {
   };
 }
 
-function print(o: Common, data: unknown, human: () => string): void {
+export function print(o: Common, data: unknown, human: () => string): void {
   console.log(o.json ? JSON.stringify(data) : human());
 }
 
@@ -86,7 +87,7 @@ async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sends a mutation to the running serve, or applies it with an in-process engine. */
-async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
+export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
   const project = await loadProject(o);
   const running = findServe(project.dataDir);
   if (running) return sendOp(running, op);
@@ -218,6 +219,8 @@ export function buildProgram(): Command {
       const r = (await mutate(o, { op: 'retry', runId, from: o.from })) as Parameters<typeof describeRetry>[0];
       print(o, r, () => describeRetry(r));
     });
+
+  lifecycleCommands(program);
 
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {

@@ -4,9 +4,10 @@
 // back (auto_vacuum = INCREMENTAL, also after upgrading a file made before schema 6); and a
 // sweep of many batches lets a live run's commits through between its batches.
 import Database from 'better-sqlite3';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
@@ -134,5 +135,29 @@ describe('retention (SQLite)', () => {
     // Each of the live run's commits waited for at most one batch: most old runs were still
     // there when it finished (had it waited for the sweep, none would be).
     expect(left).toBeGreaterThan(total - 6 * 25);
+  });
+
+  it('`tranquil gc --dry-run` lists what would go from the file, read-only, while nothing runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-retention-cli-'));
+    dirs.push(dir);
+    // Real time for the CLI: runs that finished 40 and 10 days before now.
+    const t = await engine({ dataDir: dir, startAt: Date.now() - 40 * 86_400_000 });
+    const old = (await t.engine.trigger('work', {})).runId;
+    await t.idle();
+    await t.advance('30d');
+    await t.engine.trigger('work', {});
+    await t.idle();
+    await t.close();
+    const bin = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+    const env = { ...process.env, TRANQUIL_BACKEND: 'sqlite' };
+    const run = (...args: string[]) => spawnSync(process.execPath, [bin, 'gc', '--dry-run', '--data-dir', dir, ...args], { cwd: dir, env, encoding: 'utf8' });
+    const r = run('--json');
+    expect(r.status, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as { dryRun: boolean; runs: number; sample: { runId: string }[] };
+    expect(report.dryRun).toBe(true);
+    expect(report.runs).toBe(1);
+    expect(report.sample.map((x) => x.runId)).toEqual([old]);
+    // Nothing was removed.
+    expect(peek<{ n: number }>(dir, 'SELECT count(*) AS n FROM runs').n).toBe(2);
   });
 });

@@ -8,6 +8,7 @@
 // transaction, so a run retried between the look and the delete stays.
 import { FINISHED, cutoffOf, type GcOptions, type GcReport, type GcRun, type RetentionSettings } from '../../domain/retention.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
+import type Database from 'better-sqlite3';
 import type { CommitQueue } from './commit-queue.ts';
 import type { SqliteStore } from './store.ts';
 
@@ -15,6 +16,27 @@ const IN_FINISHED = `status IN (${FINISHED.map((s) => `'${s}'`).join(', ')})`;
 /** Pages given back per batch: bounded, so the vacuum step is as short as a batch. */
 const VACUUM_PAGES_PER_BATCH = 2000;
 const SAMPLE = 100;
+
+function candidates(db: Database.Database, cutoff: number, limit: number): GcRun[] {
+  const rows = db.prepare(`SELECT run_id, workflow, status, updated_at FROM runs WHERE ${IN_FINISHED} AND updated_at <= ? ORDER BY updated_at LIMIT ?`).all(cutoff, limit) as {
+    run_id: string; workflow: string; status: RunStatus; updated_at: number;
+  }[];
+  return rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, status: r.status, finishedAt: new Date(r.updated_at).toISOString() }));
+}
+
+/** What a sweep at `now` would remove: SELECTs only, so the CLI runs it on a read-only open
+ *  of the file while an engine owns it (`tranquil gc --dry-run`). */
+export function gcDryRun(db: Database.Database, now: number, settings: RetentionSettings): GcReport {
+  const cutoff = cutoffOf(now, settings);
+  const count = (sql: string) => (db.prepare(sql).get(cutoff) as { n: number }).n;
+  return {
+    dryRun: true, cutoff: new Date(cutoff).toISOString(),
+    runs: count(`SELECT count(*) AS n FROM runs WHERE ${IN_FINISHED} AND updated_at <= ?`),
+    sample: candidates(db, cutoff, SAMPLE),
+    events: count(`SELECT count(*) AS n FROM events WHERE created_at <= ?`),
+    batches: 0, pagesReclaimed: 0, unreferencedVersions: [],
+  };
+}
 
 export class SqliteRetention {
   private readonly s;
@@ -24,13 +46,10 @@ export class SqliteRetention {
   constructor(private readonly store: SqliteStore, private readonly queue: CommitQueue, private readonly settings: RetentionSettings) {
     const q = (sql: string) => store.db.prepare(sql);
     this.s = {
-      candidates: q(`SELECT run_id, workflow, status, updated_at FROM runs WHERE ${IN_FINISHED} AND updated_at <= ? ORDER BY updated_at LIMIT ?`),
-      count: q(`SELECT count(*) AS n FROM runs WHERE ${IN_FINISHED} AND updated_at <= ?`),
       deleteRun: q(`DELETE FROM runs WHERE run_id = ? AND ${IN_FINISHED} AND updated_at <= ? RETURNING created_seq`),
       deleteSteps: q(`DELETE FROM steps WHERE run_seq = ?`),
       deleteSignals: q(`DELETE FROM signals WHERE run_id = ?`),
       deleteOutput: q(`DELETE FROM run_output WHERE run_id = ?`),
-      countEvents: q(`SELECT count(*) AS n FROM events WHERE created_at <= ?`),
       deleteEvents: q(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE created_at <= ? LIMIT ?)`),
       versions: q(`SELECT DISTINCT version FROM runs`),
       freePages: q(`PRAGMA freelist_count`),
@@ -56,21 +75,13 @@ export class SqliteRetention {
     return this.sweeping;
   }
 
-  /** What a sweep at `now` would remove (read-only; also the CLI's `gc --dry-run`). */
+  /** What a sweep at `now` would remove (read-only). */
   dryRun(now: number): GcReport {
-    const cutoff = cutoffOf(now, this.settings);
-    const runs = (this.s.count.get(cutoff) as { n: number }).n;
-    return {
-      dryRun: true, cutoff: new Date(cutoff).toISOString(), runs, sample: this.candidates(cutoff, SAMPLE),
-      events: (this.s.countEvents.get(cutoff) as { n: number }).n, batches: 0, pagesReclaimed: 0,
-      unreferencedVersions: [],
-    };
+    return gcDryRun(this.store.db, now, this.settings);
   }
 
   private candidates(cutoff: number, limit: number): GcRun[] {
-    return (this.s.candidates.all(cutoff, limit) as { run_id: string; workflow: string; status: RunStatus; updated_at: number }[]).map((r) => ({
-      runId: r.run_id, workflow: r.workflow, status: r.status, finishedAt: new Date(r.updated_at).toISOString(),
-    }));
+    return candidates(this.store.db, cutoff, limit);
   }
 
   private async sweep(now: number): Promise<GcReport> {
