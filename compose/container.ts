@@ -135,6 +135,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           codec,
+          retention: retentionOf(cfg, false),
           logger: ctx.get<Logger>(TOKENS.logger),
         });
       }

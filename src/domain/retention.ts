@@ -25,8 +25,9 @@ export interface GcOptions {
 export interface GcRun {
   runId: string;
   workflow: string;
-  status: RunStatus;
-  /** When it finished (its last change), ISO. */
+  /** On Restate 'finished' (Restate, not the engine's file, knows how it ended). */
+  status: RunStatus | 'finished';
+  /** When it finished (its last change; on Restate, when the engine forwarded it), ISO. */
   finishedAt: string;
 }
 

@@ -32,6 +32,7 @@ import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
+import { cutoffOf, DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
@@ -65,6 +66,9 @@ export interface RestateExecutorOptions {
   logger?: Logger;
   /** Payload codec: inputs, step values, errors and signals reach Restate sealed (docs/data.md). */
   codec?: PayloadCodec;
+  /** Retention (config retention): Restate keeps finished runs this long; gc() removes the
+   *  engine's own rows of runs Restate no longer holds or finished before the cutoff. */
+  retention?: RetentionSettings;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -148,7 +152,7 @@ export class RestateExecutor implements DurableExecutor {
       codec: this.o.codec,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }), buildSignalQueue(serviceName(w.definition.name))]);
+    const services = this.o.registry.all().flatMap((w) => [buildService(w, hooks, { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.retention.maxAgeMs), buildSignalQueue(serviceName(w.definition.name))]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const port = await this.endpoint.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0);
@@ -177,7 +181,8 @@ export class RestateExecutor implements DurableExecutor {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
-    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}`).digest('hex').slice(0, 12);
+    // The retention is a service option: a new value needs a deployment of its own too.
+    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}${this.retention.maxAgeMs === DEFAULT_RETENTION_MS ? '' : `|r${this.retention.maxAgeMs}`}`).digest('hex').slice(0, 12);
     const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
@@ -509,6 +514,41 @@ export class RestateExecutor implements DurableExecutor {
     const found = await this.invocation(runId, workflow);
     if (found) await this.admin.kill(found.inv.id);
     this.wakeSettled(runId);
+  }
+
+  private get retention(): RetentionSettings {
+    return this.o.retention ?? { maxAgeMs: DEFAULT_RETENTION_MS, batchSize: DEFAULT_GC_BATCH };
+  }
+
+  /** Retention on Restate: Restate itself drops finished runs after the same age (the
+   *  services' workflowRetention); this removes what the engine keeps of them in its file
+   *  (outbox rows, divergence records, signals, old inbox events), for runs Restate no longer
+   *  holds or holds completed. A run Restate still runs (asleep, waiting, parked) stays. */
+  async gc(options: GcOptions): Promise<GcReport> {
+    this.ensureStarted();
+    const store = this.o.triggerStore;
+    if (!store.staleRuns || !store.forgetRuns || !store.forgetEvents) throw new EngineStateError('this trigger store keeps no retention data');
+    const cutoff = cutoffOf(this.o.clock.now(), this.retention);
+    const report: GcReport = { dryRun: !!options.dryRun, cutoff: new Date(cutoff).toISOString(), runs: 0, sample: [], events: 0, batches: 0, pagesReclaimed: 0, unreferencedVersions: [] };
+    const stale = await store.staleRuns(cutoff, 10_000);
+    for (let i = 0; i < stale.length; i += this.retention.batchSize) {
+      const batch = stale.slice(i, i + this.retention.batchSize);
+      const live = new Set(
+        (await this.admin.query<{ k: string }>(
+          `SELECT target_service_key AS k FROM sys_invocation WHERE target_handler_name = 'run' AND status != 'completed' AND target_service_key IN (${batch.map((r) => sqlString(r.runId)).join(',')})`,
+        )).map((r) => r.k),
+      );
+      const gone = batch.filter((r) => !live.has(r.runId));
+      if (report.sample.length < 100) report.sample.push(...gone.slice(0, 100 - report.sample.length).map((r) => ({ runId: r.runId, workflow: r.workflow, status: 'finished' as const, finishedAt: new Date(r.updatedAt).toISOString() })));
+      report.runs += options.dryRun ? gone.length : await store.forgetRuns(gone.map((r) => r.runId), cutoff);
+      report.batches++;
+    }
+    if (options.dryRun) {
+      report.events = (await store.listEvents({ limit: 100_000 })).filter((e) => Date.parse(e.createdAt) <= cutoff).length;
+      return report;
+    }
+    for (let n = -1; n !== 0; report.batches++) report.events += n = await store.forgetEvents(cutoff, this.retention.batchSize);
+    return report;
   }
 
   async idle(): Promise<void> {

@@ -31,7 +31,9 @@ export const RETENTION_DAYS = 7;
 /** The `retry` handler's body: the engine sends the resume point it reported. */
 const retryBody = z.object({ from: z.string().min(1).max(200).optional() }).strict();
 
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}) {
+/** `retentionMs`: how long Restate keeps a finished run and its journal (config
+ *  retention.maxAge; default RETENTION_DAYS). */
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}, retentionMs = RETENTION_DAYS * 86_400_000) {
   const { definition, version } = w;
   return restate.workflow({
     name: serviceName(definition.name),
@@ -85,8 +87,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
     },
     options: {
       // Numbers (ms), not strings: a string duration is silently read as 0 by the server.
-      workflowRetention: RETENTION_DAYS * 86_400_000,
-      journalRetention: RETENTION_DAYS * 86_400_000,
+      workflowRetention: retentionMs,
+      journalRetention: retentionMs,
       // A run idle this long (sleeping, waiting, parked) suspends and frees its endpoint
       // stream; it is replayed when it wakes. The server default holds it for a minute.
       inactivityTimeout: 10_000,

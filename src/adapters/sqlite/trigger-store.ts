@@ -102,6 +102,24 @@ export class SqliteTriggerStore implements TriggerStore {
     return row && toEntry(row, this.store.codec);
   }
 
+  async staleRuns(cutoff: number, limit: number): Promise<{ runId: string; workflow: string; updatedAt: number }[]> {
+    const rows = this.store.db
+      .prepare(`SELECT run_id, workflow, updated_at FROM runs WHERE status != 'pending' AND updated_at <= ? ORDER BY updated_at LIMIT ?`)
+      .all(cutoff, limit) as { run_id: string; workflow: string; updated_at: number }[];
+    return rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, updatedAt: r.updated_at }));
+  }
+
+  forgetRuns(runIds: readonly string[], cutoff: number): Promise<number> {
+    const del = this.store.db.prepare(`DELETE FROM runs WHERE run_id = ? AND status != 'pending' AND updated_at <= ?`);
+    const sig = this.store.db.prepare(`DELETE FROM signals WHERE run_id = ?`);
+    return this.queue.enqueue(() => runIds.reduce((n, id) => (del.run(id, cutoff).changes > 0 ? (sig.run(id), n + 1) : n), 0));
+  }
+
+  forgetEvents(cutoff: number, limit: number): Promise<number> {
+    const del = this.store.db.prepare(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE created_at <= ? LIMIT ?)`);
+    return this.queue.enqueue(() => del.run(cutoff, limit).changes);
+  }
+
   async pendingRuns(limit: number): Promise<OutboxRun[]> {
     return this.store.listRunRows({ status: 'pending', limit }).map((r) => toOutboxRun(r, this.store.codec));
   }
