@@ -1,5 +1,6 @@
 // The CLI's data-lifecycle commands (issue 13, docs/data.md): `gc [--dry-run]`,
-// `runs export <runId> <file>` and `runs import <file>` (compose/run-file.ts). A dry run on
+// `runs export <runId> <file>` and `runs import <file>` (compose/run-file.ts), and
+// `check <file-or-dir>` (src/runtime/replay-check.ts: in-flight runs replayed against new code). A dry run on
 // the SQLite backend with no serve running reads the data dir's file read-only (nothing
 // starts, nothing is written); otherwise the command goes to the running serve, or to an
 // in-process engine, like every mutating command.
@@ -11,6 +12,12 @@ import { gcDryRun } from '../src/adapters/sqlite/retention.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcReport } from '../src/domain/retention.ts';
 import { exportRunFile, importRunFile } from '../compose/run-file.ts';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { openRunReader } from '../compose/run-reader.ts';
+import { checkInFlight, type CheckVerdict } from '../src/runtime/replay-check.ts';
+import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';
 import { findServe } from './control.ts';
 import { loadProject } from './project.ts';
 import { common, mutate, print, type Common } from './program.ts';
@@ -59,4 +66,50 @@ export function lifecycleCommands(program: Command): void {
       const f = await importRunFile(resolveConfig({ ...project.engine, dataDir: project.dataDir }), path);
       print(o, { runId: f.run.runId, status: f.run.status, steps: f.journal.length }, () => `imported run ${f.run.runId} (${f.run.status}, ${f.journal.length} steps) into ${project.dataDir}`);
     });
+
+  common(program.command('check <fileOrDir>').description('replay every in-flight run against the workflow code in <fileOrDir> without running any step; exit 1 if any would diverge'))
+    .action(async (target: string, o: Common) => {
+      const project = await loadProject(o);
+      const defs = await definitionsAt(resolve(process.env.INIT_CWD && process.env.npm_lifecycle_event === 'tranquil' ? process.env.INIT_CWD : process.cwd(), target));
+      const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
+      const reader = await openRunReader(config, { workflows: defs.map((d) => d.name) });
+      if (!reader) throw new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
+      let verdicts: CheckVerdict[];
+      try {
+        verdicts = await checkInFlight(reader, defs);
+      } finally {
+        await reader.close();
+      }
+      const bad = verdicts.filter((v) => !v.ok);
+      print(o, { checked: verdicts.length, diverging: bad }, () =>
+        [
+          `checked ${verdicts.length} in-flight run${verdicts.length === 1 ? '' : 's'} of ${defs.map((d) => d.name).join(', ')}: ${bad.length === 0 ? 'none would diverge' : `${bad.length} would diverge`}`,
+          ...bad.map((v) => (v.ok ? '' : v.position !== undefined ? `  ${v.runId}  position ${v.position}: code now calls ${v.expected}, journal recorded ${v.recorded}` : `  ${v.runId}  ${v.message}`)),
+        ].join('\n'),
+      );
+      if (bad.length > 0) process.exitCode = 1;
+    });
+}
+
+/** The workflow() definitions a file exports, or every .ts/.js file of a directory. */
+async function definitionsAt(path: string): Promise<WorkflowDefinition[]> {
+  if (!existsSync(path)) throw new ValidationError(`check: '${path}' does not exist`);
+  const files = statSync(path).isDirectory()
+    ? readdirSync(path).filter((f) => /\.(ts|mts|js|mjs)$/.test(f) && !f.endsWith('.d.ts') && !/\.test\./.test(f)).sort().map((f) => join(path, f))
+    : [path];
+  const found = new Set<WorkflowDefinition>();
+  for (const f of files) {
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(f).href)) as Record<string, unknown>;
+    } catch (err) {
+      throw new ValidationError(`check: cannot load ${f}: ${(err as Error).message.split('\n')[0]}`);
+    }
+    for (const v of Object.values(mod)) {
+      if (isWorkflowDefinition(v)) found.add(v);
+      else if (Array.isArray(v)) for (const x of v) if (isWorkflowDefinition(x)) found.add(x);
+    }
+  }
+  if (found.size === 0) throw new ValidationError(`check: no workflow() definitions in ${path}`);
+  return [...found];
 }
