@@ -12,7 +12,11 @@ import { gcDryRun } from '../src/adapters/sqlite/retention.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcReport } from '../src/domain/retention.ts';
 import { exportRunFile, importRunFile } from '../compose/run-file.ts';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { fixtureOf } from '../compose/fixtures.ts';
+import { UnknownRunError } from '../src/domain/errors.ts';
+import type { RunReader } from '../src/ports/run-reader.ts';
+import type { Project } from './project.ts';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openRunReader } from '../compose/run-reader.ts';
@@ -55,8 +59,16 @@ export function lifecycleCommands(program: Command): void {
   const runs = program.commands.find((c) => c.name() === 'runs');
   if (!runs) throw new Error('the runs command group must be defined before lifecycleCommands');
   common(runs.command('export <runId> <file>').description('write the run (journal, pinned version and snapshot, input, status, signals) to one file (owner-only)'))
-    .action(async (runId: string, path: string, o: Common) => {
+    .option('--fixture', 'write the journal as a test fixture instead (replayFixture in @tranquil/engine/testing)')
+    .action(async (runId: string, path: string, o: Common & { fixture?: boolean }) => {
       const project = await loadProject(o);
+      if (o.fixture) {
+        const view = await withReader(project, (r) => r.getRun(runId));
+        if (!view) throw new UnknownRunError(runId);
+        writeFileSync(path, `${JSON.stringify(fixtureOf(view), null, 1)}\n`, { mode: 0o600 });
+        chmodSync(path, 0o600);
+        return print(o, { runId, file: path, steps: view.steps.length, fixture: true }, () => `wrote the journal of run ${runId} (${view.steps.length} steps) as a fixture to ${path}`);
+      }
       const f = exportRunFile(resolveConfig({ ...project.engine, dataDir: project.dataDir }), runId, path);
       print(o, { runId, file: path, steps: f.journal.length, status: f.run.status }, () => `exported run ${runId} (${f.run.status}, ${f.journal.length} steps) to ${path}`);
     });
@@ -89,6 +101,17 @@ export function lifecycleCommands(program: Command): void {
       );
       if (bad.length > 0) process.exitCode = 1;
     });
+}
+
+/** Runs as the project's backend sees them (the same reader `runs describe` uses). */
+async function withReader<T>(project: Project, fn: (r: RunReader) => Promise<T>): Promise<T> {
+  const reader = await openRunReader(resolveConfig({ ...project.engine, dataDir: project.dataDir }));
+  if (!reader) throw new ValidationError(`--data-dir: no Tranquil data in ${project.dataDir}`);
+  try {
+    return await fn(reader);
+  } finally {
+    await reader.close();
+  }
 }
 
 /** The workflow() definitions a file exports, or every .ts/.js file of a directory. */

@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
-import { createTestEngine } from '@tranquil/engine/testing';
+import { createTestEngine, replayFixture } from '@tranquil/engine/testing';
+import { NonDeterminismError } from '@tranquil/engine';
+import { fixtureOf } from '../../compose/fixtures.ts';
 import { ReadOnlyFile } from '../../src/adapters/sqlite/run-reader.ts';
 import { checkInFlight } from '../../src/runtime/replay-check.ts';
 import v1 from './fixtures/check/v1.ts';
@@ -55,3 +57,16 @@ it('flags a reordered step and passes the unchanged code, running no step body',
   expect(out.checked).toBe(2);
   expect(out.diverging.map((d) => d.runId).sort()).toEqual([runId, second].sort());
 }, 60_000);
+
+it('a run journal as a fixture replays against the code in a test; a reorder rejects with NonDeterminismError', async () => {
+  const reader = ReadOnlyFile.open(dir)!.runReader();
+  const page = await reader.listRuns({ workflow: 'checked', limit: 1 });
+  const view = (await reader.getRun(page.runs[0]!.runId))!;
+  await reader.close();
+  const fixture = JSON.parse(JSON.stringify(fixtureOf(view))) as unknown; // as written to a file
+  await expect(replayFixture(v1, fixture)).resolves.toMatchObject({ ok: true });
+  const err = await replayFixture(reordered, fixture).catch((e: Error) => e);
+  expect(err).toBeInstanceOf(NonDeterminismError);
+  expect((err as Error).message).toContain("position 0: code now calls do 'b', journal recorded do 'a'");
+  await expect(replayFixture(v1, { ...(fixture as object), steps: 'nope' })).rejects.toThrow(/fixture.*steps/);
+});
