@@ -1,4 +1,7 @@
-// Conformance scenarios for the payload codec (issue 13, docs/data.md), called from
+// Conformance scenarios for issue 13 (docs/data.md), called from runConformance(). The
+// replay check: an in-flight run's journal, as the backend reports it, replays against the
+// unchanged code and is flagged against reordered code, on every backend.
+// The payload codec, called from
 // runConformance(): on every backend, with a key configured (TRANQUIL_KEYS), no run input,
 // step result, error detail, signal or event payload is stored in plain text, neither in the
 // data dir's SQLite file (its -wal included) nor in Restate (its journal, state and promises
@@ -15,6 +18,8 @@ import type { Engine } from '@tranquil/engine';
 import { AdminApi, sqlString } from '../../src/adapters/restate/admin-api.ts';
 import { readAdminFile } from '../../src/adapters/restate/server-process.ts';
 import type { ScenarioKit } from './triggers.ts';
+import { checkInFlight } from '../../src/runtime/replay-check.ts';
+import type { RunReader } from '../../src/ports/run-reader.ts';
 
 const key = () => randomBytes(32).toString('hex');
 
@@ -98,7 +103,38 @@ async function restateRecords(dir: string, runId: string): Promise<string> {
   return JSON.stringify(parts);
 }
 
-export function codecScenarios({ test, boot, restart }: ScenarioKit, backend: string): void {
+/** The engine's own runs API as a RunReader (what `tranquil check` reads through). */
+const readerOf = (engine: Engine): RunReader => ({
+  getRun: (id) => engine.runs.get(id),
+  listRuns: async (filter) => {
+    const list = await engine.runs.list(filter);
+    return { runs: [...list], next: list.next };
+  },
+  close: async () => {},
+});
+
+const order = (first: 'a' | 'b') =>
+  workflow('check-order', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => {
+      const x = await step.do(first, () => 1);
+      await step.waitForEvent('go');
+      return x + (await step.do(first === 'a' ? 'b' : 'a', () => 2));
+    });
+  });
+
+export function codecScenarios({ test, boot, restart, until }: ScenarioKit, backend: string): void {
+  test('replay check: an in-flight run passes against its code and is flagged against a reordered step', async () => {
+    const { engine } = await boot([order('a')]);
+    const { runId } = await engine.trigger('check-order', null);
+    await until('the run waits', async () => (await engine.runs.get(runId)).status === 'waiting');
+    expect(await checkInFlight(readerOf(engine), [order('a')])).toEqual([{ runId, workflow: 'check-order', ok: true, reached: 'suspended' }]);
+    const [v] = await checkInFlight(readerOf(engine), [order('b')]);
+    expect(v).toMatchObject({ runId, ok: false, position: 0, expected: "do 'b'", recorded: "do 'a'" });
+    await engine.signal(runId, 'go', null);
+    expect((await engine.result(runId, { timeout: '30s' })).output).toBe(3);
+  });
+
   test('with a key configured no payload is stored in plain text (control: without one it is)', async () => {
     // Control: no key, the same payloads are found where the scan looks.
     const plain = `pl41n${randomBytes(6).toString('hex')}`;
