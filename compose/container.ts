@@ -22,6 +22,7 @@ import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import type { ResolvedConfig } from './config.ts';
 import { payloadCodecFor } from './codec.ts';
+import { snapshotDropper } from './snapshot-gc.ts';
 import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS } from '../src/domain/retention.ts';
 
 /** Config retention as the executors take it; the periodic sweep only on the system clock
@@ -125,7 +126,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate, retention: retentionOf(cfg, overrides.clock === undefined),
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          retention: { ...retentionOf(cfg, overrides.clock === undefined), dropVersions: overrides.runner ? snapshotDropper(cfg.dataDir, registry) : undefined },
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");

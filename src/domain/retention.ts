@@ -15,6 +15,9 @@ export interface RetentionSettings {
   maxAgeMs: number;
   /** Runs per batch (one transaction each). */
   batchSize: number;
+  /** Called after a sweep with the versions its removals left unreferenced; returns those
+   *  whose stored artefacts (workflow file snapshots) it removed. */
+  dropVersions?: (versions: readonly string[]) => string[];
 }
 
 export interface GcOptions {
@@ -45,8 +48,10 @@ export interface GcReport {
   batches: number;
   /** Database pages given back to the file system (incremental vacuum). */
   pagesReclaimed: number;
-  /** Versions (workflow file snapshots) no remaining run references. */
+  /** Versions (workflow file snapshots) no remaining run references after this sweep. */
   unreferencedVersions: string[];
+  /** Of those, the versions whose snapshot was removed. */
+  snapshotsRemoved?: string[];
 }
 
 export const cutoffOf = (now: number, s: RetentionSettings): number => now - s.maxAgeMs;

@@ -134,7 +134,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     const r = this.o.retention;
-    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH });
+    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
     if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());

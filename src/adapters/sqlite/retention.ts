@@ -120,6 +120,7 @@ export class SqliteRetention {
     }
     const after = this.versions();
     report.unreferencedVersions = [...versionsBefore].filter((v) => !after.has(v));
+    if (this.settings.dropVersions && report.unreferencedVersions.length > 0) report.snapshotsRemoved = this.settings.dropVersions(report.unreferencedVersions);
     return report;
   }
 
