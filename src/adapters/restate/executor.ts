@@ -182,7 +182,7 @@ export class RestateExecutor implements DurableExecutor {
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
     // The retention is a service option: a new value needs a deployment of its own too.
-    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}${this.retention.maxAgeMs === DEFAULT_RETENTION_MS ? '' : `|r${this.retention.maxAgeMs}`}`).digest('hex').slice(0, 12);
+    const tag = createHash('sha256').update(`${versions}|${SERVICE_SHAPE}|r${this.retention.maxAgeMs}`).digest('hex').slice(0, 12);
     const engineId = await this.engineId();
     const mine = (await this.admin.deployments()).filter((d) => d.metadata?.tranquil === engineId);
     for (const d of mine) {
