@@ -15,6 +15,7 @@ export const opSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('retry'), runId: z.string().min(1), from: z.string().min(1).optional() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
+  z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
 ]);
 
 export type Op = z.infer<typeof opSchema>;
@@ -50,6 +51,8 @@ export async function applyOp(engine: Engine, op: Op): Promise<unknown> {
       const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });
       return { runId: op.runId, ...r };
     }
+    case 'gc':
+      return engine.gc({ dryRun: op.dryRun });
     case 'approve': {
       const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
       return engine.workflows.approve(byPath?.definition.name ?? op.workflow, op.hash === undefined ? {} : { hash: op.hash });

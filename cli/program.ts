@@ -11,6 +11,7 @@ import { createEngine } from '../compose/index.ts';
 import { resolveConfig } from '../compose/config.ts';
 import { openRunReader } from '../compose/run-reader.ts';
 import { openTriggerReader, type TriggerReader } from '../compose/trigger-reader.ts';
+import { payloadCodecFor } from '../compose/codec.ts';
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
@@ -29,12 +30,13 @@ import { serve } from './serve.ts';
 import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 import { parseLoopbackUrl } from './serve-notify.ts';
+import { lifecycleCommands } from './lifecycle.ts';
 
-interface Common extends ProjectOptions {
+export interface Common extends ProjectOptions {
   json?: boolean;
 }
 
-function common(c: Command): Command {
+export function common(c: Command): Command {
   return c
     .option('--json', 'machine-readable JSON output')
     .option('--data-dir <dir>', 'data dir (default: config dataDir, $TRANQUIL_DATA_DIR or .tranquil)')
@@ -67,7 +69,7 @@ function instant(v: string | undefined, flag: string): string | undefined {
   return new Date(t).toISOString();
 }
 
-function print(o: Common, data: unknown, human: () => string): void {
+export function print(o: Common, data: unknown, human: () => string): void {
   console.log(o.json ? JSON.stringify(data) : human());
 }
 
@@ -92,6 +94,16 @@ function engineContext(project: Project): EngineContext | undefined {
   }
 }
 
+/** The payload codec the project's config (or env) names: the file is read through it. */
+const codecOf = (project: Project) => payloadCodecFor(resolveConfig({ ...project.engine, dataDir: project.dataDir }));
+
+/** The data dir's trigger state (events, schedules), read-only. */
+function readOnly(project: Project): ReadOnlyFile {
+  const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
+  if (!data) throw noData(project);
+  return data;
+}
+
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
 async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
   const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
@@ -107,7 +119,7 @@ async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sends a mutation to the running serve, or applies it with an in-process engine. */
-async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
+export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
   const project = await loadProject(o);
   const running = findServe(project.dataDir);
   if (running) return sendOp(running, op);
@@ -143,7 +155,7 @@ const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.cre
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
 function childOutput(project: Project, runId: string): RunOutput | undefined {
-  const data = ReadOnlyFile.open(project.dataDir);
+  const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
   if (!data) return undefined;
   try {
     return new FileTables(data.db).output(runId);
@@ -248,6 +260,8 @@ export function buildProgram(): Command {
       print(o, r, () => describeRetry(r));
     });
 
+  lifecycleCommands(program);
+
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {
       const project = await loadProject(o);
@@ -273,7 +287,7 @@ export function buildProgram(): Command {
     .action(async (o: Common) => {
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('workflows list: no workflows: pass --config <file> or --workflows <dir>');
-      const data = ReadOnlyFile.open(project.dataDir);
+      const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
       const port = data?.triggers.setting('webhook.port');
       const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
       const schedules = data?.triggers.listSchedules() ?? [];

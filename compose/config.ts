@@ -38,6 +38,13 @@ const endpointSchema = z
     if (isWildcard(e.host) && !e.url) c.addIssue({ code: 'custom', path: ['url'], message: `required when host is ${e.host}: Restate needs an address it can reach` });
   });
 
+/** A duration (ms or '30d'), at least 1 ms. */
+const durationField = z.union([z.number(), z.string()]).transform((v, c) => {
+  const ms = readDuration(v);
+  if (typeof ms === 'string' || ms < 1) c.addIssue({ code: 'custom', message: typeof ms === 'string' ? ms : 'must be positive' });
+  return typeof ms === 'number' ? ms : 0;
+});
+
 export const configSchema = z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
@@ -96,6 +103,16 @@ export const configSchema = z
       })
       .strict()
       .optional(),
+    /** Retention (docs/data.md): finished runs older than `maxAge` (default 30 days) are
+     *  removed with their journal, `batchSize` runs per transaction, swept every `sweepEvery`
+     *  (default 10 minutes). On Restate the same age is the workflows' retention. */
+    retention: z
+      .object({ maxAge: durationField.optional(), batchSize: z.number().int().min(1).max(10_000).optional(), sweepEvery: durationField.optional() })
+      .strict()
+      .optional(),
+    /** Payload encryption at rest (docs/data.md): keys from `keyFile` (owner-only) or the env
+     *  var `keyEnv` (default TRANQUIL_KEYS; TRANQUIL_KEY_FILE names a file). Off when none is set. */
+    encryption: z.object({ keyFile: z.string().min(1).optional(), keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional() }).strict().optional(),
     restate: z
       .object({
         ingressUrl: z.string().url().optional(),

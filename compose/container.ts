@@ -23,6 +23,16 @@ import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import { CapabilityRegistry } from '../src/runtime/capabilities.ts';
 import type { ResolvedConfig } from './config.ts';
 import { preparePlainWorkflows } from './plain.ts';
+import { payloadCodecFor } from './codec.ts';
+import { snapshotDropper } from './snapshot-gc.ts';
+import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS } from '../src/domain/retention.ts';
+
+/** Config retention as the executors take it; the periodic sweep only on the system clock
+ *  (a test's manual clock sweeps when the test calls engine.gc()). */
+function retentionOf(cfg: ResolvedConfig, sweep: boolean) {
+  const r = cfg.retention;
+  return { maxAgeMs: r?.maxAge ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, sweepEveryMs: sweep ? (r?.sweepEvery ?? 600_000) : undefined };
+}
 
 export const TOKENS = {
   config: Symbol('config'),
@@ -100,12 +110,14 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
+  // One codec for the file and the backend's journal: built (and a bad keyring refused) here.
+  const codec = payloadCodecFor(config);
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
   c.bind<SqliteTriggerStore>(TOKENS.triggerStore).toDynamicValue((ctx) => {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
-    return new SqliteTriggerStore({ dataDir: cfg.dataDir, durability: cfg.durability, faults: overrides.faults });
+    return new SqliteTriggerStore({ dataDir: cfg.dataDir, durability: cfg.durability, faults: overrides.faults, codec });
   });
   c.bind<DurableExecutor>(TOKENS.executor).toDynamicValue((ctx) => {
     const cfg = ctx.get<ResolvedConfig>(TOKENS.config);
@@ -119,6 +131,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
           fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          retention: { ...retentionOf(cfg, overrides.clock === undefined), dropVersions: overrides.runner ? snapshotDropper(cfg.dataDir, registry) : undefined },
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
@@ -128,6 +141,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
+          codec,
+          retention: retentionOf(cfg, false),
           logger: ctx.get<Logger>(TOKENS.logger),
           files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
         });

@@ -8,6 +8,7 @@ import type { RunReader } from '../src/ports/run-reader.ts';
 import { pidAlive } from '../src/platform/pid.ts';
 import { outboxLookup, ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { ResolvedConfig } from './config.ts';
+import { payloadCodecFor } from './codec.ts';
 
 export interface RunReaderOptions {
   /** Workflow names whose runs to show on a shared Restate; undefined = all Tranquil runs. */
@@ -16,7 +17,8 @@ export interface RunReaderOptions {
 
 /** undefined when the data dir holds nothing to read (no file, and no Restate to ask). */
 export async function openRunReader(config: ResolvedConfig, options: RunReaderOptions = {}): Promise<RunReader | undefined> {
-  const file = ReadOnlyFile.open(config.dataDir);
+  const codec = payloadCodecFor(config);
+  const file = ReadOnlyFile.open(config.dataDir, codec);
   if (config.backend === 'sqlite') return file?.runReader();
   try {
     const [{ AdminApi }, { RestateRunReader }, { readAdminFile }] = await Promise.all([
@@ -38,7 +40,7 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
       if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
       throw err;
     }
-    const reader = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store) });
+    const reader = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store), codec });
     return {
       getRun: (runId) => reader.getRun(runId),
       listRuns: (filter) => reader.listRuns(filter),

@@ -11,6 +11,8 @@ import type { Engine } from '../src/runtime/engine.ts';
 import { buildContainer, TOKENS } from './container.ts';
 import { resolveConfig, type EngineConfig } from './config.ts';
 
+export { replayFixture, type RunFixture } from './fixtures.ts';
+
 export interface TestEngineOptions extends Omit<EngineConfig, 'backend'> {
   /** ISO time or epoch ms the manual clock starts at; default 2026-01-01T00:00:00Z. */
   startAt?: string | number;

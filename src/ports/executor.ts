@@ -5,6 +5,7 @@ import type { Attrs } from '../domain/capability.ts';
 import type { Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
+import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { TriggerState } from './triggers.ts';
 
 export interface StartRunRequest {
@@ -55,4 +56,7 @@ export interface DurableExecutor {
   wakeParked?(capability: string, attrs: Attrs): Promise<void>;
   /** Event inbox, schedules, slot ledger, webhook secrets. */
   readonly triggers: TriggerState;
+  /** Retention (docs/data.md): removes finished runs older than the configured age with
+   *  their journal and inbox rows, in small batches; `dryRun` only reports. */
+  gc?(options: GcOptions): Promise<GcReport>;
 }

@@ -111,4 +111,11 @@ export interface TriggerStore {
   /** Runs started and not finished, as the SQLite backend executes them (at most `limit`):
    *  a Restate engine refuses a data dir holding any (docs/restate.md, "Switching"). */
   startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]>;
+  /** Retention (docs/data.md): runs past `pending` whose last local change is at or before
+   *  `cutoff`, oldest first (a forwarding backend then asks itself which of them finished). */
+  staleRuns?(cutoff: number, limit: number): Promise<{ runId: string; workflow: string; updatedAt: number }[]>;
+  /** Removes what this store keeps of those runs (one transaction); returns how many went. */
+  forgetRuns?(runIds: readonly string[], cutoff: number): Promise<number>;
+  /** Removes up to `limit` inbox events created at or before `cutoff`; returns how many. */
+  forgetEvents?(cutoff: number, limit: number): Promise<number>;
 }

@@ -1,5 +1,6 @@
 // The Engine: the public embedding API (README.md, Quick start), backend-neutral. It validates every
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
+import type { GcOptions, GcReport } from '../domain/retention.ts';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
@@ -244,6 +245,13 @@ export class Engine {
     await this.webhooks?.stop();
     await this.executor.stop();
     await this.closeExtras?.();
+  }
+
+  /** Retention now (docs/data.md): finished runs older than config retention.maxAge go, with
+   *  their journal and inbox rows; `{ dryRun: true }` says what would go. Live runs never. */
+  async gc(options: GcOptions = {}): Promise<GcReport> {
+    if (!this.executor.gc) throw new NotSupportedError(`backend '${this.executor.backend}' has no retention`);
+    return this.executor.gc({ dryRun: options.dryRun === true });
   }
 
   /** Re-scans due timers and schedule slots now; for hosts with a real resume signal

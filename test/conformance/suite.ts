@@ -19,6 +19,7 @@ import { capabilityScenarios } from './capabilities.ts';
 import { whyScenarios } from './why.ts';
 import { notificationScenarios } from './notifications.ts';
 import { listTimeScenarios } from './list-time.ts';
+import { codecScenarios } from './codec.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -545,5 +546,6 @@ export function runConformance(target: ConformanceTarget): void {
     listTimeScenarios({ test, boot });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     plainScenarios({ test, boot, restart, until });
+    codecScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

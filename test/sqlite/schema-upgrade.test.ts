@@ -50,6 +50,8 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE steps; DROP INDEX runs_seq; CREATE INDEX runs_newest ON runs (created_seq DESC);`);
       // Tables of later migrations (5: workflow files) did not exist in v2.
       db.exec(`DROP TABLE workflow_approvals; DROP TABLE run_output;`);
+      // Indexes of migration 6 (retention) did not exist in v2 either.
+      db.exec(`DROP INDEX runs_finished; DROP INDEX signals_run; DROP INDEX events_created;`);
       const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
       db.exec(v2steps);
       const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)

@@ -31,9 +31,11 @@ import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
+import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
 import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
+import { cutoffOf, DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
@@ -80,6 +82,11 @@ export interface RestateExecutorOptions {
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
   capabilities?: CapabilityRegistry;
+  /** Payload codec: inputs, step values, errors and signals reach Restate sealed (docs/data.md). */
+  codec?: PayloadCodec;
+  /** Retention (config retention): Restate keeps finished runs this long; gc() removes the
+   *  engine's own rows of runs Restate no longer holds or finished before the cutoff. */
+  retention?: RetentionSettings;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -125,7 +132,7 @@ export class RestateExecutor implements DurableExecutor {
     this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
     this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), ...(this.files?.serviceNames() ?? [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
-    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId) });
+    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
     if (o.triggers === 'restate') {
       const shared = (this.shared = new ClusterTriggerClient(() => this.ingress, () => this.admin));
@@ -191,12 +198,13 @@ export class RestateExecutor implements DurableExecutor {
       stopSignal: this.stopped.signal,
       capability: (req, signal) => this.o.capabilities?.call(req, signal) ?? Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)),
       parked: (runId, state) => this.parks.parked(runId, state),
+      codec: this.o.codec,
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };
     const files = this.files?.handlerFiles();
     const services = [
-      ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, files), buildSignalQueue(serviceName(w.definition.name))]),
+      ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
       ...(this.files?.services() ?? []),
     ];
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
@@ -230,7 +238,8 @@ export class RestateExecutor implements DurableExecutor {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
-    const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}`;
+    // The retention is a service option: a new value needs a deployment of its own too.
+    const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}|r${this.retention.maxAgeMs}`;
     const tag = createHash('sha256').update(`${versions}|${shape}`).digest('hex').slice(0, 12);
     const url = this.o.endpoint?.url;
     await registerDeployments(this.admin, {
@@ -317,7 +326,7 @@ export class RestateExecutor implements DurableExecutor {
   private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
-        const body = this.files ? this.files.runRequest(r.workflow, r.input, r.version) : { input: r.input };
+        const body = this.files ? this.files.runRequest(r.workflow, sealJson(this.o.codec ?? identityCodec, r.input), r.version) : { input: sealJson(this.o.codec ?? identityCodec, r.input) };
         const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
@@ -380,7 +389,7 @@ export class RestateExecutor implements DurableExecutor {
       workflow = v.workflow;
     }
     const queue = signalQueueName(serviceName(workflow));
-    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload } satisfies DeliverRequest));
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${queue}/${encodeURIComponent(signalQueueKey(runId, name))}/deliver`, { runId, name, payload: sealJson(this.o.codec ?? identityCodec, payload) } satisfies DeliverRequest));
     if (res.status === 409) throw notDelivered(/\((\w+)\)/.exec(res.text)?.[1] ?? 'finished');
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
@@ -568,6 +577,41 @@ export class RestateExecutor implements DurableExecutor {
     this.ensureStarted();
     if (!this.files) throw new ValidationError(`workflow '${approval.workflow}' is not a workflow file: it needs no approval`);
     return this.files.approveFile(approval);
+  }
+
+  private get retention(): RetentionSettings {
+    return this.o.retention ?? { maxAgeMs: DEFAULT_RETENTION_MS, batchSize: DEFAULT_GC_BATCH };
+  }
+
+  /** Retention on Restate: Restate itself drops finished runs after the same age (the
+   *  services' workflowRetention); this removes what the engine keeps of them in its file
+   *  (outbox rows, divergence records, signals, old inbox events), for runs Restate no longer
+   *  holds or holds completed. A run Restate still runs (asleep, waiting, parked) stays. */
+  async gc(options: GcOptions): Promise<GcReport> {
+    this.ensureStarted();
+    const store = this.o.triggerStore;
+    if (!store.staleRuns || !store.forgetRuns || !store.forgetEvents) throw new EngineStateError('this trigger store keeps no retention data');
+    const cutoff = cutoffOf(this.o.clock.now(), this.retention);
+    const report: GcReport = { dryRun: !!options.dryRun, cutoff: new Date(cutoff).toISOString(), runs: 0, sample: [], events: 0, batches: 0, pagesReclaimed: 0, unreferencedVersions: [] };
+    const stale = await store.staleRuns(cutoff, 10_000);
+    for (let i = 0; i < stale.length; i += this.retention.batchSize) {
+      const batch = stale.slice(i, i + this.retention.batchSize);
+      const live = new Set(
+        (await this.admin.query<{ k: string }>(
+          `SELECT target_service_key AS k FROM sys_invocation WHERE target_handler_name = 'run' AND status != 'completed' AND target_service_key IN (${batch.map((r) => sqlString(r.runId)).join(',')})`,
+        )).map((r) => r.k),
+      );
+      const gone = batch.filter((r) => !live.has(r.runId));
+      if (report.sample.length < 100) report.sample.push(...gone.slice(0, 100 - report.sample.length).map((r) => ({ runId: r.runId, workflow: r.workflow, status: 'finished' as const, finishedAt: new Date(r.updatedAt).toISOString() })));
+      report.runs += options.dryRun ? gone.length : await store.forgetRuns(gone.map((r) => r.runId), cutoff);
+      report.batches++;
+    }
+    if (options.dryRun) {
+      report.events = (await store.listEvents({ limit: 100_000 })).filter((e) => Date.parse(e.createdAt) <= cutoff).length;
+      return report;
+    }
+    for (let n = -1; n !== 0; report.batches++) report.events += n = await store.forgetEvents(cutoff, this.retention.batchSize);
+    return report;
   }
 
   async idle(): Promise<void> {

@@ -22,6 +22,9 @@ import { APPROVALS_OBJECT, type ApprovalsObject } from './approvals-object.ts';
 import { RestateStepLog } from './step-log.ts';
 import { parkOf, type CapabilityRequest } from '../../domain/capability.ts';
 import type { ParkState } from './parked-awakeables.ts';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
+import { sealJson } from '../../domain/payload-codec.ts';
+import { sealPayloads } from './run-views.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -38,6 +41,8 @@ export interface RunHooks {
   /** The run parked on capability steps, waiting on the awakeable in `state` (also kept in
    *  workflow state `~park`): the engine resolves it when a matching provider appears. */
   parked?(runId: string, state: ParkState): void;
+  /** Payloads are sealed through it before they reach Restate's journal or state. */
+  codec?: PayloadCodec;
 }
 
 /** Workflow files (docs/runner.md): their runs execute in Deno children, only once the
@@ -97,6 +102,10 @@ export class RestateRun {
     return this.rctx.key;
   }
 
+  private get codec(): PayloadCodec {
+    return this.hooks.codec ?? identityCodec;
+  }
+
   async execute(input: Json): Promise<Json> {
     try {
       return await this.invoke(input);
@@ -110,12 +119,12 @@ export class RestateRun {
     // everything written must come from the journal, not from the code now running.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
     this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
-    this.rctx.set('~meta', this.written.meta);
+    this.rctx.set('~meta', sealPayloads(this.codec, this.written.meta, ['input']));
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
       capability: this.hooks.capability,
-    }, this.hooks.stopSignal);
+    }, this.hooks.stopSignal, this.codec);
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {
@@ -125,7 +134,8 @@ export class RestateRun {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
           this.hooks.settled(this.runId, this.view());
-          return outcome.output;
+          // The invocation's output is journaled by Restate too: sealed.
+          return sealJson(this.codec, outcome.output);
         case 'cancelled':
           this.setRun({ status: 'cancelled' });
           this.hooks.settled(this.runId, this.view());
@@ -212,7 +222,7 @@ export class RestateRun {
       }
       throw err;
     }
-    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${error.message}`);
+    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.codec.encode(error.message)}`);
     const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
     const req: RetryRequest = typeof asked === 'object' && asked !== null ? asked : {};
     if (typeof req.t === 'number') this.log.advance(req.t);
@@ -247,12 +257,12 @@ export class RestateRun {
 
   private setRun(s: RunState): void {
     this.written.run = s;
-    this.rctx.set('~run', s);
+    this.rctx.set('~run', sealPayloads(this.codec, s, ['output', 'error']));
   }
 
   private setStep(step: StepView): void {
     this.written.steps.set(step.seq, step);
-    this.rctx.set(`~s${step.seq}`, step);
+    this.rctx.set(`~s${step.seq}`, sealPayloads(this.codec, step, ['result', 'error']));
   }
 
   private view(): RunView {

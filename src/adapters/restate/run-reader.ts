@@ -9,6 +9,7 @@ import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
+import type { PayloadCodec } from '../../domain/payload-codec.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { serviceName, workflowName } from './workflow-service.ts';
 
@@ -19,6 +20,8 @@ export interface RestateRunReaderOptions {
   /** The trigger store's run outbox (pending runs, recorded divergences); absent = none
    *  (a reader with no local file). */
   local?: OutboxLookup;
+  /** The payload codec the runs' state was written with (default identity). */
+  codec?: PayloadCodec;
 }
 
 type StateRow = { key: string; value_utf8: string | null };
@@ -68,7 +71,7 @@ export class RestateRunReader implements RunReader {
       return diverged ? outboxView(local) : { ...outboxView(local), status: 'pending' };
     }
     const state = early ?? (await this.state(found.inv.svc, runId));
-    return buildView(found.workflow, found.inv, collectState(state), divergenceOf(local));
+    return buildView(found.workflow, found.inv, collectState(state, this.o.codec), divergenceOf(local));
   }
 
   /** One page, newest first (invocation time, then id: a total order the cursor resumes
@@ -93,7 +96,7 @@ export class RestateRunReader implements RunReader {
       const ours = invs.filter((inv) => workflowName(inv.svc) !== undefined);
       const [state, local] = await Promise.all([this.listState(stateFilter, ours), Promise.all(ours.map((inv) => this.o.local?.(inv.run_id)))]);
       ours.forEach((inv, i) => {
-        const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? []), steps: [] }, divergenceOf(local[i]));
+        const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? [], this.o.codec), steps: [] }, divergenceOf(local[i]));
         if (!filter.status || view.status === filter.status) found.push({ view, inv });
       });
       if (found.length > limit) {

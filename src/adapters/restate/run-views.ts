@@ -5,7 +5,23 @@ import type { ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
+import { identityCodec, openJson, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { RunState } from './run-handler.ts';
+
+/** A copy of `obj` whose payload fields are in their stored (sealed) form. */
+export function sealPayloads<T extends object>(codec: PayloadCodec, obj: T, fields: readonly (keyof T & string)[]): T {
+  if (codec.name === 'identity') return obj;
+  const out = { ...obj } as Record<string, unknown>;
+  for (const f of fields) if (out[f] !== undefined) out[f] = sealJson(codec, out[f] as Json);
+  return out as T;
+}
+
+/** The inverse of sealPayloads. */
+export function openPayloads<T extends object>(codec: PayloadCodec, obj: T, fields: readonly (keyof T & string)[]): T {
+  const out = { ...obj } as Record<string, unknown>;
+  for (const f of fields) if (out[f] !== undefined) out[f] = openJson(codec, out[f]);
+  return out as T;
+}
 
 export interface InvocationRow {
   id: string;
@@ -35,14 +51,15 @@ const iso = (v: string | number | null | undefined): string => {
   return Number.isNaN(d.getTime()) ? String(v) : d.toISOString();
 };
 
-export function collectState(rows: { key: string; value_utf8: string | null }[]): RunStateRows {
+/** `codec`: payloads in state (input, output, error, step result and error) are sealed. */
+export function collectState(rows: { key: string; value_utf8: string | null }[], codec: PayloadCodec = identityCodec): RunStateRows {
   const out: RunStateRows = { steps: [] };
   for (const r of rows) {
     if (r.value_utf8 == null) continue;
     const v = JSON.parse(r.value_utf8) as unknown;
-    if (r.key === '~meta') out.meta = v as RunStateRows['meta'];
-    else if (r.key === '~run') out.run = v as RunState;
-    else if (/^~s\d+$/.test(r.key)) out.steps.push(v as StepView);
+    if (r.key === '~meta') out.meta = openPayloads(codec, v as RunStateRows['meta'] & object, ['input']);
+    else if (r.key === '~run') out.run = openPayloads(codec, v as RunState, ['output', 'error']);
+    else if (/^~s\d+$/.test(r.key)) out.steps.push(openPayloads(codec, v as StepView, ['result', 'error']));
   }
   out.steps.sort((a, b) => a.seq - b.seq);
   return out;

@@ -23,6 +23,7 @@ import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
 import type { AttemptResult, Recorded, StepLog } from '../../ports/step-log.ts';
 import { RestateDriver } from './driver.ts';
+import { identityCodec, openJson, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 
 /** A position's record as journaled in ctx.run results. */
 interface Marker {
@@ -99,6 +100,8 @@ export class RestateStepLog implements StepLog {
     startedAt: number,
     private readonly hooks: RestateStepLogHooks,
     private readonly stopSignal?: AbortSignal,
+    /** Step values, error details and signal payloads are journaled sealed through it. */
+    private readonly codec: PayloadCodec = identityCodec,
   ) {
     this.clock = startedAt;
     stopSignal?.addEventListener('abort', this.onStop, { once: true });
@@ -172,12 +175,14 @@ export class RestateStepLog implements StepLog {
     const m = await this.journaled<AttemptRecord>(name, async () => {
       const r = await run();
       // The JSON text stays out of the journal: the value is journaled once.
-      const rec = r.ok ? (r.value === undefined ? { ok: true as const } : { ok: true as const, v: r.value }) : r;
+      const rec = r.ok
+        ? (r.value === undefined ? { ok: true as const } : { ok: true as const, v: sealJson(this.codec, r.value) })
+        : { ...r, error: sealJson(this.codec, r.error as unknown as Json) as unknown as ErrorInfo };
       return { ...rec, k: call.kind, n: call.name, t: Date.now() };
     });
     const recorded = { kind: m.k, name: m.n };
-    if (!m.ok) return { ok: false, error: m.error, terminal: m.terminal, fatal: m.fatal, recorded };
-    return m.v === undefined ? { ok: true, recorded } : { ok: true, value: m.v, recorded };
+    if (!m.ok) return { ok: false, error: openJson<ErrorInfo>(this.codec, m.error), terminal: m.terminal, fatal: m.fatal, recorded };
+    return m.v === undefined ? { ok: true, recorded } : { ok: true, value: openJson(this.codec, m.v), recorded };
   }
 
   capability(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined> {
@@ -202,8 +207,10 @@ export class RestateStepLog implements StepLog {
     if (got === undefined) return undefined;
     wait.open = false;
     this.advance(got.t);
-    await this.record({ ...entry, result: got.v, endedAt: this.clock });
-    return { payload: got.v };
+    // Sealed by the engine before it left for Restate (executor.signal).
+    const payload = openJson(this.codec, got.v);
+    await this.record({ ...entry, result: payload, endedAt: this.clock });
+    return { payload };
   }
 
   private slotOf(name: string, seq: number): { name: string; slot: number; open: boolean } {

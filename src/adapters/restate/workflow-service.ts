@@ -6,6 +6,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import type { Json } from '../../domain/json.ts';
+import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
@@ -37,14 +38,19 @@ export interface RunRequest {
   version?: string;
 }
 
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}, files?: RestateFiles) {
+/** `retentionMs`: how long Restate keeps a finished run and its journal (config
+ *  retention.maxAge; default RETENTION_DAYS). `files`: workflow files (file-runs.ts). */
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}, opts: { files?: RestateFiles; retentionMs?: number } = {}) {
+  const { files } = opts;
+  const retentionMs = opts.retentionMs ?? RETENTION_DAYS * 86_400_000;
   const { definition, version } = w;
   return restate.workflow({
     name: serviceName(definition.name),
     handlers: {
       run: async (ctx: restate.WorkflowContext, req: RunRequest | null) => {
         const v = w.file && typeof req?.version === 'string' ? req.version : version;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(req?.input ?? null);
+        // The input arrives sealed (executor.forward): Restate journals the request as sent.
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null));
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):
@@ -105,8 +111,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
     },
     options: {
       // Numbers (ms), not strings: a string duration is silently read as 0 by the server.
-      workflowRetention: RETENTION_DAYS * 86_400_000,
-      journalRetention: RETENTION_DAYS * 86_400_000,
+      workflowRetention: retentionMs,
+      journalRetention: retentionMs,
       // A run idle this long (sleeping, waiting, parked) suspends and frees its endpoint
       // stream; it is replayed when it wakes. The server default holds it for a minute.
       inactivityTimeout: 10_000,

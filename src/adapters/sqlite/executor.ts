@@ -40,6 +40,8 @@ import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
 import { SqliteRunReader } from './run-reader.ts';
+import { SqliteRetention } from './retention.ts';
+import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 
 export interface SqliteExecutorOptions {
   /** The data dir's file (opened by start()); runs live in it next to the trigger state. */
@@ -64,6 +66,8 @@ export interface SqliteExecutorOptions {
   fileGate?: FileGate;
   /** The host's capability providers (step.use): docs/host.md. */
   capabilities?: CapabilityRegistry;
+  /** Retention (config retention); absent: the defaults, swept every `sweepEveryMs`. */
+  retention?: RetentionSettings & { sweepEveryMs?: number };
 }
 
 interface ActiveRun {
@@ -101,6 +105,7 @@ export class SqliteExecutor implements DurableExecutor {
   /** Runs parked on a capability step (step.use). */
   private parked!: ParkedRuns;
   private queue!: CommitQueue;
+  private retention!: SqliteRetention;
   private readonly active = new Map<string, ActiveRun>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
@@ -136,6 +141,9 @@ export class SqliteExecutor implements DurableExecutor {
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
+    const r = this.o.retention;
+    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
+    if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
@@ -152,6 +160,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return;
     this.stopping = true;
     this.o.scheduler.stop();
+    this.retention.stopSweeping();
     const stopping = new EngineStateError('engine stopped');
     for (const act of this.active.values()) act.abort?.(stopping);
     this.ready.length = 0;
@@ -283,6 +292,11 @@ export class SqliteExecutor implements DurableExecutor {
     });
     this.dispatch(runId);
     return result;
+  }
+
+  async gc(options: GcOptions): Promise<GcReport> {
+    this.ensureStarted();
+    return this.retention.gc(this.now(), options);
   }
 
   // ---- workflow files: approvals ------------------------------------------------------
@@ -442,7 +456,7 @@ export class SqliteExecutor implements DurableExecutor {
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
           workflow = row.workflow;
-          input = JSON.parse(row.input) as Json;
+          input = this.store.plain<Json>(row.input);
           status = row.status;
           version = row.version;
         }

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
+import { checkCodec } from './codec-check.ts';
 import { toEntry } from './trigger-store.ts';
 import { MIGRATIONS } from './schema.ts';
 import { DB_FILE, SqliteStore } from './store.ts';
@@ -44,7 +46,7 @@ export class SqliteRunReader implements RunReader {
 export function outboxLookup(store: SqliteStore): OutboxLookup {
   return async (runId) => {
     const row = store.getRunRow(runId);
-    return row && toEntry(row);
+    return row && toEntry(row, store.codec);
   };
 }
 
@@ -54,13 +56,14 @@ export class ReadOnlyFile {
   readonly store: SqliteStore;
   readonly triggers: TriggerTables;
 
-  private constructor(readonly db: Database.Database) {
-    this.store = new SqliteStore(db);
-    this.triggers = new TriggerTables(db);
+  private constructor(readonly db: Database.Database, codec: PayloadCodec) {
+    this.store = new SqliteStore(db, codec);
+    this.triggers = new TriggerTables(db, codec);
   }
 
-  /** undefined when the data dir holds no database yet. */
-  static open(dataDir: string): ReadOnlyFile | undefined {
+  /** undefined when the data dir holds no database yet. `codec`: the payload codec the
+   *  file was written with (a missing or wrong key is refused here, in one line). */
+  static open(dataDir: string, codec: PayloadCodec = identityCodec): ReadOnlyFile | undefined {
     const file = join(dataDir, DB_FILE);
     if (!existsSync(file)) return undefined;
     let db: Database.Database | undefined;
@@ -70,9 +73,11 @@ export class ReadOnlyFile {
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version === 0 || version > MIGRATIONS.length) throw new Error(`schema version ${version}, this CLI understands 1..${MIGRATIONS.length}`);
       if (version < MIGRATIONS.length) throw new Error(`schema version ${version} is older than this CLI (${MIGRATIONS.length}): start the engine once on this data dir to upgrade it`);
-      return new ReadOnlyFile(db);
+      checkCodec(db, codec, { record: false });
+      return new ReadOnlyFile(db, codec);
     } catch (err) {
       db?.close();
+      if (err instanceof StorageError) throw err;
       throw new StorageError(`cannot read ${file}: ${(err as Error).message}`);
     }
   }

@@ -157,7 +157,29 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  /* 6: retention (issue 13, docs/data.md): finished runs found by age, and a run's signals and
+        old inbox events found without a table scan. The file's pages are given back
+        incrementally (auto_vacuum = INCREMENTAL): see afterMigrations (one VACUUM). */ `
+  CREATE INDEX runs_finished ON runs (updated_at) WHERE status IN ('succeeded', 'failed', 'cancelled');
+  CREATE INDEX signals_run ON signals (run_id);
+  CREATE INDEX events_created ON events (created_at);
+  `,
 ];
+
+/** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */
+const INCREMENTAL_VACUUM_FROM = 6;
+
+/** A file created before that mode was set switches with one VACUUM (SQLite applies a new
+ *  auto_vacuum mode only by rebuilding the file). Run outside any transaction, by the owner,
+ *  on every full open until it took: a crash mid-VACUUM leaves the old file intact (the WAL
+ *  makes it atomic), and the next open does it again. A file created now gets the mode
+ *  before its first table, so its VACUUM is of an empty file. */
+function afterMigrations(db: Database): void {
+  if ((db.pragma('user_version', { simple: true }) as number) < INCREMENTAL_VACUUM_FROM) return;
+  if ((db.pragma('auto_vacuum', { simple: true }) as number) === 2) return;
+  db.pragma('auto_vacuum = INCREMENTAL');
+  db.exec('VACUUM');
+}
 
 /** Applies the migrations up to `target` (all by default). */
 export function migrate(db: Database, target = MIGRATIONS.length): void {
@@ -169,10 +191,13 @@ export function migrate(db: Database, target = MIGRATIONS.length): void {
     const foreign = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'`).get() as { n: number };
     if (foreign.n > 0) throw new Error('database holds tables that are not a Tranquil schema');
   }
+  // A new file takes incremental auto-vacuum before its first table (no rebuild needed).
+  if (current === 0 && target > 0) db.pragma('auto_vacuum = INCREMENTAL');
   for (let v = current; v < target; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]!);
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+  if (target === MIGRATIONS.length) afterMigrations(db);
 }

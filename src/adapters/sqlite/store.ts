@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { StorageError, type ErrorInfo } from '../../domain/errors.ts';
 import { toStepView, type JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
@@ -55,8 +56,15 @@ const RUN_SEQ = '(SELECT created_seq FROM runs WHERE run_id = ?)';
 /** Opens the data dir's file for one owner: creates the schema's first version on a new
  *  file, takes the owner lease, and only then upgrades the schema, so a refused engine
  *  never changes the tables under the engine that owns the file. */
-export function openOwned(dataDir: string, durability: Durability, ownerId: string): { db: Database.Database; lease: OwnerLease } {
+export function openOwned(dataDir: string, durability: Durability, ownerId: string, check?: (db: Database.Database) => void): { db: Database.Database; lease: OwnerLease } {
   const db = openDatabase(dataDir, durability, 1);
+  // `check`: refuses the file before this engine writes anything to it (a wrong key).
+  try {
+    check?.(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   const lease = new OwnerLease(db, ownerId);
   try {
     lease.acquire();
@@ -165,13 +173,14 @@ function takeCleanMark(file: string): boolean {
 }
 
 const iso = (ms: number | null | undefined): string | undefined => (ms == null ? undefined : new Date(ms).toISOString());
-const parse = <T>(text: string | null): T | undefined => (text == null ? undefined : (JSON.parse(text) as T));
 
 export class SqliteStore {
   private nextSeq: number;
   private readonly s;
 
-  constructor(readonly db: Database.Database) {
+  /** `codec`: every payload column (input, output, error, step result and error, signal and
+   *  event payload) is written through it and read back through it (docs/data.md). */
+  constructor(readonly db: Database.Database, readonly codec: PayloadCodec = identityCodec) {
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       // Hot statements take positional parameters (cheaper to bind than named ones).
@@ -215,12 +224,22 @@ export class SqliteStore {
     this.nextSeq = (this.s.maxSeq.get() as { n: number }).n + 1;
   }
 
+  /** A payload column's value (decoded through the codec). */
+  plain<T = Json>(stored: string): T {
+    return JSON.parse(this.codec.decode(stored)) as T;
+  }
+
+  /** A payload's column text (null when absent). */
+  private seal(value: Json | undefined): string | null {
+    return value === undefined ? null : this.codec.encode(JSON.stringify(value));
+  }
+
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn)();
   }
 
   insertRun(r: { runId: string; workflow: string; version: string; input: Json; inputText?: string; now: number }): boolean {
-    const info = this.s.insertRun.run(r.runId, r.workflow, r.version, r.inputText ?? JSON.stringify(r.input), r.now, r.now, this.nextSeq);
+    const info = this.s.insertRun.run(r.runId, r.workflow, r.version, this.codec.encode(r.inputText ?? JSON.stringify(r.input)), r.now, r.now, this.nextSeq);
     if (info.changes > 0) this.nextSeq++;
     return info.changes > 0;
   }
@@ -234,7 +253,7 @@ export class SqliteStore {
   }
 
   finishRun(runId: string, status: 'succeeded' | 'failed' | 'cancelled', now: number, output?: Json, error?: ErrorInfo): void {
-    this.s.finishRun.run(status, output === undefined ? null : JSON.stringify(output), error === undefined ? null : JSON.stringify(error), now, runId);
+    this.s.finishRun.run(status, this.seal(output), this.seal(error as Json | undefined), now, runId);
   }
 
   requestCancel(runId: string, now: number): void {
@@ -246,7 +265,7 @@ export class SqliteStore {
   }
 
   journal(runId: string): JournalEntry[] {
-    return (this.s.steps.all(runId) as StepRow[]).map(toEntry);
+    return (this.s.steps.all(runId) as StepRow[]).map((r) => toEntry(r, this.codec));
   }
 
   /** runs.retry: the journal from step `seq` on is discarded (signals those steps consumed
@@ -259,8 +278,8 @@ export class SqliteStore {
   recordStep(runId: string, e: JournalEntry, resultText?: string): void {
     this.s.upsertStep.run(
       runId, runId, e.seq, e.name, e.kind, e.status, e.attempts,
-      resultText ?? (e.result === undefined ? null : JSON.stringify(e.result)),
-      e.error === undefined ? null : JSON.stringify(e.error),
+      resultText !== undefined ? this.codec.encode(resultText) : this.seal(e.result),
+      this.seal(e.error as Json | undefined),
       e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null, e.order ?? null,
     );
   }
@@ -283,7 +302,7 @@ export class SqliteStore {
   }
 
   insertSignal(runId: string, name: string, payload: Json, now: number): void {
-    this.s.insertSignal.run(runId, name, JSON.stringify(payload), now);
+    this.s.insertSignal.run(runId, name, this.codec.encode(JSON.stringify(payload)), now);
   }
 
   /** Oldest unconsumed signal of that name; marks it consumed by step `seq`. */
@@ -291,7 +310,7 @@ export class SqliteStore {
     const row = this.s.openSignal.get(runId, name) as { id: number; payload: string } | undefined;
     if (!row) return undefined;
     this.s.consumeSignal.run(seq, row.id);
-    return { payload: JSON.parse(row.payload) as Json };
+    return { payload: this.plain<Json>(row.payload) };
   }
 
   eventRunIds(id: string): string[] | undefined {
@@ -300,7 +319,7 @@ export class SqliteStore {
   }
 
   insertEvent(id: string, name: string, payload: Json, runIds: string[], now: number): void {
-    this.s.insertEvent.run(id, name, JSON.stringify(payload), now, JSON.stringify(runIds));
+    this.s.insertEvent.run(id, name, this.codec.encode(JSON.stringify(payload)), now, JSON.stringify(runIds));
   }
 
   /** Newest first; `beforeSeq`: only runs created before that one (a page cursor). */
@@ -337,13 +356,13 @@ export class SqliteStore {
       workflow: row.workflow,
       version: row.version,
       status: row.status,
-      input: JSON.parse(row.input) as Json,
+      input: this.plain<Json>(row.input),
       createdAt: iso(row.created_at)!,
       updatedAt: iso(row.updated_at)!,
       steps: withSteps ? this.journal(row.run_id).map(toStepView) : [],
     };
-    if (row.output != null) v.output = parse<Json>(row.output);
-    if (row.error != null) v.error = parse<ErrorInfo>(row.error);
+    if (row.output != null) v.output = this.plain<Json>(row.output);
+    if (row.error != null) v.error = this.plain<ErrorInfo>(row.error);
     if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
     return v;
   }
@@ -365,10 +384,10 @@ export class SqliteStore {
   }
 }
 
-function toEntry(r: StepRow): JournalEntry {
+function toEntry(r: StepRow, codec: PayloadCodec): JournalEntry {
   const e: JournalEntry = { seq: r.seq, name: r.name, kind: r.kind, status: r.status, attempts: r.attempts };
-  if (r.result != null) e.result = JSON.parse(r.result) as Json;
-  if (r.error != null) e.error = JSON.parse(r.error) as ErrorInfo;
+  if (r.result != null) e.result = JSON.parse(codec.decode(r.result)) as Json;
+  if (r.error != null) e.error = JSON.parse(codec.decode(r.error)) as ErrorInfo;
   if (r.started_at != null) e.startedAt = r.started_at;
   if (r.ended_at != null) e.endedAt = r.ended_at;
   if (r.wake_at != null) e.wakeAt = r.wake_at;

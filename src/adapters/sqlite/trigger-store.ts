@@ -5,9 +5,11 @@
 // the runs, and the SQLite executor works on the same connection (`store`, `queue`,
 // `writes`), so a due-run claim and the slots it fires commit in one transaction.
 import { randomUUID } from 'node:crypto';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
 import type { OutboxEntry, OutboxRun, ScheduleRecord, TriggerStore, TriggerWrites } from '../../ports/trigger-store.ts';
+import { checkCodec } from './codec-check.ts';
 import { CommitQueue } from './commit-queue.ts';
 import type { FaultPoints } from './fault-points.ts';
 import type { OwnerLease } from './owner-lease.ts';
@@ -19,6 +21,8 @@ export interface SqliteTriggerStoreOptions {
   durability: Durability;
   /** Test-only named fault points (the group commit's 'mid-batch'); absent in production. */
   faults?: FaultPoints;
+  /** Payload codec (encryption at rest); default identity. Checked against the file on open. */
+  codec?: PayloadCodec;
 }
 
 export class SqliteTriggerStore implements TriggerStore {
@@ -38,11 +42,20 @@ export class SqliteTriggerStore implements TriggerStore {
 
   /** open(), for a caller that must not yield before the file is ours. */
   openNow(): void {
-    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID());
-    this.store = new SqliteStore(db);
+    const codec = this.o.codec ?? identityCodec;
+    // A missing or wrong key is refused before the lease is taken: nothing is written.
+    const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID(), (d) => checkCodec(d, codec, { record: false }));
+    try {
+      checkCodec(db, codec, { record: true });
+    } catch (err) {
+      lease.release();
+      db.close();
+      throw err;
+    }
+    this.store = new SqliteStore(db, codec);
     this.lease = lease;
     this.queue = new CommitQueue(this.store, this.o.faults);
-    this.tables = new TriggerTables(db);
+    this.tables = new TriggerTables(db, codec);
     this.writes = writesOn(this.store, this.tables);
   }
 
@@ -86,11 +99,29 @@ export class SqliteTriggerStore implements TriggerStore {
 
   async outboxRun(runId: string): Promise<OutboxEntry | undefined> {
     const row = this.store.getRunRow(runId);
-    return row && toEntry(row);
+    return row && toEntry(row, this.store.codec);
+  }
+
+  async staleRuns(cutoff: number, limit: number): Promise<{ runId: string; workflow: string; updatedAt: number }[]> {
+    const rows = this.store.db
+      .prepare(`SELECT run_id, workflow, updated_at FROM runs WHERE status != 'pending' AND updated_at <= ? ORDER BY updated_at LIMIT ?`)
+      .all(cutoff, limit) as { run_id: string; workflow: string; updated_at: number }[];
+    return rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, updatedAt: r.updated_at }));
+  }
+
+  forgetRuns(runIds: readonly string[], cutoff: number): Promise<number> {
+    const del = this.store.db.prepare(`DELETE FROM runs WHERE run_id = ? AND status != 'pending' AND updated_at <= ?`);
+    const sig = this.store.db.prepare(`DELETE FROM signals WHERE run_id = ?`);
+    return this.queue.enqueue(() => runIds.reduce((n, id) => (del.run(id, cutoff).changes > 0 ? (sig.run(id), n + 1) : n), 0));
+  }
+
+  forgetEvents(cutoff: number, limit: number): Promise<number> {
+    const del = this.store.db.prepare(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE created_at <= ? LIMIT ?)`);
+    return this.queue.enqueue(() => del.run(cutoff, limit).changes);
   }
 
   async pendingRuns(limit: number): Promise<OutboxRun[]> {
-    return this.store.listRunRows({ status: 'pending', limit }).map(toOutboxRun);
+    return this.store.listRunRows({ status: 'pending', limit }).map((r) => toOutboxRun(r, this.store.codec));
   }
 
   async startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]> {
@@ -143,14 +174,14 @@ function toSchedule(r: ScheduleRow): ScheduleRecord {
   return s;
 }
 
-const toOutboxRun = (r: RunRow): OutboxRun => ({ runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(r.input) });
+const toOutboxRun = (r: RunRow, codec: PayloadCodec = identityCodec): OutboxRun => ({ runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(codec.decode(r.input)) });
 
 /** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */
 const STATE: Partial<Record<RunStatus, OutboxEntry['state']>> = { pending: 'pending', failed: 'failed' };
 
 /** A run row as the outbox entry it is for a forwarding backend. */
-export function toEntry(r: RunRow): OutboxEntry {
-  const e: OutboxEntry = { ...toOutboxRun(r), state: STATE[r.status] ?? 'forwarded', createdAt: r.created_at, updatedAt: r.updated_at };
-  if (r.error != null) e.error = JSON.parse(r.error);
+export function toEntry(r: RunRow, codec: PayloadCodec = identityCodec): OutboxEntry {
+  const e: OutboxEntry = { ...toOutboxRun(r, codec), state: STATE[r.status] ?? 'forwarded', createdAt: r.created_at, updatedAt: r.updated_at };
+  if (r.error != null) e.error = JSON.parse(codec.decode(r.error));
   return e;
 }

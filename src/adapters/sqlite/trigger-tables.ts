@@ -5,6 +5,7 @@
 // schema), so the tables are always there.
 import type Database from 'better-sqlite3';
 import type { Json } from '../../domain/json.ts';
+import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { CatchUpPolicy, SlotFate } from '../../domain/schedule.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
 import type { SlotRecord } from '../../ports/trigger-store.ts';
@@ -27,7 +28,8 @@ const LEDGER_KEEP = 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class TriggerTables {
-  constructor(readonly db: Database.Database) {}
+  /** `codec`: event payloads are stored through it (docs/data.md). */
+  constructor(readonly db: Database.Database, private readonly codec: PayloadCodec = identityCodec) {}
 
   // ---- schedules -----------------------------------------------------------------------
 
@@ -113,7 +115,7 @@ export class TriggerTables {
       .all({ name: filter.name ?? null, unmatched: filter.unmatched ? 1 : 0, limit: filter.limit ?? 100 }) as {
       id: string; name: string; payload: string; created_at: number; run_ids: string;
     }[];
-    return rows.map((r) => ({ id: r.id, name: r.name, payload: JSON.parse(r.payload) as Json, createdAt: iso(r.created_at), runIds: JSON.parse(r.run_ids) as string[] }));
+    return rows.map((r) => ({ id: r.id, name: r.name, payload: JSON.parse(this.codec.decode(r.payload)) as Json, createdAt: iso(r.created_at), runIds: JSON.parse(r.run_ids) as string[] }));
   }
 
   // ---- webhooks and settings -------------------------------------------------------------
