@@ -14,6 +14,7 @@ import type { Database } from 'better-sqlite3';
 import { StorageError } from '../../domain/errors.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
+import { Checkpoints } from './verified-mark.ts';
 import { WalSync } from './wal-sync.ts';
 
 interface Pending {
@@ -31,10 +32,13 @@ export class CommitQueue {
   private readonly each: (batch: Pending[]) => Map<number, unknown>;
   /** Absent: COMMIT is durable by itself (inline fsync, durability 'normal', in memory). */
   readonly walSync: WalSync | undefined;
+  /** The owner's checkpoints (after a batch, once the -wal is large) and the crash-start mark. */
+  readonly checkpoints: Checkpoints | undefined;
 
   constructor(store: SqliteStore, faults?: FaultPoints, opts: { inline?: boolean } = {}) {
     const db: Database = store.db;
     this.walSync = opts.inline ? undefined : WalSync.for(db);
+    this.checkpoints = Checkpoints.for(db);
     // Wrappers built once: better-sqlite3's transaction() is costly to create per call.
     this.all = db.transaction((batch: Pending[]) => {
       const results = batch.map((p) => p.write());
@@ -113,6 +117,7 @@ export class CommitQueue {
 
   /** Answers a committed batch once it is on disk (at once when COMMIT already synced). */
   private durable(answer: () => void, batch: Pending[]): void {
+    this.checkpoints?.afterCommit();
     if (!this.walSync) return answer();
     this.walSync.after((err) => {
       if (err) for (const p of batch) p.reject(err);
