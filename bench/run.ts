@@ -534,7 +534,7 @@ async function main(): Promise<void> {
   let citizenTable = '';
   if (want('citizen')) {
     try {
-      const c = benchCitizen(QUICK, log);
+      const c = await benchCitizen(QUICK, log);
       (res as unknown as Record<string, unknown>).citizen = c;
       citizenTable = [
         '| issue 17 row | fsync on the thread pool | fsync inline (before) |',
@@ -542,6 +542,7 @@ async function main(): Promise<void> {
         `| host event-loop lag p50 / p99 / max, 100 x 10 steps, full | ${c.lag.pool.p50.toFixed(1)} / ${c.lag.pool.p99.toFixed(1)} / ${c.lag.pool.max.toFixed(1)} ms | ${c.lag.inline.p50.toFixed(1)} / ${c.lag.inline.p99.toFixed(1)} / ${c.lag.inline.max.toFixed(1)} ms |`,
         `| journaled steps/s (raw batched better-sqlite3: ${Math.round(c.rawPairsPerS)} pairs/s) | ${Math.round(c.lag.pool.stepsPerS)} (${(c.ratioPool * 100).toFixed(0)}% of raw) | ${Math.round(c.lag.inline.stepsPerS)} (${(c.ratioInline * 100).toFixed(0)}% of raw) |`,
         ...Object.entries(c.startAfterCrashMs).map(([n, ms]) => `| start after a crash, ${Number(n).toLocaleString('en')} runs in the file | ${ms.toFixed(0)} ms | |`),
+        `| idle RSS, built (dist/, plain node), minus node alone | ${c.idleRssMiB.over.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.node.toFixed(1)}) | |`,
         ...Object.entries(c.verdicts).map(([k, v]) => `| verdict ${k} | ${v} | |`),
       ].join('\n');
     } catch (err) {

@@ -4,13 +4,15 @@
 //     the commit's fsync on the event loop, as before), each in its own child process;
 //   - journaled steps/s of both against raw batched better-sqlite3 (FULL, 100 pairs per
 //     transaction, the engine's layout: bench/lib/raw-sqlite.ts), measured in this process;
-//   - start after a crash (SIGKILL) vs the number of runs in the file.
+//   - start after a crash (SIGKILL) vs the number of runs in the file;
+//   - idle RSS of the production build (dist/, plain node) minus node alone.
 // `npm run bench -- --quick --only=citizen` runs these alone.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO } from './children.ts';
+import { REPO, spawnCompiled, stopChild } from './children.ts';
+import { rssMiB } from './proc-mem.ts';
 import { rawRep } from './raw-sqlite.ts';
 
 type Env = Record<string, string>;
@@ -32,10 +34,22 @@ export interface CitizenRows {
   ratioPool: number;
   ratioInline: number;
   startAfterCrashMs: Record<string, number>;
+  idleRssMiB: { engine: number; node: number; over: number };
   verdicts: Record<string, string>;
 }
 
-export function benchCitizen(quick: boolean, log: (s: string) => void): CitizenRows {
+async function idleRss(args: Record<string, unknown>): Promise<number> {
+  const s = spawnCompiled('child-idle.ts', { ...args, idleMs: 1000 });
+  try {
+    const out = await s.nextJson(60_000);
+    if (out.error) throw new Error(String(out.error));
+    return rssMiB(s.child.pid!);
+  } finally {
+    await stopChild(s);
+  }
+}
+
+export async function benchCitizen(quick: boolean, log: (s: string) => void): Promise<CitizenRows> {
   const reps = quick ? 1 : 3;
   const runs = quick ? 600 : 2000;
   const lag = {} as CitizenRows['lag'];
@@ -83,14 +97,28 @@ export function benchCitizen(quick: boolean, log: (s: string) => void): CitizenR
       rmSync(dataDir, { recursive: true, force: true });
     }
   }
+  const engineRss: number[] = [];
+  const nodeRss: number[] = [];
+  for (let r = 0; r < (quick ? 2 : 5); r++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'citizen-idle-'));
+    try {
+      engineRss.push(await idleRss({ mode: 'engine', backend: 'sqlite', durability: 'full', dataDir }));
+      nodeRss.push(await idleRss({ mode: 'bare' }));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const idleRssMiB = { engine: median(engineRss), node: median(nodeRss), over: median(engineRss) - median(nodeRss) };
+  log(`citizen idle RSS built: ${idleRssMiB.engine.toFixed(1)} MiB, node alone ${idleRssMiB.node.toFixed(1)} MiB`);
   const ratioPool = lag.pool.stepsPerS / rawPairsPerS;
   const ratioInline = lag.inline.stepsPerS / rawPairsPerS;
   const biggest = Object.keys(startAfterCrashMs).at(-1)!;
   const verdicts = {
     lagP99: `${lag.pool.p99.toFixed(1)} ms (inline ${lag.inline.p99.toFixed(1)} ms; target <= 3 ms): ${lag.pool.p99 <= 3 ? 'met' : 'NOT met'}`,
     throughput: `${(ratioPool * 100).toFixed(0)}% of raw (inline ${(ratioInline * 100).toFixed(0)}%; target >= 35%): ${ratioPool >= 0.35 ? 'met' : 'NOT met'}`,
+    idleRss: `${idleRssMiB.over.toFixed(1)} MiB over node alone (target <= 10 MiB): ${idleRssMiB.over <= 10 ? 'met' : 'NOT met'}`,
     startAfterCrash: `${startAfterCrashMs[biggest]!.toFixed(0)} ms at ${biggest} runs (target <= 50 ms at 1,000,000): ${startAfterCrashMs[biggest]! <= 50 ? (biggest === '1000000' ? 'met' : 'met at this size') : 'NOT met'}`,
   };
   for (const [k, v] of Object.entries(verdicts)) log(`citizen verdict ${k}: ${v}`);
-  return { lag, rawPairsPerS, ratioPool, ratioInline, startAfterCrashMs, verdicts };
+  return { lag, rawPairsPerS, ratioPool, ratioInline, startAfterCrashMs, idleRssMiB, verdicts };
 }
