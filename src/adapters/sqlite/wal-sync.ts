@@ -17,6 +17,7 @@
 //  - an fdatasync error is fatal: its batch and every later one is rejected with a
 //    StorageError and nothing is committed any more (after EIO the kernel may have dropped the
 //    dirty pages, so a retried sync could "succeed" without the data);
+//  - a connection closed while a sync is in flight (an abandoned engine) rejects its batches;
 //  - writes outside the group commit (start-up, timer claims) keep synchronous=FULL: the
 //    NORMAL level is set only around the queue's own transactions.
 // A reader on the same connection can see a committed batch while its sync is in flight
@@ -81,7 +82,10 @@ export class WalSync {
     const wal = `${this.db.name}-wal`;
     const done = (err: NodeJS.ErrnoException | null) => {
       this.inFlight = false;
-      if (!this.db.open) return; // abandoned as if the process died: nobody is answered
+      // Closed meanwhile (only an abandoned engine closes with syncs in flight: a clean close
+      // waits for them): no caller is told "stored"; they hear what a closed file tells
+      // every later write.
+      if (!this.db.open) return this.fail(Object.assign(new Error('the database connection was closed before the commit was synced'), { code: 'ECLOSED' }), group);
       if (err) return this.fail(err, group);
       this.pending -= group.length;
       for (const s of group) s();
