@@ -3,7 +3,7 @@
 // file changed by anyone else (here: damaged after the crash, or touched while the engine ran)
 // gets the full check, and a damaged one is refused untouched, as after a clean stop.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -50,23 +50,21 @@ it('after a crash, a file still as its engine left it is vouched for and starts 
   const runs = await e.runs.list({ limit: 1000 });
   expect(runs.filter((r) => r.status === 'succeeded')).toHaveLength(300);
   await e.stop();
-});
+}, 120_000);
 
 it('a file damaged after a crash is not vouched for: the full check refuses it, untouched', async () => {
   const dir = newDir();
   const file = join(dir, 'tranquil.db');
-  crashAfterRuns(dir, 300, 20_000);
+  crashAfterRuns(dir, 300, 20_000); // at least one checkpoint: most pages in the main file
   expect(vouched(file)).toBe(true);
-  const b = readFileSync(file);
-  b.fill(0, 4096, 8192); // a b-tree page zeroed
-  writeFileSync(file, b);
+  truncateSync(file, Math.floor(statSync(file).size / 2));
   expect(vouched(file)).toBe(false);
   const before = readFileSync(file);
   const err = await (await createEngine({ dataDir: dir, workflows: [steady] })).start().catch((x: unknown) => x);
   expect(err).toBeInstanceOf(StorageError);
   expect((err as Error).message).toMatch(/damaged.*left untouched/);
   expect(Buffer.compare(readFileSync(file), before)).toBe(0);
-});
+}, 120_000);
 
 it('a file changed by someone else while the engine ran loses its mark at the next checkpoint', async () => {
   const dir = newDir();
