@@ -1,7 +1,8 @@
 // npm run bench [-- --quick] [-- --profile] [-- --docs | --no-docs] [-- --only=raw,a,b,...]
 //   [-- --backends=sqlite-full,sqlite-normal,restate]
 // --only keys: raw, a (100 concurrent), b (1 at a time), g (10, 1000), c (start), d (idle),
-//   e (timers), h (history), signals (300 signals to one run), fanout (1,000-way fan-out).
+//   e (timers), h (history), signals (300 signals to one run), fanout (1,000-way fan-out),
+//   citizen (issue 17: event-loop lag pool vs inline fsync, ratio to raw, start after a crash).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
@@ -24,6 +25,7 @@ import { nowMs, sleep, summarize } from './lib/stats.ts';
 import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
 import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
+import { benchCitizen } from './lib/citizen.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -504,7 +506,7 @@ async function main(): Promise<void> {
   const watchdog = setTimeout(() => {
     log(`watchdog: over the ${CFG.budgetMs + 60_000} ms bound, stopping children`);
     void stopAllChildren().finally(() => process.exit(3));
-  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0));
+  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0));
   watchdog.unref();
   log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
   if (want('raw')) benchRaw(res);
@@ -529,8 +531,26 @@ async function main(): Promise<void> {
       log(`history failed: ${(err as Error).message}`);
     }
   }
+  let citizenTable = '';
+  if (want('citizen')) {
+    try {
+      const c = await benchCitizen(QUICK, log);
+      (res as unknown as Record<string, unknown>).citizen = c;
+      citizenTable = [
+        '| issue 17 row | fsync on the thread pool | fsync inline (before) |',
+        '|---|---|---|',
+        `| host event-loop lag p50 / p99 / max, 100 x 10 steps, full | ${c.lag.pool.p50.toFixed(1)} / ${c.lag.pool.p99.toFixed(1)} / ${c.lag.pool.max.toFixed(1)} ms | ${c.lag.inline.p50.toFixed(1)} / ${c.lag.inline.p99.toFixed(1)} / ${c.lag.inline.max.toFixed(1)} ms |`,
+        `| journaled steps/s (raw batched better-sqlite3: ${Math.round(c.rawPairsPerS)} pairs/s) | ${Math.round(c.lag.pool.stepsPerS)} (${(c.ratioPool * 100).toFixed(0)}% of raw) | ${Math.round(c.lag.inline.stepsPerS)} (${(c.ratioInline * 100).toFixed(0)}% of raw) |`,
+        ...Object.entries(c.startAfterCrashMs).map(([n, ms]) => `| start after a crash, ${Number(n).toLocaleString('en')} runs in the file | ${ms.toFixed(0)} ms | |`),
+        `| idle RSS, built (dist/, plain node), minus node alone | ${c.idleRssMiB.over.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.node.toFixed(1)}) | |`,
+        ...Object.entries(c.verdicts).map(([k, v]) => `| verdict ${k} | ${v} | |`),
+      ].join('\n');
+    } catch (err) {
+      log(`citizen failed: ${(err as Error).message}`);
+    }
+  }
   res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
-  const table = renderTable(res);
+  const table = renderTable(res) + (citizenTable ? `\n\n${citizenTable}` : '');
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);

@@ -2,13 +2,17 @@
 //
 //   dist/index.js    @tranquil/engine          (compose/index.ts)
 //   dist/testing.js  @tranquil/engine/testing  (compose/testing.ts)
-//   dist/sdk.js      @tranquil/sdk             (sdk/index.ts)
+//   dist/sdk.js      @tranquil/sdk             (sdk/index.ts; also @tranquil/engine/sdk)
+//   dist/cli.js      the `tranquil` command    (cli/main.ts; bin/tranquil.mjs runs it when
+//                    the package is installed, the sources when run from a checkout)
+//   dist/types/      .d.ts for consumers (tsc, tsconfig.build.json; see buildTypes)
 //   dist/chunks/     code the entries share (one copy: the sdk's errors are the engine's), and
 //                    the lazy chunks behind dynamic import(): the Restate adapter and the
 //                    webhook listener (hono) load only when used.
 //
-// package.json "exports" still point at the TypeScript sources (run with tsx in development);
-// dist is what a production deployment runs with plain `node`. Native and optional heavy
+// package.json "exports" resolve to dist/ (types -> dist/types, default -> dist/*.js); inside
+// the repo the custom condition "tranquil-source" (tsconfig paths, vitest aliases, the bin's
+// source hook) keeps development on the TypeScript sources without a build. Native and optional heavy
 // packages stay external and load from node_modules: better-sqlite3, @restatedev/*.
 // Whitespace and syntax are minified (less source text held in memory), names are kept
 // (errors rebuild by class name); `node --enable-source-maps` maps stack traces back.
@@ -17,7 +21,9 @@
 // (bench/child-idle.ts, bench/history-child.ts) into bench/.build/. They import the engine
 // and the sdk from dist/ (external), so they measure exactly what dist ships.
 import * as esbuild from 'esbuild';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -27,6 +33,9 @@ const BENCH_OUT = join(REPO, 'bench', '.build');
 
 /** The public entry points: dist file name -> source. */
 export const ENTRIES = { index: 'compose/index.ts', testing: 'compose/testing.ts', sdk: 'sdk/index.ts' };
+/** The CLI: built with the entries (shares their chunks: one engine per process) but exempt
+ *  from the lazy-load check, since a command line parser is what it loads first. */
+const CLI_ENTRY = { cli: 'cli/main.ts' };
 /** Packages that must never load with the engine until used (lazy import() only). */
 const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander)(\/|$)/;
 
@@ -94,15 +103,46 @@ function checkLoadSet(meta) {
 export async function buildDist() {
   const r = await esbuild.build({
     ...common,
-    entryPoints: ENTRIES,
+    entryPoints: { ...ENTRIES, ...CLI_ENTRY },
     outdir: DIST,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     plugins: [bundledCronLoader],
   });
   checkLoadSet(r.metafile);
-  prune(DIST, new Set(Object.keys(r.metafile.outputs).map((p) => join(REPO, p))));
+  const written = new Set(Object.keys(r.metafile.outputs).map((p) => join(REPO, p)));
+  for (const f of listFiles(join(DIST, 'types'))) written.add(f); // buildTypes owns dist/types
+  prune(DIST, written);
   return r.metafile;
+}
+
+function listFiles(dir) {
+  let names;
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((n) => (statSync(join(dir, n)).isDirectory() ? listFiles(join(dir, n)) : [join(dir, n)]));
+}
+
+/** dist/types: tsc emits declarations of the public entries (tsconfig.build.json); then their
+ *  relative imports are rewritten from './x.ts' (the sources' style, allowed only with
+ *  allowImportingTsExtensions) to './x.js', which every consumer resolution mode maps to
+ *  './x.d.ts'. Returns the number of .d.ts files. */
+export function buildTypes() {
+  const out = join(DIST, 'types');
+  rmSync(out, { recursive: true, force: true });
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', join(REPO, 'tsconfig.build.json')], { cwd: REPO, stdio: 'inherit' });
+  const files = listFiles(out).filter((f) => f.endsWith('.d.ts'));
+  const rel = /((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]*?)\.ts(['"])/g;
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    const fixed = text.replace(rel, '$1$2.js$3');
+    if (fixed !== text) writeFileSync(f, fixed);
+  }
+  return files.length;
 }
 
 export async function buildBench() {
@@ -140,6 +180,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const t0 = performance.now();
   const meta = await buildDist();
   if (process.argv.includes('--bench')) await buildBench();
+  // --js: JavaScript only (the bench and the dist smoke test need no declarations; tsc takes ~10-40 s).
+  if (!process.argv.includes('--js')) buildTypes();
   const bytes = Object.entries(meta.outputs).filter(([p]) => p.endsWith('.js')).reduce((a, [, o]) => a + o.bytes, 0);
   console.error(`built dist/ (${(bytes / 1024).toFixed(0)} KiB of JS)${process.argv.includes('--bench') ? ' and bench/.build/' : ''} in ${(performance.now() - t0).toFixed(0)} ms`);
 }

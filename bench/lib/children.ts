@@ -17,7 +17,7 @@ let built = false;
  */
 export function ensureCompiled(): void {
   if (built) return;
-  execFileSync(process.execPath, [`${REPO}/scripts/build.mjs`, '--bench'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
+  execFileSync(process.execPath, [`${REPO}/scripts/build.mjs`, '--bench', '--js'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120_000 });
   built = true;
 }
 

@@ -13,7 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tranquil-build-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('dist/ runs a workflow on plain node', () => {
-  execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'pipe' });
+  execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs'), '--js'], { cwd: REPO, stdio: 'pipe' });
   const script = join(dir, 'main.mjs');
   writeFileSync(script, `
     import { createEngine } from ${JSON.stringify(join(REPO, 'dist/index.js'))};

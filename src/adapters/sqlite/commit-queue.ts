@@ -2,6 +2,11 @@
 // Each caller's promise resolves only after that transaction has committed (durable at
 // the configured synchronous level), and rejects if it rolled back. Never ack-before-durable.
 //
+// At durability 'full' the COMMIT itself does not fsync: WalSync syncs the -wal on the thread
+// pool and the callers are answered from its callback (the event loop never waits for the
+// disk; the next batch commits while this one syncs). `inline: true` keeps the fsync inside
+// COMMIT on the main thread (the pre-WalSync shape, kept for the bench's side-by-side row).
+//
 // Fast path: the whole batch in one transaction, no savepoints. If any write throws, that
 // transaction rolls back and the batch is replayed with a savepoint per write, so one bad
 // write fails alone instead of failing its neighbours.
@@ -9,6 +14,8 @@ import type { Database } from 'better-sqlite3';
 import { StorageError } from '../../domain/errors.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
+import { Checkpoints } from './verified-mark.ts';
+import { WalSync } from './wal-sync.ts';
 
 interface Pending {
   write: () => unknown;
@@ -23,9 +30,15 @@ export class CommitQueue {
   readonly stats = { transactions: 0, writes: 0 };
   private readonly all: (batch: Pending[]) => unknown[];
   private readonly each: (batch: Pending[]) => Map<number, unknown>;
+  /** Absent: COMMIT is durable by itself (inline fsync, durability 'normal', in memory). */
+  readonly walSync: WalSync | undefined;
+  /** The owner's checkpoints (after a batch, once the -wal is large) and the crash-start mark. */
+  readonly checkpoints: Checkpoints | undefined;
 
-  constructor(store: SqliteStore, faults?: FaultPoints) {
+  constructor(store: SqliteStore, faults?: FaultPoints, opts: { inline?: boolean } = {}) {
     const db: Database = store.db;
+    this.walSync = opts.inline ? undefined : WalSync.for(db);
+    this.checkpoints = Checkpoints.for(db);
     // Wrappers built once: better-sqlite3's transaction() is costly to create per call.
     this.all = db.transaction((batch: Pending[]) => {
       const results = batch.map((p) => p.write());
@@ -59,8 +72,9 @@ export class CommitQueue {
     });
   }
 
+  /** Writes not yet answered: queued, or committed and waiting for their sync. */
   get size(): number {
-    return this.queue.length;
+    return this.queue.length + (this.walSync?.pending ?? 0);
   }
 
   private flush(): void {
@@ -68,31 +82,46 @@ export class CommitQueue {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    const sync = this.walSync;
+    if (sync?.failed) {
+      for (const p of batch) p.reject(sync.failed);
+      return;
+    }
     let results: unknown[];
     try {
-      results = this.all(batch);
+      results = sync ? sync.relaxed(() => this.all(batch)) : this.all(batch);
     } catch {
       this.flushOneByOne(batch);
       return;
     }
     this.count(batch.length);
-    batch.forEach((p, i) => p.resolve(results[i]));
+    this.durable(() => batch.forEach((p, i) => p.resolve(results[i])), batch);
   }
 
   private flushOneByOne(batch: Pending[]): void {
     let outcomes: Map<number, unknown>;
     try {
-      outcomes = this.each(batch);
+      outcomes = this.walSync ? this.walSync.relaxed(() => this.each(batch)) : this.each(batch);
     } catch (err) {
       const e = asStorageError(err);
       for (const p of batch) p.reject(e);
       return;
     }
     this.count(batch.length);
-    batch.forEach((p, i) => {
+    this.durable(() => batch.forEach((p, i) => {
       const o = outcomes.get(i) as { ok?: unknown; err?: unknown };
       if ('err' in o) p.reject(asStorageError(o.err));
       else p.resolve(o.ok);
+    }), batch);
+  }
+
+  /** Answers a committed batch once it is on disk (at once when COMMIT already synced). */
+  private durable(answer: () => void, batch: Pending[]): void {
+    this.checkpoints?.afterCommit();
+    if (!this.walSync) return answer();
+    this.walSync.after((err) => {
+      if (err) for (const p of batch) p.reject(err);
+      else answer();
     });
   }
 

@@ -11,6 +11,7 @@ import type { RunStatus } from '../../domain/run-status.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
+import { vouched } from './verified-mark.ts';
 
 // Moved to the domain (every backend reports steps the same way); re-exported for callers here.
 export { toStepView };
@@ -93,8 +94,9 @@ export function openDatabase(dataDir: string, durability: Durability, schemaUpTo
   const file = join(dataDir, DB_FILE);
   const existed = existsSync(file);
   // The whole-file check costs ~2 ms per MB; it is skipped only when the file is exactly as
-  // this engine left it at its last clean stop (see SqliteStore.close).
-  if (existed && !takeCleanMark(file)) refuseDamaged(file, options);
+  // this engine left it: at its last clean stop (see SqliteStore.close), or after a crash, at
+  // its last checkpoint (verified-mark.ts).
+  if (existed && !takeCleanMark(file) && !vouched(file)) refuseDamaged(file, options);
   let db: Database.Database | undefined;
   try {
     // Created owner-only before SQLite opens it (its -wal/-shm files take the same mode).
@@ -147,7 +149,7 @@ const oneLine = (err: unknown): string => String((err as Error)?.message ?? err)
 
 /** Same inode, size and ctime: no byte of the file can have changed since (ctime moves on
  *  every write, truncate, chmod or rename over it, and no tool can set it back). */
-function identity(file: string): string {
+export function identity(file: string): string {
   const st = statSync(file, { bigint: true });
   return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}`;
 }

@@ -54,7 +54,9 @@ export class SqliteTriggerStore implements TriggerStore {
     }
     this.store = new SqliteStore(db, codec);
     this.lease = lease;
-    this.queue = new CommitQueue(this.store, this.o.faults);
+    // TRANQUIL_FSYNC=inline: the commit's fsync on the event loop, as before WalSync (the
+    // bench's side-by-side row; diagnostics). Anything else: fsync on the thread pool.
+    this.queue = new CommitQueue(this.store, this.o.faults, { inline: process.env.TRANQUIL_FSYNC === 'inline' });
     this.tables = new TriggerTables(db, codec);
     this.writes = writesOn(this.store, this.tables);
   }

@@ -1,0 +1,72 @@
+// Child of bench/lib/citizen.ts: one measurement per process, argv[2] = JSON args, prints one
+// JSON line. TRANQUIL_FSYNC (env) picks where the commit's fsync runs (inline / thread pool).
+//   lag:    100 concurrent clients x 10-step runs at durability 'full'; the host's event-loop
+//           delay (monitorEventLoopDelay, 1 ms resolution) and journaled steps/s while they run
+//   fill:   a data dir with `runs` finished runs (one step each), then SIGKILL after one more
+//           run (start after a crash)
+//   start:  createEngine + start() on that data dir, timed
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { createEngine } from '../compose/index.ts';
+import { ALL_WORKFLOWS, STEP_RESULT, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
+
+const args = JSON.parse(process.argv[2]!) as { mode: 'lag' | 'fill' | 'start'; dataDir: string; runs?: number; conc?: number; warmRuns?: number };
+const open = async () => {
+  const e = await createEngine({ dataDir: args.dataDir, workflows: ALL_WORKFLOWS, durability: 'full', maxConcurrentRuns: 1000 });
+  await e.start();
+  return e;
+};
+const ns = (n: number) => n / 1e6;
+
+if (args.mode === 'lag') {
+  const engine = await open();
+  const loop = async (runs: number, conc: number) => {
+    let next = 0;
+    const client = async () => {
+      while (next++ < runs) {
+        const v = await engine.result((await engine.trigger(tenSteps.name, {})).runId, { timeout: '120s' });
+        if (v.status !== 'succeeded') throw new Error(`run ended ${v.status}`);
+      }
+    };
+    await Promise.all(Array.from({ length: conc }, client));
+  };
+  await loop(args.warmRuns ?? 200, args.conc ?? 100);
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
+  const t0 = performance.now();
+  await loop(args.runs ?? 1000, args.conc ?? 100);
+  const seconds = (performance.now() - t0) / 1000;
+  h.disable();
+  await engine.stop();
+  console.log(JSON.stringify({ p50: ns(h.percentile(50)), p99: ns(h.percentile(99)), max: ns(h.max), stepsPerS: ((args.runs ?? 1000) * STEPS_PER_RUN) / seconds }));
+} else if (args.mode === 'fill') {
+  await (await open()).stop();
+  await new Promise((r) => setTimeout(r, 50));
+  // History written straight into the engine's tables (the engine would take minutes for 10^6).
+  const db = new Database(join(args.dataDir, 'tranquil.db'));
+  db.pragma('journal_mode = WAL');
+  const runs = args.runs ?? 1000;
+  const base = (db.prepare('SELECT coalesce(max(created_seq), 0) AS n FROM runs').get() as { n: number }).n;
+  const insRun = db.prepare(`INSERT INTO runs (run_id, workflow, version, status, input, output, created_at, updated_at, created_seq) VALUES (?, ?, 'v', 'succeeded', '{}', '{}', ?, ?, ?)`);
+  const insStep = db.prepare(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result) VALUES (?, ?, 0, 's0', 'do', 'succeeded', 1, ?)`);
+  const result = JSON.stringify(STEP_RESULT);
+  const now = Date.now();
+  db.transaction(() => {
+    for (let i = 1; i <= runs; i++) {
+      const id = `hist-${i}`;
+      insRun.run(id, tenSteps.name, now, now, base + i);
+      insStep.run(base + i, id, result);
+    }
+  })();
+  db.close();
+  const engine = await open();
+  await engine.result((await engine.trigger(tenSteps.name, {})).runId, { timeout: '60s' });
+  process.kill(process.pid, 'SIGKILL'); // a crash: no clean stop, no mark
+} else {
+  const t0 = performance.now();
+  const engine = await open();
+  const ms = performance.now() - t0;
+  await engine.stop();
+  console.log(JSON.stringify({ startMs: ms }));
+}

@@ -1,0 +1,124 @@
+// Issue 17 rows ("a good citizen inside the host app"), one sitting, same-run ratios:
+//   - host event-loop lag p50/p99/max, 100 concurrent x 10-step runs, durability 'full':
+//     the fsync on the thread pool (WalSync, default) beside inline (TRANQUIL_FSYNC=inline,
+//     the commit's fsync on the event loop, as before), each in its own child process;
+//   - journaled steps/s of both against raw batched better-sqlite3 (FULL, 100 pairs per
+//     transaction, the engine's layout: bench/lib/raw-sqlite.ts), measured in this process;
+//   - start after a crash (SIGKILL) vs the number of runs in the file;
+//   - idle RSS of the production build (dist/, plain node) minus node alone.
+// `npm run bench -- --quick --only=citizen` runs these alone.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO, spawnCompiled, stopChild } from './children.ts';
+import { rssMiB } from './proc-mem.ts';
+import { rawRep } from './raw-sqlite.ts';
+
+type Env = Record<string, string>;
+
+function child(args: Record<string, unknown>, env: Env = {}, allowKill = false): Record<string, number> | undefined {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'child-citizen.ts'), JSON.stringify(args)], {
+    cwd: REPO, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 1 << 24,
+  });
+  if (allowKill && r.signal === 'SIGKILL') return undefined;
+  if (r.status !== 0) throw new Error(`bench child ${JSON.stringify(args)} failed (${r.status ?? r.signal}): ${r.stderr.slice(-1500)}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number>;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export interface CitizenRows {
+  lag: Record<'pool' | 'inline', { p50: number; p99: number; max: number; stepsPerS: number }>;
+  rawPairsPerS: number;
+  ratioPool: number;
+  ratioInline: number;
+  startAfterCrashMs: Record<string, number>;
+  idleRssMiB: { engine: number; node: number; over: number };
+  verdicts: Record<string, string>;
+}
+
+async function idleRss(args: Record<string, unknown>): Promise<number> {
+  const s = spawnCompiled('child-idle.ts', { ...args, idleMs: 1000 });
+  try {
+    const out = await s.nextJson(60_000);
+    if (out.error) throw new Error(String(out.error));
+    return rssMiB(s.child.pid!);
+  } finally {
+    await stopChild(s);
+  }
+}
+
+export async function benchCitizen(quick: boolean, log: (s: string) => void): Promise<CitizenRows> {
+  const reps = quick ? 1 : 3;
+  const runs = quick ? 600 : 2000;
+  const lag = {} as CitizenRows['lag'];
+  const samples: Record<'pool' | 'inline', Record<string, number>[]> = { pool: [], inline: [] };
+  // Interleaved, so both modes see the same machine load.
+  for (let r = 0; r < reps; r++) {
+    for (const mode of ['pool', 'inline'] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
+      try {
+        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: quick ? 100 : 300 }, { TRANQUIL_FSYNC: mode })!);
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  }
+  for (const mode of ['pool', 'inline'] as const) {
+    const s = samples[mode];
+    lag[mode] = { p50: median(s.map((x) => x.p50!)), p99: median(s.map((x) => x.p99!)), max: median(s.map((x) => x.max!)), stepsPerS: median(s.map((x) => x.stepsPerS!)) };
+    log(`citizen lag ${mode}: p50 ${lag[mode].p50.toFixed(1)} ms, p99 ${lag[mode].p99.toFixed(1)} ms, max ${lag[mode].max.toFixed(1)} ms, ${Math.round(lag[mode].stepsPerS)} steps/s`);
+  }
+  const rawDir = mkdtempSync(join(tmpdir(), 'citizen-raw-'));
+  let rawPairsPerS: number;
+  try {
+    rawRep(rawDir, 'FULL', 100, 0.3, 100);
+    rawPairsPerS = median(Array.from({ length: quick ? 3 : 5 }, () => rawRep(rawDir, 'FULL', 100, quick ? 0.5 : 1, 100).pairsPerS));
+  } finally {
+    rmSync(rawDir, { recursive: true, force: true });
+  }
+  log(`citizen raw FULL batch100: ${Math.round(rawPairsPerS)} pairs/s`);
+
+  const startAfterCrashMs: Record<string, number> = {};
+  for (const n of quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000]) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'citizen-start-'));
+    try {
+      child({ mode: 'fill', dataDir, runs: n }, {}, true);
+      // Each start is itself cut short by SIGKILL-free stop; crash again before the next rep.
+      const ms: number[] = [];
+      for (let r = 0; r < (quick ? 2 : 5); r++) {
+        ms.push(child({ mode: 'start', dataDir })!.startMs!);
+        child({ mode: 'fill', dataDir, runs: 0 }, {}, true);
+      }
+      startAfterCrashMs[String(n)] = median(ms);
+      log(`citizen start after crash, ${n} runs: ${startAfterCrashMs[String(n)]!.toFixed(0)} ms`);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const engineRss: number[] = [];
+  const nodeRss: number[] = [];
+  for (let r = 0; r < (quick ? 2 : 5); r++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'citizen-idle-'));
+    try {
+      engineRss.push(await idleRss({ mode: 'engine', backend: 'sqlite', durability: 'full', dataDir }));
+      nodeRss.push(await idleRss({ mode: 'bare' }));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const idleRssMiB = { engine: median(engineRss), node: median(nodeRss), over: median(engineRss) - median(nodeRss) };
+  log(`citizen idle RSS built: ${idleRssMiB.engine.toFixed(1)} MiB, node alone ${idleRssMiB.node.toFixed(1)} MiB`);
+  const ratioPool = lag.pool.stepsPerS / rawPairsPerS;
+  const ratioInline = lag.inline.stepsPerS / rawPairsPerS;
+  const biggest = Object.keys(startAfterCrashMs).at(-1)!;
+  const verdicts = {
+    lagP99: `${lag.pool.p99.toFixed(1)} ms (inline ${lag.inline.p99.toFixed(1)} ms; target <= 3 ms): ${lag.pool.p99 <= 3 ? 'met' : 'NOT met'}`,
+    throughput: `${(ratioPool * 100).toFixed(0)}% of raw (inline ${(ratioInline * 100).toFixed(0)}%; target >= 35%): ${ratioPool >= 0.35 ? 'met' : 'NOT met'}`,
+    idleRss: `${idleRssMiB.over.toFixed(1)} MiB over node alone (target <= 10 MiB): ${idleRssMiB.over <= 10 ? 'met' : 'NOT met'}`,
+    startAfterCrash: `${startAfterCrashMs[biggest]!.toFixed(0)} ms at ${biggest} runs (target <= 50 ms at 1,000,000): ${startAfterCrashMs[biggest]! <= 50 ? (biggest === '1000000' ? 'met' : 'met at this size') : 'NOT met'}`,
+  };
+  for (const [k, v] of Object.entries(verdicts)) log(`citizen verdict ${k}: ${v}`);
+  return { lag, rawPairsPerS, ratioPool, ratioInline, startAfterCrashMs, idleRssMiB, verdicts };
+}

@@ -1,0 +1,122 @@
+// Durable commits without blocking the event loop (durability 'full' on a file). The group
+// commit's transaction runs at synchronous=NORMAL (in WAL mode: COMMIT appends the frames to
+// the -wal file and does not fsync), then the -wal is fdatasync'ed on libuv's thread pool and
+// only then are the batch's callers answered. Commits that land while a sync is in flight
+// wait for the next one (one sync covers every frame written before it started), so the main
+// thread prepares and commits batch N+1 while batch N's sync runs.
+//
+// Why nothing is acknowledged before it is durable (the argument, docs/reliability.md):
+//  - a batch's callers are settled only from the callback of an fdatasync that STARTED after
+//    that batch's COMMIT returned; the WAL is append-only between checkpoints and fdatasync
+//    persists every byte written to the inode before the call, so the batch's frames (and the
+//    commit frame that makes them visible to recovery) are on disk when anyone hears of them;
+//  - checkpoints keep SQLite's own NORMAL-mode rule: the WAL is synced before frames are
+//    copied into the database file, which is synced before the WAL restarts;
+//  - the fd is opened per sync, so a WAL replaced by a new inode is the one synced; the first
+//    sync of each new inode also fsyncs the directory (its entry must survive too);
+//  - an fdatasync error is fatal: its batch and every later one is rejected with a
+//    StorageError and nothing is committed any more (after EIO the kernel may have dropped the
+//    dirty pages, so a retried sync could "succeed" without the data);
+//  - a connection closed while a sync is in flight (an abandoned engine) rejects its batches;
+//  - writes outside the group commit (start-up, timer claims) keep synchronous=FULL: the
+//    NORMAL level is set only around the queue's own transactions.
+// A reader on the same connection can see a committed batch while its sync is in flight
+// (never a caller of the write); see docs/reliability.md.
+import type { Database } from 'better-sqlite3';
+import { close, fdatasync, fstat, fsync, open } from 'node:fs';
+import { dirname } from 'node:path';
+import { StorageError } from '../../domain/errors.ts';
+
+/** `settle(err?)`: called once the batch is durable, or with the error that means it is not. */
+type Settle = (err?: StorageError) => void;
+
+export class WalSync {
+  private waiting: Settle[] = [];
+  private inFlight = false;
+  private syncedIno: number | undefined;
+  private readonly normal;
+  private readonly full;
+  /** Set by the first failed sync: the file can no longer promise anything. */
+  failed: StorageError | undefined;
+  /** Batches committed whose callers still wait for their sync. */
+  pending = 0;
+  readonly stats = { syncs: 0 };
+
+  /** Off the loop only at durability 'full' on a file (at 'normal' SQLite never fsyncs a
+   *  commit anyway; an in-memory database has nothing to sync). */
+  static for(db: Database): WalSync | undefined {
+    if (db.memory) return undefined;
+    if (Number(db.pragma('synchronous', { simple: true })) < 2) return undefined;
+    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
+    return new WalSync(db);
+  }
+
+  private constructor(private readonly db: Database) {
+    this.normal = db.prepare('PRAGMA synchronous = NORMAL');
+    this.full = db.prepare('PRAGMA synchronous = FULL');
+  }
+
+  /** Runs a group-commit transaction with COMMIT not syncing (the caller then calls after()). */
+  relaxed<T>(commit: () => T): T {
+    this.normal.run();
+    try {
+      return commit();
+    } finally {
+      this.full.run();
+    }
+  }
+
+  /** Settles once every frame committed so far is on disk. */
+  after(settle: Settle): void {
+    if (this.failed) return settle(this.failed);
+    this.pending++;
+    this.waiting.push(settle);
+    if (!this.inFlight) this.start();
+  }
+
+  private start(): void {
+    this.inFlight = true;
+    const group = this.waiting;
+    this.waiting = [];
+    this.stats.syncs++;
+    const wal = `${this.db.name}-wal`;
+    const done = (err: NodeJS.ErrnoException | null) => {
+      this.inFlight = false;
+      // Closed meanwhile (only an abandoned engine closes with syncs in flight: a clean close
+      // waits for them): no caller is told "stored"; they hear what a closed file tells
+      // every later write.
+      if (!this.db.open) return this.fail(Object.assign(new Error('the database connection was closed before the commit was synced'), { code: 'ECLOSED' }), group);
+      if (err) return this.fail(err, group);
+      this.pending -= group.length;
+      for (const s of group) s();
+      if (this.waiting.length > 0) this.start();
+    };
+    open(wal, 'r', (err, fd) => {
+      if (err) return done(err);
+      const finish = (e: NodeJS.ErrnoException | null) => close(fd, () => done(e));
+      fdatasync(fd, (e) => {
+        if (e) return finish(e);
+        fstat(fd, (e2, st) => {
+          if (e2) return finish(e2);
+          if (st.ino === this.syncedIno) return finish(null);
+          // A new -wal inode: its directory entry must be durable as well.
+          open(dirname(wal), 'r', (e3, dfd) => {
+            if (e3) return finish(e3);
+            fsync(dfd, (e4) => close(dfd, () => {
+              if (!e4) this.syncedIno = st.ino;
+              finish(e4);
+            }));
+          });
+        });
+      });
+    });
+  }
+
+  private fail(err: NodeJS.ErrnoException, group: Settle[]): void {
+    this.failed = new StorageError(`storage: syncing ${this.db.name}-wal failed (${err.code ?? err.message}); the file can no longer promise durability, stop the engine and check the disk`);
+    const all = [...group, ...this.waiting];
+    this.waiting = [];
+    this.pending = 0;
+    for (const s of all) s(this.failed);
+  }
+}

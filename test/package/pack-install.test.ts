@@ -1,0 +1,91 @@
+// The package as a user gets it: `npm pack` of @tranquil/engine and @tranquil/sdk, installed
+// into a fresh project outside the repo; a workflow is type-checked against the shipped .d.ts
+// (a wrong type must fail), compiled, and run on plain node (no tsx); `npx tranquil runs list`
+// reads the run back through the installed bin (dist/cli.js).
+//
+// Long variant (TRANQUIL_PACK_TEST=1): the full build runs tsc for the declarations and npm
+// extracts the dependencies, ~1.5-2 min on a shared 2-core machine. The install is
+// `--offline --ignore-scripts --omit=optional` (dependencies from the npm cache this checkout
+// was installed from; no Restate/Deno platform binaries, which the test does not use), and
+// better-sqlite3's native addon is copied from the repo's own install (same version, same
+// node) instead of compiling it from source, which takes minutes without its prebuilt download.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+
+const WORKFLOW = `
+import { createEngine, type RunView } from '@tranquil/engine';
+import { createTestEngine } from '@tranquil/engine/testing';
+import { workflow, manual, TimeoutError } from '@tranquil/sdk';
+
+const greet = workflow('greet', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => {
+    const a = await step.do('a', () => 'hello ' + (input as { name: string }).name);
+    return { a, n: a.length };
+  });
+});
+const nap = workflow('nap', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.sleep('long', '1h'));
+});
+const engine = await createEngine({ dataDir: 'data', workflows: [greet, nap] });
+await engine.start();
+const view: RunView = await engine.result((await engine.trigger('greet', { name: 'pack' })).runId);
+const late = await engine.result((await engine.trigger('nap')).runId, { timeout: '50ms' }).catch((e: unknown) => e);
+await engine.stop();
+console.log(JSON.stringify({ status: view.status, output: view.output, testing: typeof createTestEngine, sharedErrors: late instanceof TimeoutError }));
+`;
+const TSCONFIG = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', skipLibCheck: true, types: [] }, files: ['main.ts'] };
+
+describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TRANQUIL_PACK_TEST=1: builds with tsc and installs, ~2 min)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-pack-'));
+  const project = join(dir, 'app');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (cmd: string, args: string[], cwd: string) => {
+    const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', env: NPM_ENV, timeout: 240_000 });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+    return r.stdout;
+  };
+
+  beforeAll(() => {
+    execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs')], { cwd: REPO, stdio: 'pipe' });
+    run('npm', ['pack', '--pack-destination', dir], REPO);
+    run('npm', ['pack', '-w', 'sdk', '--pack-destination', dir], REPO);
+    const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz')).map((f) => join(dir, f));
+    expect(tarballs).toHaveLength(2);
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    run('npm', ['install', '--offline', '--ignore-scripts', '--omit=optional', ...tarballs], project);
+    const addon = join('node_modules', 'better-sqlite3', 'build', 'Release');
+    mkdirSync(join(project, addon), { recursive: true });
+    copyFileSync(join(REPO, addon, 'better_sqlite3.node'), join(project, addon, 'better_sqlite3.node'));
+  }, 300_000);
+
+  it('the shipped declarations reject a wrong type', () => {
+    writeFileSync(join(project, 'main.ts'), `${WORKFLOW}\nconst wrong: number = view.status;\n`);
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+    const r = spawnSync(process.execPath, [TSC, '-p', '.', '--noEmit'], { cwd: project, encoding: 'utf8' });
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).toMatch(/main\.ts\(\d+,\d+\): error TS2322/);
+    expect(r.stdout.trim().split('\n').filter((l) => /error TS/.test(l))).toHaveLength(1);
+  }, 120_000);
+
+  it('type-checks a workflow against the shipped .d.ts, runs it on plain node, lists it with npx tranquil', () => {
+    writeFileSync(join(project, 'main.ts'), WORKFLOW);
+    run(process.execPath, [TSC, '-p', '.'], project);
+    const out = run(process.execPath, ['out/main.js'], project).trim().split('\n').pop()!;
+    expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello pack', n: 10 }, testing: 'function', sharedErrors: true });
+    const list = JSON.parse(run('npx', ['--offline', 'tranquil', 'runs', 'list', '--data-dir', 'data', '--json'], project)) as { workflow: string; status: string }[];
+    expect(list.map((r) => `${r.workflow}:${r.status}`).sort()).toEqual(['greet:succeeded', 'nap:sleeping']);
+  }, 120_000);
+});
