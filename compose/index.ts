@@ -23,7 +23,7 @@ export { plainWorkflow, type PlainWorkflowDefinition, type PlainWorkflowOptions 
 export { loadPlainWorkflow, type PlainDefinition } from '../src/runtime/plain/load.ts';
 export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
 export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
-export { createPanel, servePanel, type Panel, type PanelOptions } from '../src/adapters/http/panel.ts';
+export { createPanel, servePanel, type Panel, type PanelOptions } from './panel.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {

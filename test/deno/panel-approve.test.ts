@@ -22,7 +22,7 @@ export default workflow('panel-approval', { permissions: { env: ['TRANQUIL_TEST_
   await engine.start();
   try {
     const { runId } = await engine.trigger('panel-approval');
-    const panel = createPanel(engine);
+    const panel = await createPanel(engine);
     const own = 'http://127.0.0.1:9';
     const html = await (await panel.app.request(`${own}/runs/${runId}`)).text();
     expect(html).toContain('is blocked until its permission declaration is approved');

@@ -28,7 +28,7 @@ describe('Runs panel guards', () => {
     await engine.start();
     const { runId } = await engine.trigger('waits', { note: '<script>alert(1)</script>' });
     for (let i = 0; i < 200 && (await engine.runs.get(runId)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 10));
-    const panel = createPanel(engine, { allowedHosts: ['127.0.0.1:9'] });
+    const panel = await createPanel(engine, { allowedHosts: ['127.0.0.1:9'] });
     const own = 'http://127.0.0.1:9';
     const post = (headers: Record<string, string>, body: string) =>
       panel.app.request(`${own}/runs/${runId}/cancel`, { method: 'POST', headers: { host: '127.0.0.1:9', 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
