@@ -18,7 +18,7 @@ import type { Trigger } from '../../../sdk/triggers.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
-import { digestOf, findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
+import { findSnapshot, takeSnapshot, versionOf, writeImportMap } from './snapshot.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { join } from 'node:path';
@@ -113,9 +113,10 @@ export class DenoRunner {
     return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
   }
 
-  /** The content digest of the file on disk now (its next run's version). */
+  /** The version of the file on disk now, with its local imports (its next run's version);
+   *  reads the files, starts no child. */
   digestOf(path: string): string {
-    return digestOf(readFileSync(resolve(path)));
+    return versionOf(path);
   }
 
   /** The declaration recorded with a version's snapshot (written when it was described). */
@@ -157,7 +158,12 @@ export class DenoRunner {
 
   private async execute(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) {
     const file = wf.file!;
-    const snap = findSnapshot(this.o.dataDir, version) ?? (version === file.digest ? takeSnapshot(this.o.dataDir, file.path) : undefined);
+    let snap = findSnapshot(this.o.dataDir, version);
+    if (!snap && version === file.digest) {
+      // Its snapshot was removed meanwhile: only the files on disk with that same version do.
+      const again = takeSnapshot(this.o.dataDir, file.path);
+      if (again.digest === version) snap = again;
+    }
     if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
     const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
     let claimed!: (s: Socket) => void;
