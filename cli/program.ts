@@ -24,6 +24,7 @@ import { resolve } from 'node:path';
 import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
+import { describeFiles, describeValidated, describeVersions, listVersions, validateFile } from './workflow-files.ts';
 
 interface Common extends ProjectOptions {
   json?: boolean;
@@ -70,7 +71,9 @@ function readOnly(project: Project): ReadOnlyFile {
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
 async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
   const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
-  const reader = await openRunReader(config, { workflows: project.source ? project.workflows.map((w) => w.name) : undefined });
+  // Workflow files' names are known only by describing them: no name filter then.
+  const names = project.source && project.workflowFiles.length === 0 ? project.workflows.map((w) => w.name) : undefined;
+  const reader = await openRunReader(config, { workflows: names });
   if (!reader) throw noData(project);
   try {
     return await fn(reader);
@@ -244,7 +247,10 @@ export function buildProgram(): Command {
       const port = data?.triggers.setting('webhook.port');
       const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
       const schedules = data?.triggers.listSchedules() ?? [];
-      const list = project.workflows.map((w) => ({
+      // Workflow files are described by a Deno child with no permission (cached per version
+      // in the data dir's snapshots), never imported here.
+      const files = await describeFiles(project);
+      const list = [...project.workflows, ...files].map((w) => ({
         name: w.name,
         triggers: w.triggers.map((t) => {
           switch (t.type) {
@@ -276,6 +282,21 @@ export function buildProgram(): Command {
       const target = /[\/\\]|\.(ts|mts|js|mjs)$/.test(workflow) && existsSync(workflow) ? resolve(workflow) : workflow;
       const r = (await mutate(o, { op: 'approve', workflow: target, hash: o.hash })) as Parameters<typeof describeApproval>[0];
       print(o, r, () => describeApproval(r));
+    });
+
+  common(workflows.command('validate <file>').description('describe a workflow file without running it (a Deno child with no permission): name, version, triggers, declaration'))
+    .action(async (file: string, o: Common) => {
+      const project = await loadProject({ config: o.config, dataDir: o.dataDir }); // only for deno.binary
+      const deno = (project.engine.deno as { binary?: string } | undefined)?.binary;
+      const v = await validateFile(file, deno);
+      print(o, v, () => describeValidated(v));
+    });
+
+  common(workflows.command('versions <workflow>').description("a workflow file's stored versions (snapshots): first seen, declaration hash, approved, live runs"))
+    .action(async (name: string, o: Common) => {
+      const project = await loadProject(o);
+      const list = listVersions(project.dataDir, name);
+      print(o, list, () => describeVersions(name, list));
     });
 
   const events = program.command('events').description('the event inbox');

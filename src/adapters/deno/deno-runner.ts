@@ -79,9 +79,14 @@ export class DenoRunner {
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
   }
 
-  async start(): Promise<void> {
+  /** What describing needs (DENO_DIR, the import map); start() also listens for run children. */
+  prepare(): void {
     mkdirSync(this.denoDir, { recursive: true });
     this.importMap = writeImportMap(this.o.dataDir);
+  }
+
+  async start(): Promise<void> {
+    this.prepare();
     await this.listener.listen();
   }
 
@@ -111,6 +116,11 @@ export class DenoRunner {
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
     return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+  }
+
+  /** The description stored with a version's snapshot (name, triggers, declaration). */
+  described(version: string): { name: string; triggers: unknown[]; permissions: Permissions } | undefined {
+    return this.storedDescription(version);
   }
 
   /** The version of the file on disk now, with its local imports (its next run's version);
