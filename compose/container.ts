@@ -57,6 +57,8 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const runner = new DenoRunner({
     dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout,
+    // The children's log frames go where the engine's own messages go (config `log`).
+    logger: levelLogger(config.log?.level, config.log?.sink),
   });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));

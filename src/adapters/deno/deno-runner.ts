@@ -10,6 +10,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
+import type { Logger, MessageLevel } from '../../ports/logger.ts';
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
@@ -33,6 +34,8 @@ export interface DenoRunnerOptions {
   /** The watchdog (config deno.*): heartbeat interval and timeout, ms. */
   heartbeatMs?: number;
   heartbeatTimeoutMs?: number;
+  /** Where the children's `log` frames go (the engine's logger); absent: dropped. */
+  logger?: Logger;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
@@ -217,7 +220,12 @@ export class DenoRunner {
     try {
       const socket = await Promise.race([connected, died, noConnect]);
       clearTimeout(connectTimer);
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch }), died]);
+      const onLog = (level: string, message: string) => {
+        const logger = this.o.logger;
+        // Attributed: the message is the child's (workflow code's), not the engine's own.
+        if (logger?.enabled(level as MessageLevel)) logger.log(level as MessageLevel, `workflow '${wf.definition.name}' run ${log.runId} (child pid ${child.pid}): ${message}`);
+      };
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog }), died]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
