@@ -12,4 +12,5 @@ declare namespace Deno {
   const env: { get(key: string): string | undefined; delete(key: string): void };
   function exit(code?: number): never;
   function unrefTimer(id: number): void;
+  const version: { deno: string };
 }
