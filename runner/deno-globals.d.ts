@@ -6,6 +6,7 @@ declare namespace Deno {
     write(p: Uint8Array): Promise<number>;
     close(): void;
     closeWrite(): Promise<void>;
+    setNoDelay(noDelay?: boolean): void;
   }
   function connect(o: { hostname: string; port: number; transport?: 'tcp' }): Promise<Conn>;
   const args: string[];
