@@ -81,12 +81,12 @@ export interface VersionView {
 
 /** The stored snapshots of workflow `name`, oldest first. */
 export function listVersions(dataDir: string, name: string): VersionView[] {
+  // No database yet (files described, nothing run): no approvals, no runs.
   const data = ReadOnlyFile.open(dataDir);
-  if (!data) throw new ValidationError(`--data-dir: no Tranquil data in ${dataDir}`);
   try {
-    const tables = new FileTables(data.db);
-    const approved = new Set(tables.approvals(name).map((a) => a.hash));
-    const counts = tables.runCounts(name);
+    const tables = data && new FileTables(data.db);
+    const approved = new Set(tables?.approvals(name).map((a) => a.hash) ?? []);
+    const counts = tables?.runCounts(name) ?? new Map<string, { live: number; stored: number }>();
     // Describing reads only what each snapshot stored (no child, no permission needed).
     const runner = new DenoRunner({ dataDir, maxPayloadBytes: 1 });
     const out: VersionView[] = [];
@@ -101,7 +101,7 @@ export function listVersions(dataDir: string, name: string): VersionView[] {
     if (out.length === 0) throw new ValidationError(`workflows versions: no snapshot of workflow '${name}' in ${dataDir}`);
     return out;
   } finally {
-    data.close();
+    data?.close();
   }
 }
 
