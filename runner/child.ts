@@ -32,8 +32,6 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
     if (f?.t !== 'entry') die(3, `expected journal entry ${i + 1} of ${hello.entries}, got ${f ? `'${f.t}'` : 'the end of the connection'}`);
     entries.push(f.entry as JournalEntry);
   }
-  // Diagnostics go to the engine's logger (attributed to this run) as `log` frames.
-  conn.send({ t: 'log', level: 'debug', message: `started: deno ${Deno.version.deno}, replaying ${entries.length} journal entr${entries.length === 1 ? 'y' : 'ies'}` });
   const log = new WireLog(hello, entries, (f) => conn.send(f));
   conn.listen((f) => {
     try {

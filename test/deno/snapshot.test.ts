@@ -1,8 +1,7 @@
 // Per-run snapshots of a workflow file AND its local imports (issue 11; docs/runner.md,
 // Snapshots): the closure scan, the version digest, removal of unreferenced snapshots, and on
 // a real Deno child: editing an imported file while a run sleeps does not change what that
-// run executes, while a new run executes the edit; the child's log frames reach the engine's
-// logger.
+// run executes, while a new run executes the edit.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,9 +99,7 @@ export default workflow('file-imports', (w) => {
 });
 `);
     writeFileSync(lib, `export const tag = () => 'v1';\n`);
-    // Debug level: the children's log frames reach the engine's logger, attributed to the run.
-    const logged: string[] = [];
-    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'debug', sink: (_l, m) => logged.push(m) } });
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' } });
     await engine.start();
     try {
       await engine.workflows.approve('file-imports');
@@ -116,10 +113,6 @@ export default workflow('file-imports', (w) => {
       expect(newView.output).toEqual(['v2', 'v2']);
       expect(newView.version).not.toBe(oldView.version);
       expect(existsSync(join(dir, 'data', 'runner', 'snapshots', oldView.version, 'src', 'lib.ts'))).toBe(true);
-      // Two executions of the old run (before and after its sleep): the second replays.
-      const frames = logged.filter((m) => m.startsWith(`workflow 'file-imports' run ${old.runId} (child pid `));
-      expect(frames.some((m) => /: started: deno \d+\.\d+\.\d+, replaying 0 journal entries$/.test(m))).toBe(true);
-      expect(frames.some((m) => /replaying [1-9]\d* journal entr/.test(m))).toBe(true);
     } finally {
       await engine.stop();
     }
