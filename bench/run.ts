@@ -3,6 +3,7 @@
 // --only keys: raw, a (100 concurrent), b (1 at a time), g (10, 1000), c (start), d (idle),
 //   e (timers), h (history), signals (300 signals to one run), fanout (1,000-way fan-out),
 //   citizen (issue 17: event-loop lag pool vs inline fsync, ratio to raw, start after a crash).
+//   runner (workflow files in Deno children: per-run overhead vs bare `deno run`; SQLite only).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
@@ -26,6 +27,7 @@ import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
 import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
 import { benchCitizen } from './lib/citizen.ts';
+import { benchRunner } from './lib/runner-overhead.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -52,8 +54,9 @@ const CFG = QUICK
       timersN: { full: 5_000, normal: 5_000 }, timersWarmN: 2000,
       spread: { rate: 1000, seconds: 1 },
       // The one-run shapes add their own time: a stalled fan-out ends at its deadline, once.
-      budgetMs: 115_000 + (want('signals') ? 45_000 : 0) + (want('fanout') ? 60_000 : 0),
+      budgetMs: 115_000 + (want('signals') ? 45_000 : 0) + (want('fanout') ? 60_000 : 0) + (want('runner') ? 60_000 : 0),
       shapeReps: 1, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 40_000, signalsDeadlineMs: 60_000,
+      runnerReps: 10,
     }
   : {
       reps: 5, rawSeconds: 1, rawWarmupTx: 200,
@@ -61,8 +64,9 @@ const CFG = QUICK
       startReps: 7, idleReps: 5, idleMs: 1000, timerReps: 5,
       timersN: { full: 100_000, normal: 20_000 }, timersWarmN: 10_000,
       spread: { rate: 1000, seconds: 2 },
-      budgetMs: 590_000 + (want('signals') ? 120_000 : 0) + (want('fanout') ? 200_000 : 0),
+      budgetMs: 590_000 + (want('signals') ? 120_000 : 0) + (want('fanout') ? 200_000 : 0) + (want('runner') ? 120_000 : 0),
       shapeReps: 3, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 120_000, signalsDeadlineMs: 120_000,
+      runnerReps: 20,
     };
 const CONCURRENCIES = [1, 10, 100, 1000];
 // The Restate backend does each run over the network to restate-server, ~10-40x slower per
@@ -452,6 +456,11 @@ async function benchBackend(spec: Spec, res: Results): Promise<void> {
   const shape = (mode: string) => ({ reps: CFG.shapeReps, dataDir: () => freshDir(`${spec.key}-${mode}`), log });
   if (want('signals')) await guard('signals', async () => { b.signals = await benchSignals(spec, { ...shape('sig'), n: CFG.signalsN, deadlineMs: CFG.signalsDeadlineMs }); });
   if (want('fanout')) await guard('fanout', async () => { b.fanout = await benchFanOut(spec, { ...shape('fan'), n: CFG.fanOutN, deadlineMs: CFG.fanOutDeadlineMs }); });
+  // Workflow files run in Deno children on the SQLite backend only (docs/runner.md).
+  if (want('runner')) {
+    if (spec.backend === 'restate') b.runner = na('workflow files do not run on Restate yet');
+    else await guard('runner', async () => { b.runner = await benchRunner(spec, { reps: CFG.runnerReps, warmup: 3, tenRuns: CFG.runnerReps, dataDir: () => freshDir(`${spec.key}-runner`), log }); });
+  }
 }
 
 // ---- CPU profile of the 100-concurrent workload -----------------------------------------

@@ -20,6 +20,10 @@ export interface PlainCliKit {
   common(c: Command): Command;
   print(o: Opts, data: unknown, human: () => string): void;
   withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T>;
+  /** `validate` of a file that is not .yaml/.yml (a workflow file: docs/runner.md). */
+  validateFile?(file: string, o: Opts): Promise<void>;
+  /** `versions` of a workflow with no stored plain-data versions (a workflow file's snapshots). */
+  fileVersions?(workflow: string, o: Opts): Promise<void>;
 }
 
 function load(file: string): PlainDefinition {
@@ -39,8 +43,9 @@ const summary = (d: PlainDefinition) => ({
 });
 
 export function plainCommands(workflows: Command, kit: PlainCliKit): void {
-  kit.common(workflows.command('validate <file>').description('check a plain-data workflow (.yaml): errors name line, column and field'))
+  kit.common(workflows.command('validate <file>').description('check a plain-data workflow (.yaml: errors name line, column and field) or describe a workflow file without running it (a Deno child with no permission)'))
     .action(async (file: string, o: Opts) => {
+      if (!/\.ya?ml$/i.test(file) && kit.validateFile) return kit.validateFile(file, o);
       const d = load(file);
       kit.print(o, { ok: true, ...summary(d) }, () => `ok: ${d.workflow} version ${d.version} (${d.versionId}), ${d.steps.length} step${d.steps.length === 1 ? '' : 's'}: ${d.steps.map((s) => s.id).join(', ')}`);
     });
@@ -53,10 +58,11 @@ export function plainCommands(workflows: Command, kit: PlainCliKit): void {
       kit.print(o, { ...summary(d), file: stored.file }, () => `registered ${d.workflow} version ${d.version} (${d.versionId}) in ${stored.file}`);
     });
 
-  kit.common(workflows.command('versions <workflow>').description('stored versions of a plain-data workflow with their live (unfinished) run counts'))
+  kit.common(workflows.command('versions <workflow>').description("stored versions of a plain-data workflow, or a workflow file's snapshots, with their live (unfinished) run counts"))
     .action(async (workflow: string, o: Opts) => {
       const project = await loadProject(o);
       const stored = new PlainVersionStore(project.dataDir).list(workflow);
+      if (stored.length === 0 && kit.fileVersions) return kit.fileVersions(workflow, o);
       if (stored.length === 0) throw new ValidationError(`workflow '${workflow}': no stored versions in ${project.dataDir}`);
       const live = new Map<string, number>();
       const all = new Map<string, number>();

@@ -31,6 +31,7 @@ import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 import { parseLoopbackUrl } from './serve-notify.ts';
 import { lifecycleCommands } from './lifecycle.ts';
+import { describeFiles, describeValidated, describeVersions, listVersions, validateFile } from './workflow-files.ts';
 
 export interface Common extends ProjectOptions {
   json?: boolean;
@@ -107,7 +108,9 @@ function readOnly(project: Project): ReadOnlyFile {
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
 async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
   const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
-  const reader = await openRunReader(config, { workflows: project.source ? project.workflows.map((w) => w.name) : undefined });
+  // Workflow files' names are known only by describing them: no name filter then.
+  const names = project.source && project.workflowFiles.length === 0 ? project.workflows.map((w) => w.name) : undefined;
+  const reader = await openRunReader(config, { workflows: names });
   if (!reader) throw noData(project);
   try {
     return await fn(reader);
@@ -291,7 +294,10 @@ export function buildProgram(): Command {
       const port = data?.triggers.setting('webhook.port');
       const host = (project.engine.webhook as { host?: string } | undefined)?.host ?? '127.0.0.1';
       const schedules = data?.triggers.listSchedules() ?? [];
-      const list = project.workflows.map((w) => ({
+      // Workflow files are described by a Deno child with no permission (cached per version
+      // in the data dir's snapshots), never imported here.
+      const files = await describeFiles(project);
+      const list = [...project.workflows, ...files].map((w) => ({
         name: w.name,
         triggers: w.triggers.map((t) => {
           switch (t.type) {
@@ -325,7 +331,22 @@ export function buildProgram(): Command {
       print(o, r, () => describeApproval(r));
     });
 
-  plainCommands(workflows, { common, print, withRuns });
+  plainCommands(workflows, {
+    common, print, withRuns,
+    // Not a .yaml file: a workflow file, described by a Deno child with no permission.
+    validateFile: async (file: string, o: Common) => {
+      const project = await loadProject({ config: o.config, dataDir: o.dataDir }); // only for deno.binary
+      const deno = (project.engine.deno as { binary?: string } | undefined)?.binary;
+      const v = await validateFile(file, deno);
+      print(o, v, () => describeValidated(v));
+    },
+    // No stored plain-data versions: a workflow file's snapshots.
+    fileVersions: async (name: string, o: Common) => {
+      const project = await loadProject(o);
+      const list = listVersions(project.dataDir, name);
+      print(o, list, () => describeVersions(name, list));
+    },
+  });
 
   const events = program.command('events').description('the event inbox');
   common(events.command('list').description('events, newest first'))

@@ -1,7 +1,9 @@
 // Where the CLI finds the user's workflows and settings: `--config <file>` (or
 // tranquil.config.{ts,mts,js,mjs} in the working directory) exporting
-// `{ workflows, dataDir?, webhook?, durability?, maxConcurrentRuns? }`, or `--workflows <dir>`,
-// a directory whose files each export workflow() definitions (default or named).
+// `{ workflows, workflowFiles?, dataDir?, webhook?, durability?, maxConcurrentRuns? }`, or
+// `--workflows <dir>`, a directory of workflow FILES: each is registered as a workflow file
+// (config `workflowFiles`), described and run by the Deno runner in sandboxed children,
+// never imported into this process (docs/runner.md).
 // The data dir is --data-dir, else the config's dataDir, else TRANQUIL_DATA_DIR, else .tranquil.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -21,6 +23,8 @@ export interface Project {
   /** Undefined when no config or workflow dir was found (read-only commands still work). */
   source?: string;
   workflows: WorkflowDefinition[];
+  /** Workflow files (absolute), run by the Deno runner; also in `engine.workflowFiles`. */
+  workflowFiles: string[];
   dataDir: string;
   /** Other engine settings from the config file (webhook, durability, ...), passed to createEngine. */
   engine: Record<string, unknown>;
@@ -43,15 +47,6 @@ async function importFile(file: string): Promise<Record<string, unknown>> {
   }
 }
 
-function definitionsIn(mod: Record<string, unknown>): WorkflowDefinition[] {
-  const found = new Set<WorkflowDefinition>();
-  for (const v of Object.values(mod)) {
-    if (isWorkflowDefinition(v)) found.add(v);
-    else if (Array.isArray(v)) for (const x of v) if (isWorkflowDefinition(x)) found.add(x);
-  }
-  return [...found];
-}
-
 /** `npm run tranquil` runs in the package root; resolve paths from where the user typed it. */
 const invokedFrom = (): string => (process.env.npm_lifecycle_event === 'tranquil' && process.env.INIT_CWD) || process.cwd();
 
@@ -63,14 +58,14 @@ export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promi
     const dir = resolve(cwd, o.workflows);
     if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ValidationError(`--workflows: '${o.workflows}' is not a directory`);
     const files = readdirSync(dir).filter((f) => /\.(ts|mts|js|mjs)$/.test(f) && !f.endsWith('.d.ts') && !/\.test\./.test(f)).sort();
-    const workflows: WorkflowDefinition[] = [];
-    for (const f of files) workflows.push(...definitionsIn(await importFile(join(dir, f))));
-    return { source: dir, workflows, dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
+    // Untrusted code: the engine only ever sees what a Deno child with no permission says.
+    const workflowFiles = files.map((f) => join(dir, f));
+    return { source: dir, workflows: [], workflowFiles, dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: { workflowFiles } };
   }
 
   const file = o.config ? resolve(cwd, o.config) : CONFIG_NAMES.map((n) => join(cwd, n)).find((f) => existsSync(f));
   if (o.config && !existsSync(file!)) throw new ValidationError(`--config: '${o.config}' does not exist`);
-  if (!file) return { workflows: [], dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
+  if (!file) return { workflows: [], workflowFiles: [], dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
 
   const mod = await importFile(file);
   const raw = (mod.default ?? mod) as unknown;
@@ -83,6 +78,7 @@ export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promi
   return {
     source: file,
     workflows: workflows as WorkflowDefinition[],
+    workflowFiles: Array.isArray(engine.workflowFiles) ? (engine.workflowFiles as unknown[]).filter((f): f is string => typeof f === 'string') : [],
     dataDir: resolve(cwd, o.dataDir ?? fromConfig ?? envDir ?? '.tranquil'),
     engine: engine as Record<string, unknown>,
   };

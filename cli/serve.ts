@@ -40,13 +40,16 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
 
   onFailure(engine, o.onFailure ?? {});
 
+  // Every registered workflow: in-process ones and workflow files (as their Deno child with
+  // no permission described them; files are never imported here).
+  const registered = engine.registry.all().map((w) => w.definition);
   const hooks: Record<string, string> = {};
-  for (const w of project.workflows) {
+  for (const w of registered) {
     if (w.triggers.some((t) => t.type === 'webhook')) hooks[w.name] = await engine.webhookUrl(w.name);
   }
   const addr = engine.webhookAddress;
-  out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${project.workflows.length} workflow(s)`, {
-    event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: project.workflows.map((w) => w.name),
+  out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${registered.length} workflow(s)`, {
+    event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: registered.map((w) => w.name),
     webhook: addr ?? null, hooks, control: { host: control.info.host, port: control.info.port }, panel: panel?.url ?? null,
   });
   if (!o.json) {

@@ -65,6 +65,9 @@ export const configSchema = z
         heartbeatInterval: z.number().int().min(10).max(60_000).optional(),
         /** A child silent this long is killed by PID; its running attempt fails (ms, default 10000). */
         heartbeatTimeout: z.number().int().min(100).max(3_600_000).optional(),
+        /** How long a warm child (spawned after an execution, loaded, waiting for the next
+         *  execution of the same version) is kept (ms, default 30000; 0 = none). */
+        warmIdle: z.number().int().min(0).max(3_600_000).optional(),
       })
       .strict()
       .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')

@@ -68,7 +68,9 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const { DenoRunner } = await import('../src/adapters/deno/deno-runner.ts');
   const runner = new DenoRunner({
     dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
-    heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout,
+    heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout, warmIdleMs: config.deno?.warmIdle,
+    // The children's log frames go where the engine's own messages go (config `log`).
+    logger: levelLogger(config.log?.level, config.log?.sink),
   });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));

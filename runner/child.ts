@@ -5,8 +5,7 @@
 // src/adapters/deno/snapshot.ts). Exit codes: 0 outcome sent, 2 bad start, 3 protocol error.
 import { toErrorInfo, type ErrorInfo } from '../src/domain/errors.ts';
 import type { JournalEntry } from '../src/domain/journal.ts';
-import { RUNNER_TOKEN_ENV } from '../src/domain/permissions.ts';
-import type { WireOutcome } from '../src/domain/runner-protocol.ts';
+import { RUNNER_TOKEN_ENV, type WireOutcome } from '../src/domain/runner-protocol.ts';
 import { RunSession } from '../src/runtime/run-session.ts';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 import { Connection } from './connection.ts';

@@ -20,6 +20,8 @@ export class Connection {
   /** `maxPayloadBytes` bounds every frame (plus its envelope), as on the engine's side. */
   static async open(port: number, token: string, maxPayloadBytes: number): Promise<Connection> {
     const conn = await Deno.connect({ hostname: '127.0.0.1', port });
+    // Small request/reply frames: Nagle's algorithm would hold each back for the peer's ACK.
+    conn.setNoDelay(true);
     const c = new Connection(conn, maxPayloadBytes);
     await c.writeAll(c.encoder.encode(`${token}\n`));
     void c.readLoop();

@@ -6,10 +6,12 @@ declare namespace Deno {
     write(p: Uint8Array): Promise<number>;
     close(): void;
     closeWrite(): Promise<void>;
+    setNoDelay(noDelay?: boolean): void;
   }
   function connect(o: { hostname: string; port: number; transport?: 'tcp' }): Promise<Conn>;
   const args: string[];
   const env: { get(key: string): string | undefined; delete(key: string): void };
   function exit(code?: number): never;
   function unrefTimer(id: number): void;
+  const version: { deno: string };
 }

@@ -4,11 +4,16 @@
 // Synchronous (createRequire), because schedule() and the SlotCalendar the planner calls are
 // synchronous. The production build (scripts/build.mjs) replaces this body with a bundled
 // require('cron-parser'): same module, one copy in dist.
-import { createRequire } from 'node:module';
-
+// node:module is reached through process.getBuiltinModule, not a static import: the sdk also
+// loads in Deno run children, where a node: import costs the Node compatibility layer at
+// start even when no schedule() is ever called.
 type CronParser = typeof import('cron-parser');
+type ModuleApi = typeof import('node:module');
 let mod: CronParser | undefined;
 
 export function cronParser(): CronParser {
-  return (mod ??= createRequire(import.meta.url)('cron-parser') as CronParser);
+  if (mod) return mod;
+  const api = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:module') as ModuleApi | undefined;
+  if (!api) throw new Error('schedule(): cron-parser cannot be loaded here (no process.getBuiltinModule)');
+  return (mod = api.createRequire(import.meta.url)('cron-parser') as CronParser);
 }

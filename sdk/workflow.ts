@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
-import { permissionsSchema, type Permissions } from '../src/domain/permissions.ts';
+import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';

@@ -163,6 +163,22 @@ export function renderTable(res: Results): string {
   const foN = (res.backends[F]?.fanout as { n?: number } | undefined)?.n ?? 1000;
   row(`(j) one run: await Promise.all(${foN} x step.do(no-op)): ms to result; RSS and heap growth`, foCell(F), foCell(N), restateNa ? rCell('fanout.ms') : foCell(R),
     fo(R, 'treeRssDeltaMiB')?.na === undefined && m(fo(R, 'treeRssDeltaMiB')) !== undefined ? `Restate incl. restate-server: RSS +${groupNum(m(fo(R, 'treeRssDeltaMiB'))!)} MiB` : '-', '-');
+  // Workflow files in Deno children (issue 11): the runner's per-run overhead, same run.
+  const rn = (k: BackendKey, p: string) => get(res, k, `runner.${p}`);
+  const rnCell = (k: BackendKey) => {
+    const f = rn(k, 'perRunMs');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} ms vs bare ${groupNum(m(rn(k, 'bareMs'))!)} ms (x${m(rn(k, 'ratio'))?.toFixed(2)})`;
+  };
+  const rnCold = (k: BackendKey) => {
+    const f = rn(k, 'coldRunMs');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} ms (x${m(rn(k, 'coldRatio'))?.toFixed(2)}); the child's load alone ${groupNum(m(rn(k, 'loadMs'))!)} ms`;
+  };
+  row('(k) workflow file, one step: trigger to result (warm child) vs bare `deno run --no-config` of an empty file', rnCell(F), rnCell(N), rCell('runner.perRunMs'),
+    'ratio per interleaved pair, median', `${target(m(rn(F, 'ratio')), 1.5, false, '<= 1.5x')}`);
+  row('(k) same, cold: every execution spawns and loads its child (deno.warmIdle 0)', rnCold(F), rnCold(N), rCell('runner.coldRunMs'), '-', '-');
+  row('(l) workflow file, 10 steps, one run at a time: steps/s', cell(rn(F, 'tenStepsPerS')), cell(rn(N, 'tenStepsPerS')), rCell('runner.tenStepsPerS'), '-', '-');
   const head = ['workload', 'SQLite full', 'SQLite normal', 'Restate', 'ratios (same run)', 'target (full)'];
   const md = [
     `| ${head.join(' | ')} |`,

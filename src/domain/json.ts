@@ -1,6 +1,5 @@
 // JSON values and the round-trip every step result goes through, so first execution
 // and replay hand the workflow the same value; and the one size limit on what is stored.
-import { Buffer } from 'node:buffer';
 import { SerializationError } from './errors.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -17,8 +16,23 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
  *  common small value: a UTF-16 unit is at most 3 UTF-8 bytes, so short text is not measured. */
 export function oversize(text: string, maxBytes: number): number | undefined {
   if (text.length * 3 <= maxBytes) return undefined;
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = utf8Length(text);
   return bytes > maxBytes ? bytes : undefined;
+}
+
+/** UTF-8 bytes of `text` (a lone surrogate counts 3, as its U+FFFD replacement does). Plain
+ *  code, no node:buffer: this module also loads in Deno run children, where a node: import
+ *  costs the child its Node compatibility layer at start. */
+export function utf8Length(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) (n += 4), i++;
+    else n += 3;
+  }
+  return n;
 }
 
 /** `16.0 MiB`, `68 KiB`: a size for people (the message gives the exact bytes too). */

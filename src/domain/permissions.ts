@@ -2,35 +2,13 @@
 // Pure: the same declaration always gives the same flags, and nothing but the declaration,
 // the engine's loopback port and the runner's own token variable reaches them. Never
 // --allow-all, never a bare --allow-<x> (which would mean "everything of that kind").
+// The declaration's schema lives in permission-declaration.ts (no node: import there: the
+// sdk loads it in Deno run children too); the flags below need node:path.
 import { isAbsolute, join, normalize } from 'node:path';
-import { z } from 'zod';
+import { permissionsSchema, type Permissions } from './permission-declaration.ts';
+import { RUNNER_TOKEN_ENV } from './runner-protocol.ts';
 
-/** Deno joins a flag's values with commas: an entry holding one would widen the grant. */
-const entry = (what: string) =>
-  z
-    .string()
-    .min(1, `${what} must not be empty`)
-    .max(1024)
-    .refine((s) => !s.includes(','), `${what} must not contain ','`)
-    .refine((s) => !/[\0\n\r]/.test(s), `${what} must not contain control characters`);
-
-/** host, host:port, [ipv6]:port; no scheme, no path, no wildcard. */
-const netHost = entry('a net host').refine((s) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(s), 'a net host is host or host:port (no scheme, no path, no wildcard)');
-const envName = entry('an env name').refine((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s), 'an env name is letters, digits and _ (no wildcard)');
-
-export const permissionsSchema = z
-  .object({
-    net: z.array(netHost).max(256).optional(),
-    read: z.array(entry('a read path')).max(256).optional(),
-    write: z.array(entry('a write path')).max(256).optional(),
-    env: z.array(envName).max(256).optional(),
-  })
-  .strict();
-
-export type Permissions = z.infer<typeof permissionsSchema>;
-
-/** The env var the runner's single-use token travels in (never argv, never a URL). */
-export const RUNNER_TOKEN_ENV = 'TRANQUIL_RUNNER_TOKEN';
+export { permissionsSchema, RUNNER_TOKEN_ENV, type Permissions };
 
 export interface DenoFlagInput {
   permissions: Permissions;

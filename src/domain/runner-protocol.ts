@@ -14,6 +14,10 @@
 import { z } from 'zod';
 import { TranquilError } from './errors.ts';
 
+/** The env var the runner's single-use token travels in (never argv, never a URL). Here, not
+ *  in permissions.ts, so that the child does not load node:path with it. */
+export const RUNNER_TOKEN_ENV = 'TRANQUIL_RUNNER_TOKEN';
+
 /** A frame that could not be read (malformed, oversized, out of place): ends the attempt. */
 export class ProtocolError extends TranquilError {}
 

@@ -19,13 +19,14 @@ const savedDataDir = process.env.TRANQUIL_DATA_DIR;
 
 beforeAll(() => {
   mkdirSync(flows);
-  writeFileSync(
-    join(flows, 'flows.ts'),
-    `import { event, manual, workflow } from ${JSON.stringify(join(cwd, 'sdk/index.ts'))};
-export const quick = workflow('quick', (w) => { w.trigger(manual()); w.trigger(event('go')); w.run(async ({ input, step }) => step.do('echo', () => input)); });
-export const waits = workflow('waits', (w) => { w.trigger(manual()); w.run(async ({ step }) => step.waitForEvent('ok', { timeout: '1h' })); });
-`,
-  );
+  // --workflows <dir> is a directory of workflow files (one default export each), run by the
+  // Deno runner; unapproved, their runs are created blocked (no child runs them).
+  writeFileSync(join(flows, 'quick.ts'), `import { event, manual, workflow } from '@tranquil/sdk';
+export default workflow('quick', (w) => { w.trigger(manual()); w.trigger(event('go')); w.run(async ({ input, step }) => step.do('echo', () => input)); });
+`);
+  writeFileSync(join(flows, 'waits.ts'), `import { manual, workflow } from '@tranquil/sdk';
+export default workflow('waits', (w) => { w.trigger(manual()); w.run(async ({ step }) => step.waitForEvent('ok', { timeout: '1h' })); });
+`);
   process.chdir(root); // relative --data-dir values land here, not in the repo
   process.env.TRANQUIL_DATA_DIR = join(root, 'data');
   vi.spyOn(console, 'log').mockImplementation(() => {});

@@ -10,6 +10,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
+import type { Logger, MessageLevel } from '../../ports/logger.ts';
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
@@ -19,7 +20,7 @@ import type { CatchUpPolicy } from '../../domain/schedule.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
-import { digestOf, findSnapshot, takeSnapshot, writeImportMap } from './snapshot.ts';
+import { findSnapshot, takeSnapshot, versionOf, writeImportMap } from './snapshot.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { join } from 'node:path';
@@ -34,6 +35,11 @@ export interface DenoRunnerOptions {
   /** The watchdog (config deno.*): heartbeat interval and timeout, ms. */
   heartbeatMs?: number;
   heartbeatTimeoutMs?: number;
+  /** A warm child waits this long for the next execution of its version (ms, default
+   *  30000; 0: no warm children, every execution spawns and loads its own). */
+  warmIdleMs?: number;
+  /** Where the children's `log` frames go (the engine's logger); absent: dropped. */
+  logger?: Logger;
 }
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
@@ -45,6 +51,26 @@ const CANCEL_KILL_MS = 2_000;
 /** A child that has not connected by then is killed (the token expires unclaimed anyway).
  *  Generous: on a machine loaded far past its cores a Deno start took over 15 s. */
 const CONNECT_TIMEOUT_MS = 60_000;
+
+/** How long a warm child waits for the next execution of its version before it is killed. */
+export const DEFAULT_WARM_IDLE_MS = 30_000;
+/** Versions kept warm at once (one child each). */
+const MAX_WARM = 8;
+
+/** What a run child is spawned with: the snapshot, its version's declaration, the bounds. */
+interface ChildSpec {
+  runEntry: string;
+  dir: string;
+  permissions: Permissions;
+  baseDir: string;
+  maxPayloadBytes: number;
+}
+
+interface Spawned {
+  child: DenoChild;
+  connected: Promise<Socket>;
+  claimant: (s: Socket) => void;
+}
 
 /** The description of a snapshot's file, stored next to it. */
 const DESCRIPTION = 'description.json';
@@ -73,6 +99,9 @@ export class DenoRunner {
   readonly children = new Map<string, ChildRecord>();
   /** Children alive now: the engine stopping kills them by PID (they must not outlive it). */
   private readonly live = new Set<DenoChild>();
+  /** Loaded, authenticated children waiting for the next execution of a version (by key). */
+  private readonly warm = new Map<string, Spawned & { timer: NodeJS.Timeout }>();
+  private closed = false;
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
@@ -81,13 +110,21 @@ export class DenoRunner {
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
   }
 
-  async start(): Promise<void> {
+  /** What describing needs (DENO_DIR, the import map); start() also listens for run children. */
+  prepare(): void {
     mkdirSync(this.denoDir, { recursive: true });
     this.importMap = writeImportMap(this.o.dataDir);
+  }
+
+  async start(): Promise<void> {
+    this.prepare();
     await this.listener.listen();
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.warm.values()) clearTimeout(w.timer);
+    this.warm.clear();
     for (const child of this.live) child.kill();
     await this.listener.close();
   }
@@ -115,9 +152,15 @@ export class DenoRunner {
     return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
   }
 
-  /** The content digest of the file on disk now (its next run's version). */
+  /** The description stored with a version's snapshot (name, triggers, declaration). */
+  described(version: string): { name: string; triggers: unknown[]; permissions: Permissions } | undefined {
+    return this.storedDescription(version);
+  }
+
+  /** The version of the file on disk now, with its local imports (its next run's version);
+   *  reads the files, starts no child. */
   digestOf(path: string): string {
-    return digestOf(readFileSync(resolve(path)));
+    return versionOf(path);
   }
 
   /** The declaration recorded with a version's snapshot (written when it was described). */
@@ -159,33 +202,24 @@ export class DenoRunner {
 
   private async execute(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) {
     const file = wf.file!;
-    const snap = findSnapshot(this.o.dataDir, version) ?? (version === file.digest ? takeSnapshot(this.o.dataDir, file.path) : undefined);
+    let snap = findSnapshot(this.o.dataDir, version);
+    if (!snap && version === file.digest) {
+      // Its snapshot was removed meanwhile: only the files on disk with that same version do.
+      const again = takeSnapshot(this.o.dataDir, file.path);
+      if (again.digest === version) snap = again;
+    }
     if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
     const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
-    let claimed!: (s: Socket) => void;
-    const connected = new Promise<Socket>((r) => (claimed = r));
-    const claimant = (s: Socket) => claimed(s);
-    const token = this.listener.issue(claimant);
     // The declaration recorded with THIS version (the gate let the run through only if it
     // is an approved one), never the live file's.
     const permissions = (version === file.digest ? file.permissions : this.declarationOf(version)) ?? {};
-    const env: Record<string, string> = { [RUNNER_TOKEN_ENV]: token };
-    for (const name of permissions.env ?? []) {
-      const v = process.env[name];
-      if (v !== undefined) env[name] = v;
-    }
-    const flags = denoFlags({ permissions, enginePort: this.listener.port, baseDir: dirname(file.path), importMap: this.importMap });
-    let child: DenoChild;
-    try {
-      child = new DenoChild(this.binary, ['run', ...flags, snap.runEntry, String(this.listener.port), String(maxPayloadBytes)], this.env(env), snap.dir);
-    } catch (err) {
-      this.listener.revoke(claimant);
-      throw err;
-    }
+    const spec: ChildSpec = { runEntry: snap.runEntry, dir: snap.dir, permissions, baseDir: dirname(file.path), maxPayloadBytes };
+    const key = `${version}\0${file.path}\0${maxPayloadBytes}`;
+    // A warm child of this version (spawned with these same flags, already loaded and
+    // authenticated) saves the spawn and module load; else a cold one.
+    const { child, connected, claimant } = this.takeWarm(key) ?? this.spawn(spec);
     const record: ChildRecord = { pid: child.pid, stdout: '', stderr: '' };
     this.children.set(log.runId, record);
-    this.live.add(child);
-    void child.exited.then(() => this.live.delete(child));
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
@@ -203,11 +237,19 @@ export class DenoRunner {
     try {
       const socket = await Promise.race([connected, died, noConnect]);
       clearTimeout(connectTimer);
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch }), died]);
+      const onLog = (level: string, message: string) => {
+        const logger = this.o.logger;
+        // Attributed: the message is the child's (workflow code's), not the engine's own.
+        if (logger?.enabled(level as MessageLevel)) logger.log(level as MessageLevel, `workflow '${wf.definition.name}' run ${log.runId} (child pid ${child.pid}): ${message}`);
+      };
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog }), died]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
       clearTimeout(exitGrace);
+      // The next execution of this version finds its child loaded (docs/runner.md, Warm
+      // children); spawned once this one is over, so that it does not compete with it.
+      this.prewarm(key, spec);
       return served;
     } catch (err) {
       // What the child said last explains most endings (a permission, a syntax error).
@@ -222,6 +264,70 @@ export class DenoRunner {
       const exit = await child.exited;
       Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
     }
+  }
+
+  /** Spawns a run child for `spec` with a fresh single-use token; `connected` resolves with
+   *  its authenticated connection. */
+  private spawn(spec: ChildSpec): Spawned {
+    let claimed!: (s: Socket) => void;
+    const connected = new Promise<Socket>((r) => (claimed = r));
+    const claimant = (s: Socket) => claimed(s);
+    const token = this.listener.issue(claimant);
+    const env: Record<string, string> = { [RUNNER_TOKEN_ENV]: token };
+    for (const name of spec.permissions.env ?? []) {
+      const v = process.env[name];
+      if (v !== undefined) env[name] = v;
+    }
+    const flags = denoFlags({ permissions: spec.permissions, enginePort: this.listener.port, baseDir: spec.baseDir, importMap: this.importMap });
+    let child: DenoChild;
+    try {
+      child = new DenoChild(this.binary, ['run', ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], this.env(env), spec.dir);
+    } catch (err) {
+      this.listener.revoke(claimant);
+      throw err;
+    }
+    this.live.add(child);
+    void child.exited.then(() => this.live.delete(child));
+    return { child, connected, claimant };
+  }
+
+  /** The warm child kept for `key`, if one is alive (it is no longer kept). */
+  private takeWarm(key: string): Spawned | undefined {
+    const w = this.warm.get(key);
+    if (!w) return undefined;
+    this.warm.delete(key);
+    clearTimeout(w.timer);
+    return this.live.has(w.child) ? w : undefined;
+  }
+
+  /** Spawns a child for the next execution of `key` unless one waits already: it loads the
+   *  snapshot, connects and authenticates, then waits for a hello; unused for warmIdleMs,
+   *  it is killed by PID. At most MAX_WARM versions are kept warm (the oldest goes first). */
+  private prewarm(key: string, spec: ChildSpec): void {
+    const idleMs = this.o.warmIdleMs ?? DEFAULT_WARM_IDLE_MS;
+    if (this.closed || idleMs <= 0 || this.warm.has(key)) return;
+    if (this.warm.size >= MAX_WARM) {
+      const [oldKey, oldest] = this.warm.entries().next().value!;
+      this.warm.delete(oldKey);
+      clearTimeout(oldest.timer);
+      oldest.child.kill();
+    }
+    let s: Spawned;
+    try {
+      s = this.spawn(spec);
+    } catch {
+      return; // the next execution spawns its own child (and reports why it cannot)
+    }
+    const entry = { ...s, timer: setTimeout(() => {
+      if (this.warm.get(key) === entry) this.warm.delete(key);
+      s.child.kill();
+    }, idleMs) };
+    entry.timer.unref();
+    void s.child.exited.then(() => {
+      this.listener.revoke(s.claimant);
+      if (this.warm.get(key) === entry) (this.warm.delete(key), clearTimeout(entry.timer));
+    });
+    this.warm.set(key, entry);
   }
 
   private env(extra: Record<string, string>): Record<string, string> {

@@ -65,6 +65,22 @@ export class FileTables {
       .run(runId, o.pid, o.exit ?? null, o.stdout, o.stderr, now);
   }
 
+  /** Per version of `workflow`: how many stored runs, and how many of them are not finished
+   *  (`workflows versions`). */
+  runCounts(workflow: string): Map<string, { live: number; stored: number }> {
+    const rows = this.db
+      .prepare(`SELECT version, SUM(CASE WHEN status IN ('succeeded', 'failed', 'cancelled') THEN 0 ELSE 1 END) AS live, COUNT(*) AS stored
+                FROM runs WHERE workflow = ? GROUP BY version`)
+      .all(workflow) as { version: string; live: number; stored: number }[];
+    return new Map(rows.map((r) => [r.version, { live: r.live, stored: r.stored }]));
+  }
+
+  /** Every version a stored run references (any status: a failed run may be retried): what
+   *  removeUnreferencedSnapshots must keep after the retention of run data deleted runs. */
+  runVersions(): Set<string> {
+    return new Set((this.db.prepare(`SELECT DISTINCT version FROM runs`).all() as { version: string }[]).map((r) => r.version));
+  }
+
   output(runId: string): RunOutput | undefined {
     const r = this.db.prepare(`SELECT pid, exit, stdout, stderr FROM run_output WHERE run_id = ?`).get(runId) as { pid: number; exit: string | null; stdout: string; stderr: string } | undefined;
     if (!r) return undefined;
