@@ -188,15 +188,18 @@ export class RestateRun {
       try {
         await this.log.driver.await(this.rctx.promise<boolean>(releasePromise(k)).get());
       } catch (err) {
-        if (err instanceof CancelledError) {
-          this.setRun({ status: 'cancelled' });
-          this.hooks.settled(this.runId, this.view());
-          throw new restate.CancelledError();
-        }
-        throw err;
+        // Nothing ran yet, so nothing to clean up: a cancel while blocked ends the run.
+        throw err instanceof CancelledError ? this.endCancelled() : err;
       }
       this.setRun({ status: 'running' });
     }
+  }
+
+  /** The run ends cancelled at once (shown, the engine told); Restate's error to throw. */
+  private endCancelled(): restate.CancelledError {
+    this.setRun({ status: 'cancelled' });
+    this.hooks.settled(this.runId, this.view());
+    return new restate.CancelledError();
   }
 
   /** Parked failed: the run shows `failed` until runs.retry resolves `~retry#<cycle>` (then
@@ -215,12 +218,7 @@ export class RestateRun {
       );
     } catch (err) {
       // A failed run has nothing to clean up: a cancel while parked ends it.
-      if (err instanceof CancelledError) {
-        this.setRun({ status: 'cancelled' });
-        this.hooks.settled(this.runId, this.view());
-        throw new restate.CancelledError();
-      }
-      throw err;
+      throw err instanceof CancelledError ? this.endCancelled() : err;
     }
     if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.codec.encode(error.message)}`);
     const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
