@@ -31,6 +31,7 @@ export class WireLog implements StepLog {
   private cancelListener: ((reason: Error) => void) | undefined;
   private engineNow: number;
   private nowAt = performance.now();
+  readonly journalClock: boolean;
 
   constructor(hello: Hello, entries: JournalEntry[], private readonly send: (f: ChildFrame) => void) {
     this.runId = hello.runId;
@@ -39,6 +40,7 @@ export class WireLog implements StepLog {
     for (const e of entries) this.entries[e.seq] = e;
     this.cancel = hello.cancel;
     this.engineNow = hello.now;
+    this.journalClock = hello.caps.journalClock === true;
     if (hello.caps.open) this.open = (call) => this.request<Recorded | null>({ t: 'open', call }).then((r) => r ?? undefined) as Promise<Recorded>;
     if (hello.caps.close) this.close = (position) => this.request<Recorded | null>({ t: 'close', position }).then((r) => r ?? undefined) as Promise<Recorded>;
   }
@@ -74,6 +76,9 @@ export class WireLog implements StepLog {
   }
 
   now(): number {
+    // A journaled clock (Restate) is what the engine said last: time running on here would
+    // put other times into state that a replay compares (a journal mismatch).
+    if (this.journalClock) return this.engineNow;
     return this.engineNow + Math.floor(performance.now() - this.nowAt);
   }
 

@@ -70,7 +70,9 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
     input: json,
     /** How many `entry` frames follow (one per recorded position; holes are left out). */
     entries: z.number().int().min(0),
-    caps: z.object({ open: z.boolean(), close: z.boolean() }),
+    /** journalClock: the log's now() moves only with journaled events (Restate): the child
+     *  must use the engine's `now` as is, or its entries differ on replay. */
+    caps: z.object({ open: z.boolean(), close: z.boolean(), journalClock: z.boolean().optional() }),
     cancel: cancelView,
     now: num,
     maxPayloadBytes: z.number().int().min(1),

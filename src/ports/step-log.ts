@@ -38,6 +38,9 @@ export interface StepLog {
    *  rest through `open` and `attempt`, which return what was journaled. */
   readonly entries: readonly JournalEntry[];
   now(): number;
+  /** now() moves only with journaled events (a replay sees the same times): a log served to a
+   *  Deno child tells it, so the child's clock does not run on locally (docs/runner.md). */
+  readonly journalClock?: boolean;
   /** Random source for ctx.random() first executions and retry jitter. */
   random(): number;
   /** A step not in `entries` begins at `call.seq`. Returns what the log had journaled at

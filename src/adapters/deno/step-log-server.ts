@@ -199,7 +199,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     const entries = log.entries.filter((e): e is JournalEntry => e !== undefined);
     send({
       t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
-      caps: { open: log.open !== undefined, close: log.close !== undefined }, cancel: cancelView(), now: log.now(),
+      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true }, cancel: cancelView(), now: log.now(),
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
     });
     heard();

@@ -107,6 +107,9 @@ export class RestateStepLog implements StepLog {
     stopSignal?.addEventListener('abort', this.onStop, { once: true });
   }
 
+  /** now() is the time of the last journaled event (see now()). */
+  readonly journalClock = true;
+
   onCancel(listener: (reason: Error) => void): void {
     this.cancelListener = listener;
   }
