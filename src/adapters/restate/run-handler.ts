@@ -72,6 +72,10 @@ export interface RunState {
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
+  /** When the run took this status, on the run's journaled clock: the same in every read and
+   *  every replay (the invocation's modified_at moves when Restate suspends or resumes it, so
+   *  a view dated by it looked like a new transition: a notification delivered twice). */
+  at?: number;
 }
 
 /** Fresh per call: a shared never-settling promise would pin every awaiting continuation. */
@@ -253,7 +257,8 @@ export class RestateRun {
     return a.promise;
   }
 
-  private setRun(s: RunState): void {
+  private setRun(status: RunState): void {
+    const s: RunState = this.log ? { ...status, at: this.log.now() } : status;
     this.written.run = s;
     this.rctx.set('~run', sealPayloads(this.codec, s, ['output', 'error']));
   }

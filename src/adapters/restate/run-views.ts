@@ -76,6 +76,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
   let error: ErrorInfo | undefined;
   let output: Json | undefined;
   let wakeAt: string | undefined;
+  let updatedAt = iso(inv.modified_at);
   const run = state.run;
   if (diverged) {
     status = 'failed';
@@ -100,6 +101,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     status = 'pending'; // accepted, the handler has not started yet
   } else {
     status = run.status as RunStatus;
+    if (typeof run.at === 'number') updatedAt = iso(run.at);
     if (run.status === 'failed' || run.status === 'blocked') error = run.error;
     if (run.status === 'succeeded') output = run.output ?? null;
     wakeAt = run.wakeAt;
@@ -111,7 +113,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     status,
     input: state.meta?.input ?? null,
     createdAt: iso(inv.created_at),
-    updatedAt: iso(inv.modified_at),
+    updatedAt,
     steps: state.steps,
   };
   if (output !== undefined) v.output = output;
