@@ -28,6 +28,7 @@ import type { Json } from '../../domain/json.ts';
 import { planSlots, type CatchUpPolicy, type SlotFate } from '../../domain/schedule.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
+import type { ScheduleRecord } from '../../ports/trigger-store.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { CATCH_UP_ALL_CAP, ON_TIME_GRACE_MS } from '../../runtime/slot-firing.ts';
 import { triggerKey } from '../../../sdk/triggers.ts';
@@ -44,17 +45,10 @@ export const LEDGER_KEEP = 200;
 
 const json = restate.serde.json;
 
-interface ScheduleState {
-  workflow: string;
-  cron: string;
-  timezone: string;
-  catchUp: CatchUpPolicy;
-  createdAt: number;
-  handledUpTo: number;
-  nextAt?: number;
+/** A schedule's object state: the trigger store's record (keyed by the object, so no id). */
+interface ScheduleState extends Omit<ScheduleRecord, 'id'> {
   /** The `at` of the one pending tick; absent = nothing armed (inactive, or no next slot). */
   armedAt?: number;
-  active: boolean;
 }
 
 interface LedgerRow {
