@@ -154,7 +154,7 @@ function nextListCommand(o: Common & { status?: string; workflow?: string; limit
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
 }
 
-const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}`;
+const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}`;
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
 function childOutput(project: Project, runId: string): RunOutput | undefined {
@@ -174,6 +174,7 @@ const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => 
 function describeRun(r: RunView, child?: RunOutput): string {
   const skip = skippedBy(r);
   const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}${skip ? ` (outcome skipped: '${skip.condition}' of step '${skip.step}' was false)` : ''}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
+  if (r.heldBy) lines.push(`  held by ${r.heldBy === 'sqlite' ? 'the SQLite backend of this data dir (started before the switch to Restate; it finishes there)' : 'Restate'}`);
   lines.push(`  input ${JSON.stringify(r.input)}`);
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);

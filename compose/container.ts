@@ -21,6 +21,8 @@ import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
 import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import { CapabilityRegistry } from '../src/runtime/capabilities.ts';
+import { DrainRouter } from '../src/runtime/drain-router.ts';
+import { ENGINE_ID_SETTING } from '../src/adapters/restate/switch-guard.ts';
 import type { ResolvedConfig } from './config.ts';
 import { preparePlainWorkflows } from './plain.ts';
 import { payloadCodecFor } from './codec.ts';
@@ -137,7 +139,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         });
       case 'restate': {
         if (!overrides.restate) throw new NotSupportedError("backend 'restate' was not loaded: build the container with loadBackend(config)");
-        return new overrides.restate({
+        const primary = new overrides.restate({
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers,
@@ -147,6 +149,22 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           retention: retentionOf(cfg, false),
           logger: ctx.get<Logger>(TOKENS.logger),
           files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
+        });
+        // The drain (docs/restate.md, "Switching a data dir from SQLite"): the runs SQLite
+        // started before the switch finish on this file, executed by a SQLite executor that
+        // touches only them; every new run starts on Restate.
+        const file = ctx.get<SqliteTriggerStore>(TOKENS.triggerStore);
+        const drained = new Set<string>();
+        const local = new SqliteExecutor({
+          ...common, scheduler: new TimerScheduler({ clock: common.clock }), triggerStore: file, random: ctx.get<() => number>(TOKENS.random),
+          maxConcurrentRuns: cfg.maxConcurrentRuns, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          drain: { runIds: drained, publish: (req) => primary.emit(req) },
+        });
+        return new DrainRouter({
+          primary, local, drained,
+          adopt: async () => (await file.open(), file.adoptDrain(ENGINE_ID_SETTING, common.clock.now())),
+          release: () => file.close(),
         });
       }
     }

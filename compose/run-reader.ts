@@ -9,6 +9,7 @@ import { pidAlive } from '../src/platform/pid.ts';
 import { outboxLookup, ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { ResolvedConfig } from './config.ts';
 import { payloadCodecFor } from './codec.ts';
+import { DrainReads } from '../src/runtime/drain-reads.ts';
 
 export interface RunReaderOptions {
   /** Workflow names whose runs to show on a shared Restate; undefined = all Tranquil runs. */
@@ -40,7 +41,10 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
       if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
       throw err;
     }
-    const reader = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store), codec });
+    const restate = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store), codec });
+    // During a drain the runs SQLite started before the switch are read from the file.
+    const drained = file?.drainedRunIds() ?? [];
+    const reader = file && drained.length ? new DrainReads(restate, file.runReader(), new Set(drained)) : restate;
     return {
       getRun: (runId) => reader.getRun(runId),
       listRuns: (filter) => reader.listRuns(filter),

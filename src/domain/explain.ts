@@ -76,8 +76,13 @@ export function skippedBy(run: Pick<RunView, 'status' | 'output'>): { step: stri
 
 export function explain(run: RunView, now: number, engine?: EngineContext): Explanation {
   const e = explainState(run, now);
-  if (!engine || engine.state === 'alive') return e;
-  return withoutEngine(e, run, now, engine);
+  return heldBy(!engine || engine.state === 'alive' ? e : withoutEngine(e, run, now, engine), run);
+}
+
+/** During a drain from SQLite to Restate, which backend holds the run (docs/restate.md). */
+function heldBy(e: Explanation, run: RunView): Explanation {
+  if (run.heldBy !== 'sqlite') return e;
+  return { ...e, summary: `${e.summary} It is held by the SQLite backend of this data dir: started before the switch to Restate, it runs there to the end while new runs start on Restate.` };
 }
 
 /** A non-terminal run on a data dir whose engine is gone or stopped answering: what happens

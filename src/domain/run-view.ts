@@ -35,6 +35,10 @@ export interface RunView {
   updatedAt: string;
   wakeAt?: string;
   steps: StepView[];
+  /** Set while a data dir drains from SQLite to Restate (docs/restate.md): which backend
+   *  executes this run. 'sqlite': started before the switch, finishing on this data dir's
+   *  file; 'restate': on Restate. Absent outside a drain (one backend holds every run). */
+  heldBy?: 'sqlite' | 'restate';
 }
 
 export interface RunFilter {

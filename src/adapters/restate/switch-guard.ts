@@ -1,9 +1,12 @@
 // Switching a data dir from SQLite to Restate: runs the SQLite backend started and has not
 // finished live only in the local file (their journal is the `steps` table); a Restate
-// engine cannot execute them and would leave them stranded, looking alive. So start() refuses
-// such a data dir with one line saying which runs and what to do (docs/restate.md,
-// "Switching a data dir from SQLite"). Runs still `pending` (never started) are fine: the
-// Restate engine forwards them like any outbox row.
+// executor cannot execute them. The engine drains them (compose/container.ts: a SQLite
+// executor finishes them on the file, see runtime/drain-router.ts), after recording them in
+// the file's drain table (SqliteTriggerStore.adoptDrain); the trigger store's
+// startedUnfinishedRuns leaves those out. This guard is the safety net under it: a Restate
+// executor started without the drain, on a file with such runs, refuses with one line
+// instead of stranding them, looking alive. Runs still `pending` (never started) are fine:
+// the Restate engine forwards them like any outbox row.
 //
 // Telling them from this backend's own outbox rows: a data dir never started on Restate
 // (no `restate.engine-id` setting yet) has only SQLite runs, so any started unfinished run

@@ -68,6 +68,13 @@ export interface SqliteExecutorOptions {
   capabilities?: CapabilityRegistry;
   /** Retention (config retention); absent: the defaults, swept every `sweepEveryMs`. */
   retention?: RetentionSettings & { sweepEveryMs?: number };
+  /** On Restate: the runs the SQLite backend had in flight when the data dir switched.
+   *  This executor then executes only those, to the end (docs/restate.md, "Switching a data
+   *  dir from SQLite"): it registers no trigger, fires no schedule, starts no run, and leaves
+   *  the file (which the Restate executor shares) open at stop. An event a drained run emits
+   *  goes to `publish` (the Restate side) before its journal entry is recorded: after a
+   *  crash in between, the replay publishes again with the same event id, which dedups. */
+  drain?: { runIds: ReadonlySet<string>; publish: (req: EmitRequest) => Promise<unknown> };
 }
 
 interface ActiveRun {
@@ -148,11 +155,12 @@ export class SqliteExecutor implements DurableExecutor {
     this.o.faults?.onCrash(() => this.abandon());
     const f = this.o.faults?.hit('after-lease-claim');
     if (f) await f;
-    this.store.transaction(() => registerTriggers(file.writes, this.o.registry, this.slots, this.now()));
+    const drain = this.o.drain;
+    if (!drain) this.store.transaction(() => registerTriggers(file.writes, this.o.registry, this.slots, this.now()));
     this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
-    for (const id of this.store.unfinishedRunIds()) this.dispatch(id);
+    for (const id of this.store.unfinishedRunIds()) if (!drain || drain.runIds.has(id)) this.dispatch(id);
     await this.o.scheduler.start();
   }
 
@@ -168,7 +176,8 @@ export class SqliteExecutor implements DurableExecutor {
     this.fresh.clear();
     // In-flight sessions are abandoned, not awaited: their runs stay 'running' in the
     // file and are replayed by the next owner; close() flushes what is queued so acks stay true.
-    await this.o.triggerStore.close();
+    // A drain's file is the Restate executor's too: that one closes it, after this stop.
+    if (!this.o.drain) await this.o.triggerStore.close();
     // A result() still waiting cannot be answered by this engine any more: it fails now
     // instead of holding the process open until its deadline.
     const stopped = new EngineStateError('engine stopped while waiting for a result');
@@ -186,6 +195,11 @@ export class SqliteExecutor implements DurableExecutor {
     this.resolveIdle();
   }
 
+  /** A drain only finishes what it holds; new runs start on the Restate side (the router). */
+  private refuseNewWork(what: string): void {
+    if (this.o.drain) throw new EngineStateError(`the SQLite backend is draining (the data dir moved to Restate): it does not ${what}`);
+  }
+
   private ensureStarted(): void {
     if (!this.started || this.stopping) throw new EngineStateError('engine is not started (call engine.start())');
   }
@@ -198,6 +212,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
+    this.refuseNewWork('start a run');
     const wf = this.o.registry.get(req.workflow);
     const inputText = JSON.stringify(req.input);
     let blocked = false;
@@ -219,6 +234,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   async emit(req: EmitRequest): Promise<EmitResult> {
     this.ensureStarted();
+    this.refuseNewWork('publish an event');
     const result = await this.queue.enqueue(() => this.publish(req));
     for (const id of result.created) this.dispatch(id);
     return { runIds: result.runIds, duplicate: result.duplicate };
@@ -590,6 +606,10 @@ export class SqliteExecutor implements DurableExecutor {
           return got;
         })),
       emit: async (entry, event) => {
+        if (this.o.drain) {
+          await durable(this.o.drain.publish(event));
+          return record(entry);
+        }
         const result = await durable(queue.enqueue(() => {
           store.recordStep(runId, entry);
           wrote(entry);
@@ -638,8 +658,10 @@ export class SqliteExecutor implements DurableExecutor {
   private claimDue(now: number, batch: number): TimerClaim {
     if (this.stopping) return { more: false };
     const writes = this.o.triggerStore.writes;
+    const drain = this.o.drain;
     const { claimed, fired } = this.store.transaction(() => {
-      const ids = this.store.dueRunIds(now, batch);
+      // Restate's outbox rows never sleep: every due run of a drain's file is a drained one.
+      const ids = this.store.dueRunIds(now, batch).filter((id) => !drain || drain.runIds.has(id));
       for (const id of ids) {
         this.store.setStatus(id, 'running', undefined, now);
         // A run executing right now (a signal woke it) records its due sleeps itself, in its
@@ -653,7 +675,7 @@ export class SqliteExecutor implements DurableExecutor {
         // without a write of its own (the same write replay would make, one transaction earlier).
         this.store.wakeSleep(id, now);
       }
-      return { claimed: ids, fired: this.slots.fireDue(writes, now) };
+      return { claimed: ids, fired: drain ? [] : this.slots.fireDue(writes, now) };
     });
     if (this.o.faults?.hit('after-timer-write')) return { more: false };
     for (const r of fired) this.dispatch(r.runId);
@@ -662,7 +684,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.stopping) return { more: false };
     if (claimed.length === batch) return { more: true };
     const wake = this.store.nextWakeAt();
-    const slot = writes.nextScheduleAt();
+    const slot = drain ? undefined : writes.nextScheduleAt();
     return { more: false, nextAt: wake === undefined ? slot : slot === undefined ? wake : Math.min(wake, slot) };
   }
 }

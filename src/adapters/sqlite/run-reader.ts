@@ -82,6 +82,12 @@ export class ReadOnlyFile {
     }
   }
 
+  /** The runs the SQLite backend had in flight when the data dir switched to Restate
+   *  (the drain: docs/restate.md); they are read from this file. */
+  drainedRunIds(): string[] {
+    return (this.db.prepare('SELECT run_id FROM drain_runs').all() as { run_id: string }[]).map((r) => r.run_id);
+  }
+
   /** A reader of this file's runs; closing it closes the file. */
   runReader(): SqliteRunReader {
     return new SqliteRunReader(this.store, () => this.close());

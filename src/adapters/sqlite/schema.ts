@@ -164,6 +164,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX signals_run ON signals (run_id);
   CREATE INDEX events_created ON events (created_at);
   `,
+  /* 7: the drain from SQLite to Restate (issue 12, docs/restate.md): the runs the SQLite
+        backend started and had not finished when the data dir switched to Restate. The
+        engine keeps executing them locally to the end; this table says which runs of the
+        file are those (the rest are Restate's outbox). */ `
+  CREATE TABLE drain_runs (
+    run_id TEXT PRIMARY KEY,
+    since INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

@@ -42,6 +42,9 @@ export class SqliteTriggerStore implements TriggerStore {
 
   /** open(), for a caller that must not yield before the file is ours. */
   openNow(): void {
+    // Opened once per engine: on Restate with a drain, the Restate executor and the draining
+    // SQLite executor share this file (compose/container.ts).
+    if (this.lease) return;
     const codec = this.o.codec ?? identityCodec;
     // A missing or wrong key is refused before the lease is taken: nothing is written.
     const { db, lease } = openOwned(this.o.dataDir, this.o.durability, randomUUID(), (d) => checkCodec(d, codec, { record: false }));
@@ -123,14 +126,45 @@ export class SqliteTriggerStore implements TriggerStore {
   }
 
   async pendingRuns(limit: number): Promise<OutboxRun[]> {
-    return this.store.listRunRows({ status: 'pending', limit }).map((r) => toOutboxRun(r, this.store.codec));
+    // A drained SQLite run that was retried is pending again: it stays local, never forwarded.
+    const rows = this.store.listRunRows({ status: 'pending', limit });
+    const drained = rows.length ? new Set(this.drainedRunIds()) : undefined;
+    return rows.filter((r) => !drained?.has(r.run_id)).map((r) => toOutboxRun(r, this.store.codec));
   }
 
   async startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]> {
     return this.store.db
-      .prepare(`SELECT run_id AS runId, status FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled') ORDER BY created_seq LIMIT ?`)
+      .prepare(`SELECT run_id AS runId, status FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled') AND run_id NOT IN (SELECT run_id FROM drain_runs) ORDER BY created_seq LIMIT ?`)
       .all(limit) as { runId: string; status: string }[];
   }
+
+  // ---- the drain from SQLite (docs/restate.md, "Switching a data dir from SQLite") ------
+
+  /** Marks every run the SQLite backend started and has not finished as drained (kept on
+   *  SQLite to the end), and returns all drained run ids. Telling them from the Restate
+   *  outbox's own rows in the same table: in a file never started on Restate (no engine id
+   *  yet) every started unfinished run is SQLite's; afterwards the outbox's rows are only
+   *  pending, running (forwarded) or failed and never have journal rows, so a run sleeping,
+   *  waiting, retrying, parked or blocked, or running with a journal, is SQLite's. */
+  async adoptDrain(engineIdSetting: string, now: number): Promise<string[]> {
+    return this.queue.enqueue(() => {
+      const never = this.tables.setting(engineIdSetting) === undefined ? 1 : 0;
+      this.store.db
+        .prepare(
+          `INSERT OR IGNORE INTO drain_runs (run_id, since)
+           SELECT run_id, @now FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled')
+             AND (@never = 1 OR status != 'running' OR EXISTS (SELECT 1 FROM steps WHERE steps.run_seq = runs.created_seq))`,
+        )
+        .run({ now, never });
+      return this.drainedRunIds();
+    });
+  }
+
+  /** Every run id in the drain table (finished ones too: they stay readable as SQLite's). */
+  drainedRunIds(): string[] {
+    return (this.store.db.prepare('SELECT run_id FROM drain_runs').all() as { run_id: string }[]).map((r) => r.run_id);
+  }
+
 }
 
 function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
