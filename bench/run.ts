@@ -4,6 +4,8 @@
 //   e (timers), h (history), signals (300 signals to one run), fanout (1,000-way fan-out),
 //   citizen (issue 17: event-loop lag pool vs inline fsync, ratio to raw, start after a crash).
 //   runner (workflow files in Deno children: per-run overhead vs bare `deno run`; SQLite only).
+//   cluster (issue 12: steps/s of a 3-node Restate cluster with two engine replicas behind
+//   HAProxy, beside one embedded restate-server; root + network namespaces, else n/a).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
@@ -28,6 +30,7 @@ import { summarizeProfile } from './lib/cpu-profile.ts';
 import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
 import { benchCitizen } from './lib/citizen.ts';
 import { benchRunner } from './lib/runner-overhead.ts';
+import { benchCluster, clusterUnavailable } from './lib/cluster.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -515,7 +518,7 @@ async function main(): Promise<void> {
   const watchdog = setTimeout(() => {
     log(`watchdog: over the ${CFG.budgetMs + 60_000} ms bound, stopping children`);
     void stopAllChildren().finally(() => process.exit(3));
-  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0));
+  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0) + (want('cluster') ? (QUICK ? 240_000 : 600_000) : 0));
   watchdog.unref();
   log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
   if (want('raw')) benchRaw(res);
@@ -540,6 +543,27 @@ async function main(): Promise<void> {
       log(`history failed: ${(err as Error).message}`);
     }
   }
+  // Issue 12: a 3-node Restate cluster with two engine replicas beside one embedded server.
+  let clusterTable = '';
+  if (want('cluster')) {
+    const why = clusterUnavailable();
+    try {
+      if (why) throw new Error(why);
+      const c = await benchCluster({ quick: QUICK, log });
+      (res as unknown as Record<string, unknown>).cluster = c;
+      clusterTable = [
+        `| issue 12 row (10-step runs, ${c.concurrency} clients, ${c.runsPerRep} runs a repetition, interleaved) | steps/s median (min-max) |`,
+        '|---|---|',
+        `| Restate cluster: 3 nodes (replication 2), 2 engine replicas behind HAProxy, own network namespaces | ${c.clusterStepsPerS.median.toFixed(0)} (${c.clusterStepsPerS.min.toFixed(0)}-${c.clusterStepsPerS.max.toFixed(0)}) |`,
+        `| one engine on its embedded restate-server, same sitting | ${c.embeddedStepsPerS.median.toFixed(0)} (${c.embeddedStepsPerS.min.toFixed(0)}-${c.embeddedStepsPerS.max.toFixed(0)}) |`,
+        `| cluster / embedded, median of per-pair ratios | ${c.ratio.toFixed(2)}x |`,
+      ].join('\n');
+    } catch (err) {
+      (res as unknown as Record<string, unknown>).cluster = { na: (err as Error).message };
+      clusterTable = `| issue 12 row | n/a: ${(err as Error).message} |\n|---|---|`;
+      log(`cluster: ${(err as Error).message}`);
+    }
+  }
   let citizenTable = '';
   if (want('citizen')) {
     try {
@@ -559,7 +583,7 @@ async function main(): Promise<void> {
     }
   }
   res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
-  const table = renderTable(res) + (citizenTable ? `\n\n${citizenTable}` : '');
+  const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '');
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);

@@ -41,7 +41,16 @@ const beat = workflow('beat', (w) => {
   w.run(async ({ step, input }) => step.do('beat', ({ idempotencyKey }) => (note(`beat ${idempotencyKey}`), (input as { slot: string }).slot)));
 });
 
-const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat], log: { level: 'error' } });
+// The bench's workload (bench/lib/cluster.ts): ten steps of ~200 B each, as bench/lib/workflows.ts.
+const ten = workflow('ten', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    for (let i = 0; i < 10; i++) await step.do(`s${i}`, () => ({ ok: true, v: 'x'.repeat(170), n: 12345 }));
+    return { steps: 10 };
+  });
+});
+
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten], log: { level: 'error' } });
 await engine.start();
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
