@@ -6,8 +6,8 @@
 //
 // In `npm test`: one deployment for both replicas; a signal and an event across replicas;
 // runs started on both replicas finish on the other after a SIGKILL of r1 mid-run.
-// TRANQUIL_CLUSTER_LONG=1 adds a steady load while a Restate node and a replica are killed
-// and restarted.
+// Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
+// a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -140,32 +140,72 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     expect(await r1.call('result', { runId: 'j-after' })).toMatchObject({ status: 'succeeded', output: { n: 10, a: 20, b: 21 } });
   }, 120_000);
 
-  it.skipIf(!LONG)('steady load while a Restate node and a replica are SIGKILLed and restarted (TRANQUIL_CLUSTER_LONG=1)', async () => {
+  // The issue's "Done when": under a steady load of runs with steps, sleeps, signals, events
+  // and the schedule (firing every 2 s), one Restate node and one replica are SIGKILLed and
+  // restarted. TRANQUIL_CLUSTER_LONG=1 runs it with more of each.
+  it('steady load while a Restate node and a replica are SIGKILLed and restarted: every run finishes once, every slot and event id fires once', async () => {
     const [r1, r2] = replicas as [Replica, Replica];
     const node3 = cluster.nodes[2]!;
-    const ids = Array.from({ length: 40 }, (_, i) => `load${i + 1}`);
-    const results: Promise<{ status: string; output: unknown }>[] = [];
+    const jobs = Array.from({ length: LONG ? 40 : 12 }, (_, i) => `load${i + 1}`);
+    const waiters = Array.from({ length: LONG ? 10 : 4 }, (_, i) => `lw${i + 1}`);
+    const eventIds = Array.from({ length: LONG ? 10 : 4 }, (_, i) => `le${i + 1}`);
+    const at = (f: number) => Math.floor(jobs.length * f);
     let r1Up = true;
-    for (const [i, runId] of ids.entries()) {
-      const via = i % 2 && r1Up ? r1 : r2;
-      await via.call('trigger', { workflow: 'job', runId, input: { n: i + 1, nap: 1000 + (i % 5) * 500 } });
-      if (i === 10) await cluster.kill(node3);
-      if (i === 20) await r1.kill().then(() => (r1Up = false));
-      if (i === 25) cluster.start(node3);
-      if (i === 30) await r1.start(configs.get(r1)).then(() => (r1Up = true));
+    const via = (i: number) => (i % 2 && r1Up ? r1 : r2);
+    for (const [i, runId] of waiters.entries()) await via(i).call('trigger', { workflow: 'waiter', runId });
+    const emitted: Promise<{ runIds: string[]; duplicate: boolean }>[] = [];
+    for (const [i, runId] of jobs.entries()) {
+      await via(i).call('trigger', { workflow: 'job', runId, input: { n: i + 1, nap: 1000 + (i % 5) * 500 } });
+      if (i === at(0.25)) await cluster.kill(node3);
+      if (i === at(0.5)) await r1.kill().then(() => (r1Up = false));
+      // While one node and one replica are down: signals and events (each id sent twice,
+      // through different replicas when both are up).
+      if (i >= at(0.5) && i - at(0.5) < waiters.length) {
+        const k = i - at(0.5);
+        await r2.call('signal', { runId: waiters[k], name: 'go', payload: { k } });
+        emitted.push(r2.call('emit', { name: 'order.placed', payload: { k }, eventId: eventIds[k] }));
+      }
+      if (i === at(0.6)) cluster.start(node3);
+      if (i === at(0.75)) await r1.start(configs.get(r1)).then(() => (r1Up = true));
       await new Promise((r) => setTimeout(r, 100));
     }
-    for (const runId of ids) results.push(r2.call('result', { runId, timeout: '120s' }));
-    const views = await Promise.all(results);
-    views.forEach((v, i) => expect(v).toMatchObject({ status: 'succeeded', output: { n: i + 1, a: 2 * (i + 1), b: 2 * (i + 1) + 1 } }));
-    for (const id of ids) {
-      // A body killed mid-way may rightly run again; a journaled one never does.
+    // The second send of each event id, through the restarted replica.
+    const first = await Promise.all(emitted);
+    const second = await Promise.all(eventIds.map((eventId, k) => r1.call<{ runIds: string[]; duplicate: boolean }>('emit', { name: 'order.placed', payload: { k }, eventId })));
+    second.forEach((s, k) => expect(s, `event ${eventIds[k]}`).toEqual({ runIds: first[k]!.runIds, duplicate: true }));
+
+    type View = { status: string; output: unknown; steps: string[] };
+    const views = await Promise.all(jobs.map((runId) => r2.call<View>('result', { runId, timeout: '120s' })));
+    views.forEach((v, i) => {
+      expect(v).toMatchObject({ status: 'succeeded', output: { n: i + 1, a: 2 * (i + 1), b: 2 * (i + 1) + 1 } });
+      // Every step result recorded once, in order.
+      expect(v.steps, `steps of ${jobs[i]}`).toEqual(['a', 'nap', 'b']);
+    });
+    for (const id of jobs) {
+      // A body killed mid-way may rightly run again (same idempotency key); a journaled one never does.
       expect(ranFor(`${id}/a`).length, `step a of ${id}`).toBeGreaterThanOrEqual(1);
       expect(ranFor(`${id}/b`).length, `step b of ${id}`).toBeGreaterThanOrEqual(1);
     }
+    const waited = await Promise.all(waiters.map((runId) => r1.call<View>('result', { runId, timeout: '120s' })));
+    waited.forEach((v, k) => {
+      expect(v).toMatchObject({ status: 'succeeded', output: { k } });
+      expect(new Set(v.steps).size, `steps of ${waiters[k]}`).toBe(v.steps.length);
+    });
+    // Each event id started its one run, which handled its own payload.
+    for (const [k, f] of first.entries()) {
+      expect(f.runIds).toHaveLength(1);
+      expect(await r1.call<View>('result', { runId: f.runIds[0] })).toMatchObject({ status: 'succeeded', output: { k } });
+    }
+    // Both replicas list the same events, each id once.
+    type Ev = { id: string; runIds: string[] };
+    const [ea, eb] = [await r1.call<Ev[]>('events'), await r2.call<Ev[]>('events')];
+    expect(eb).toEqual(ea);
+    for (const id of eventIds) expect(ea.filter((e) => e.id === id), `event ${id}`).toHaveLength(1);
     // Through both kills, each schedule slot was decided once, and fired slots have one run each.
     const slots = await r1.call<{ slot: string; runId?: string }[]>('slots');
     expect(new Set(slots.map((s) => s.slot)).size).toBe(slots.length);
-    expect(new Set(slots.filter((s) => s.runId).map((s) => s.runId)).size).toBe(slots.filter((s) => s.runId).length);
+    const fired = slots.filter((s) => s.runId);
+    expect(new Set(fired.map((s) => s.runId)).size).toBe(fired.length);
+    for (const s of fired.slice(-5)) expect(await r2.call('result', { runId: s.runId })).toMatchObject({ status: 'succeeded', output: s.slot });
   }, 300_000);
 });
