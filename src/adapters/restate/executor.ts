@@ -39,6 +39,7 @@ import { cutoffOf, DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type 
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
+import { buildDivergenceObject, DIVERGENCE_OBJECT } from './divergence-object.ts';
 import { RestateFileRuns, type FileRunsOptions } from './file-runs.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import type { RunHooks } from './run-handler.ts';
@@ -91,7 +92,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues';
+const SERVICE_SHAPE = 'signal-queues,diverged';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -130,7 +131,7 @@ export class RestateExecutor implements DurableExecutor {
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
     this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
-    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), ...(this.files?.serviceNames() ?? [])];
+    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, ...(this.files?.serviceNames() ?? [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
@@ -207,6 +208,7 @@ export class RestateExecutor implements DurableExecutor {
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
       ...(this.files?.services() ?? []),
     ];
+    services.push(buildDivergenceObject() as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
@@ -409,7 +411,7 @@ export class RestateExecutor implements DurableExecutor {
     this.ensureStarted();
     const v = await this.requireView(runId);
     if (v.status !== 'failed') throw new RunStateError(`run ${runId} is ${v.status}; only a failed run can be retried`);
-    if (divergenceOf(await this.o.triggerStore.outboxRun(runId))) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
+    if (v.error?.name === 'NonDeterminismError' || divergenceOf(await this.o.triggerStore.outboxRun(runId))) throw new RunStateError(`run ${runId} failed with NonDeterminismError: its code no longer matches its journal; it cannot be resumed`);
     // The parked run's step views mirror its journal (nothing moves while it is parked):
     // the plan made here is the one the handler carries out, told the point by name.
     const plan = retryPlan(v.steps, options.from);
@@ -561,6 +563,9 @@ export class RestateExecutor implements DurableExecutor {
   private async recordDivergence(runId: string, workflow: string, error: ErrorInfo): Promise<void> {
     const run: OutboxRun = { runId, workflow, version: this.o.registry.find(workflow)?.version ?? 'unknown', input: null };
     await this.o.triggerStore.write((w) => w.recordRunFailure(run, error, this.o.clock.now()));
+    // Also in Restate, so every replica and any data dir's CLI show the same failure.
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${DIVERGENCE_OBJECT}/${encodeURIComponent(runId)}/record`, error)).catch((err: Error) => ({ ok: false, status: 0, text: err.message }));
+    if (!res.ok) this.log.log('warn', `recording the divergence of run ${runId} in Restate failed (this data dir still has it): ${res.text.slice(0, 200)}`);
     const found = await this.invocation(runId, workflow);
     if (found) await this.admin.kill(found.inv.id);
     this.wakeSettled(runId);

@@ -10,6 +10,7 @@ import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
 import type { PayloadCodec } from '../../domain/payload-codec.ts';
+import { divergencesIn } from './divergence-object.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { serviceName, workflowName } from './workflow-service.ts';
 
@@ -70,8 +71,11 @@ export class RestateRunReader implements RunReader {
       const diverged = divergenceOf(local);
       return diverged ? outboxView(local) : { ...outboxView(local), status: 'pending' };
     }
-    const state = early ?? (await this.state(found.inv.svc, runId));
-    return buildView(found.workflow, found.inv, collectState(state, this.o.codec), divergenceOf(local));
+    const [state, diverged] = await Promise.all([
+      early ?? this.state(found.inv.svc, runId),
+      divergenceOf(local) ?? (ended(found.inv) ? (await divergencesIn(this.o.admin(), [runId])).get(runId) : undefined),
+    ]);
+    return buildView(found.workflow, found.inv, collectState(state, this.o.codec), diverged);
   }
 
   /** One page, newest first (invocation time, then id: a total order the cursor resumes
@@ -94,9 +98,13 @@ export class RestateRunReader implements RunReader {
         `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter}${span}${older} ORDER BY created_at DESC, id DESC LIMIT ${batch}`,
       );
       const ours = invs.filter((inv) => workflowName(inv.svc) !== undefined);
-      const [state, local] = await Promise.all([this.listState(stateFilter, ours), Promise.all(ours.map((inv) => this.o.local?.(inv.run_id)))]);
+      const [state, local, diverged] = await Promise.all([
+        this.listState(stateFilter, ours),
+        Promise.all(ours.map((inv) => this.o.local?.(inv.run_id))),
+        divergencesIn(this.o.admin(), ours.filter(ended).map((inv) => inv.run_id)),
+      ]);
       ours.forEach((inv, i) => {
-        const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? [], this.o.codec), steps: [] }, divergenceOf(local[i]));
+        const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? [], this.o.codec), steps: [] }, divergenceOf(local[i]) ?? diverged.get(inv.run_id));
         if (!filter.status || view.status === filter.status) found.push({ view, inv });
       });
       if (found.length > limit) {
@@ -132,3 +140,6 @@ export class RestateRunReader implements RunReader {
 
   async close(): Promise<void> {}
 }
+
+/** An invocation that ended without success: only such a run can have diverged (it was killed). */
+const ended = (inv: InvocationRow) => inv.status === 'completed' && inv.completion_result !== 'success';
