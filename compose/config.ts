@@ -128,6 +128,9 @@ export const configSchema = z
         /** Where the event inbox, schedules and webhook secrets live: 'local' (the data dir's
          *  file, default) or 'restate' (shared by every replica; docs/restate.md). */
         triggers: z.enum(['local', 'restate']).default('local'),
+        /** How often, while the engine runs, this app's deployments of earlier code that no
+         *  live run is pinned to any more are removed (default 10 minutes; also at start). */
+        deploymentSweep: durationField.optional(),
       })
       .strict()
       .superRefine((r, c) => {

@@ -142,7 +142,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         const primary = new overrides.restate({
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
-          endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers,
+          endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers, deploymentSweepMs: cfg.restate?.deploymentSweep,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           codec,

@@ -82,55 +82,62 @@ it('a run survives a SIGKILL of restate-server mid-run: the engine restarts it a
   }
 }, 90_000);
 
-it('a code change registers a new deployment; a run in flight finishes after the change', async () => {
+it('a code change registers a new deployment; a run in flight finishes after the change; the old deployment goes once no run is pinned to it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-deploy-'));
   dirs.push(dir);
   const dataDir = join(dir, 'data');
-  // Two versions of the source (the version is a digest of the code text).
+  // Two versions of the source (the version is a digest of the code text). The run waits for
+  // a signal, so it stays pinned to the v1 deployment for as long as the test says.
   const v1wf = workflow('evolving', (w) => {
     w.trigger(manual());
     w.run(async ({ step }) => {
-      await step.sleep('nap', 800);
+      await step.waitForEvent('go');
       return step.do('finish', () => 'v1');
     });
   });
   const v2wf = workflow('evolving', (w) => {
     w.trigger(manual());
     w.run(async ({ step }) => {
-      await step.sleep('nap', 800);
+      await step.waitForEvent('go');
       return step.do('finish', () => 'v2');
     });
   });
   const v1 = await createEngine({ backend: 'restate', dataDir, workflows: [v1wf] });
   await v1.start();
   const { runId } = await v1.trigger('evolving', null);
-  for (let i = 0; i < 200 && (await v1.runs.get(runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 25));
+  for (let i = 0; i < 200 && (await v1.runs.get(runId)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 25));
   const versionBefore = (await v1.runs.get(runId)).version;
   await v1.stop();
-  const v2 = await createEngine({ backend: 'restate', dataDir, workflows: [v2wf] });
+  // A sweep every 200 ms (config restate.deploymentSweep; default 10 minutes).
+  const v2 = await createEngine({ backend: 'restate', dataDir, workflows: [v2wf], restate: { deploymentSweep: 200 } });
   await v2.start();
+  const ours = async () => {
+    const { admin } = JSON.parse(readFileSync(join(dataDir, 'restate', 'ports.json'), 'utf8')) as { admin: number };
+    const res = await fetch(`http://127.0.0.1:${admin}/deployments`);
+    return ((await res.json()) as { deployments: { uri: string; metadata?: Record<string, string> }[] }).deployments.filter((d) => d.metadata?.tranquil);
+  };
   try {
+    // Several sweeps later the v1 deployment is still there: the waiting run is pinned to it.
+    await new Promise((r) => setTimeout(r, 1000));
+    const both = await ours();
+    expect(both).toHaveLength(2);
+    expect(new Set(both.map((d) => new URL(d.uri).pathname)).size).toBe(2);
+    await v2.signal(runId, 'go', null);
     const view = await v2.result(runId, { timeout: '30s' });
     expect(view.status).toBe('succeeded');
     expect(view.version).toBe(versionBefore);
     expect(view.output).toBe('v2'); // served by the code this process has (docs/restate.md)
-    const { admin } = JSON.parse(readFileSync(join(dataDir, 'restate', 'ports.json'), 'utf8')) as { admin: number };
-    const res = await fetch(`http://127.0.0.1:${admin}/deployments`);
-    const deployments = ((await res.json()) as { deployments: { uri: string; metadata?: Record<string, string> }[] }).deployments;
-    const ours = deployments.filter((d) => d.metadata?.tranquil);
-    expect(ours).toHaveLength(2);
-    expect(new Set(ours.map((d) => new URL(d.uri).pathname)).size).toBe(2);
+    // Deployment hygiene while running: no live invocation is pinned to v1 any more.
+    for (let i = 0; i < 100 && (await ours()).length !== 1; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await ours()).toHaveLength(1);
   } finally {
     await v2.stop();
   }
-  // Deployment hygiene: the v1 deployment kept while the run was pinned to it is removed at
-  // the next start, now that no live invocation is pinned to it.
+  // The next start keeps the one current deployment.
   const again = await createEngine({ backend: 'restate', dataDir, workflows: [v2wf] });
   await again.start();
   try {
-    const { admin } = JSON.parse(readFileSync(join(dataDir, 'restate', 'ports.json'), 'utf8')) as { admin: number };
-    const deployments = ((await (await fetch(`http://127.0.0.1:${admin}/deployments`)).json()) as { deployments: { metadata?: Record<string, string> }[] }).deployments;
-    expect(deployments.filter((d) => d.metadata?.tranquil)).toHaveLength(1);
+    expect(await ours()).toHaveLength(1);
     expect((await again.runs.get(runId)).status).toBe('succeeded');
   } finally {
     await again.stop();

@@ -51,12 +51,25 @@ export async function registerDeployments(admin: AdminApi, p: DeploymentPlan): P
       if (!(await admin.deployments()).some((d) => d.uri === uri)) throw err;
     }
   }
-  await removeIdle(admin, all.filter((d) => d.uri !== uri && (p.shared ? d.uri?.startsWith(p.base) : d.metadata?.tranquil === p.engineId)));
+  await removeIdle(admin, earlier(all, p));
   if (p.services.length === 0) return;
   const stuck = await admin.query<{ id: string }>(
     `SELECT id FROM sys_invocation WHERE status = 'backing-off' AND target_service_name IN (${p.services.map(sqlString).join(',')})`,
   );
   await Promise.all(stuck.map((s) => admin.resume(s.id)));
+}
+
+/** Our deployments other than the plan's: older code versions of this app (registered by
+ *  this data dir, or under the shared URL). */
+function earlier(all: { id: string; uri?: string; metadata?: Record<string, string> }[], p: DeploymentPlan): { id: string }[] {
+  const uri = deploymentUri(p);
+  return all.filter((d) => d.uri !== uri && (p.shared ? d.uri?.startsWith(p.base) : d.metadata?.tranquil === p.engineId));
+}
+
+/** Hygiene while the engine runs (every `restate.deploymentSweep`): the earlier deployments
+ *  whose last pinned run finished since the start are removed without waiting for a restart. */
+export async function sweepDeployments(admin: AdminApi, p: DeploymentPlan): Promise<void> {
+  await removeIdle(admin, earlier(await admin.deployments(), p));
 }
 
 /** Deployment hygiene: our earlier deployments (older code versions) that no live invocation

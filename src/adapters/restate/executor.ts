@@ -34,7 +34,7 @@ import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
 import { buildClusterTriggers, ClusterTriggerClient } from './cluster-triggers.ts';
-import { endpointBase, registerDeployments, retryWhileUnknown } from './deployments.ts';
+import { endpointBase, registerDeployments, retryWhileUnknown, sweepDeployments, type DeploymentPlan } from './deployments.ts';
 import { cutoffOf, DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
@@ -88,6 +88,9 @@ export interface RestateExecutorOptions {
   /** Retention (config retention): Restate keeps finished runs this long; gc() removes the
    *  engine's own rows of runs Restate no longer holds or finished before the cutoff. */
   retention?: RetentionSettings;
+  /** How often, while running, this app's earlier deployments that no live run is pinned to
+   *  are removed (config restate.deploymentSweep; default 10 minutes). */
+  deploymentSweepMs?: number;
 }
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
@@ -172,6 +175,7 @@ export class RestateExecutor implements DurableExecutor {
       this.started = true;
       await this.forwardPending();
       if (!this.shared) this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
+      this.startSweeping();
       await this.o.scheduler.start();
     } catch (err) {
       await this.teardown();
@@ -236,6 +240,20 @@ export class RestateExecutor implements DurableExecutor {
 
   /** One deployment per code version (tag), registered once whichever replica comes first;
    *  see deployments.ts. */
+  /** What registerDeployments registered last: the deployment sweep keeps it. */
+  private plan: DeploymentPlan | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  /** Deployment hygiene while running (deployments.ts); best effort, logged, tried again. */
+  private startSweeping(): void {
+    const every = this.o.deploymentSweepMs ?? 600_000;
+    this.sweepTimer = setInterval(() => {
+      if (!this.plan || this.stopping) return;
+      sweepDeployments(this.admin, this.plan).catch((err: Error) => this.log.log('warn', `removing idle deployments failed (tried again in ${every} ms): ${err.message}`));
+    }, every);
+    this.sweepTimer.unref();
+  }
+
   private async registerDeployments(port: number): Promise<void> {
     // SERVICE_SHAPE: a change in the services the endpoint serves for the same workflows
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
@@ -244,9 +262,10 @@ export class RestateExecutor implements DurableExecutor {
     const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}|r${this.retention.maxAgeMs}`;
     const tag = createHash('sha256').update(`${versions}|${shape}`).digest('hex').slice(0, 12);
     const url = this.o.endpoint?.url;
-    await registerDeployments(this.admin, {
+    this.plan = {
       base: url ?? endpointBase(this.o.endpoint?.host ?? '127.0.0.1', port), tag, engineId: await this.engineId(), shared: url !== undefined, services: this.services,
-    });
+    };
+    await registerDeployments(this.admin, this.plan);
   }
 
   /** restate-server died under us: start it again on the same store and ports (bounded),
@@ -289,6 +308,7 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.stopped.abort();
+    clearInterval(this.sweepTimer);
     for (const end of [...this.onStop]) end();
     this.o.scheduler.stop();
     this.watch.stop();
