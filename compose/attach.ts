@@ -6,7 +6,10 @@
 // own Engine, so the rules are the engine's, and errors come back as their own classes.
 // serve.json is read again on every call, so the handle follows a service that restarted
 // (new port, new token); while none runs, calls fail with BackendUnavailableError.
-import { BackendUnavailableError, StorageError, TimeoutError, ValidationError } from '../src/domain/errors.ts';
+import { BackendUnavailableError, SerializationError, StorageError, TimeoutError, toErrorInfo, ValidationError } from '../src/domain/errors.ts';
+import { attrsSchema, capabilityNameSchema, type Attrs } from '../src/domain/capability.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
+import type { CapabilityHandler } from '../src/runtime/capabilities.ts';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../src/domain/duration.ts';
 import type { Explanation } from '../src/domain/explain.ts';
 import type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
@@ -15,6 +18,7 @@ import type { EmitResult } from '../src/ports/executor.ts';
 import type { RunList } from '../src/runtime/engine.ts';
 import { checked, findServe, readServeFile, sendOp } from '../src/adapters/http/control-client.ts';
 import { resultSchemas, type Op } from '../src/adapters/http/control-protocol.ts';
+import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
 
 /** A running service found in a data dir: its pid and loopback control address. */
@@ -57,9 +61,39 @@ export interface ServiceClient {
     retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
     explain(runId: string): Promise<Explanation>;
   };
+  readonly capabilities: {
+    /** Registers a provider whose handler runs HERE, in the app, for runs of the service's
+     *  engine (docs/host.md, "Providers from an attached app"). Resolves once the service has
+     *  registered it (parked runs it matches resume then); the returned function withdraws it.
+     *  If the service restarts, the provider is registered again with the new one. */
+    provide(capability: string, attrs: Attrs, handler: CapabilityHandler): Promise<() => void>;
+    /** The providers this handle has registered. */
+    list(): { capability: string; attrs: Attrs }[];
+  };
   /** Whether a service still owns the data dir (its serve.json names a live pid). */
   connected(): boolean;
+  /** Withdraws this handle's providers and stops polling for their calls (the handle keeps
+   *  the process alive while it has providers). Other calls keep working. */
+  close(): Promise<void>;
 }
+
+/** One poll for provider calls waits at most this long (under the serve's lease). */
+const POLL_WAIT_MS = Math.min(10_000, POLL_MAX_MS);
+/** After the service did not answer, the next try to register again. */
+const REPROVIDE_PAUSE_MS = 1_000;
+
+interface Provision {
+  capability: string;
+  attrs: Attrs;
+  handler: CapabilityHandler;
+  providerId: string | undefined;
+  stopped: boolean;
+  running: Map<string, AbortController>;
+  /** Ends the poll under way when the provider is withdrawn. */
+  polling: AbortController;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One request of a result() wait: under the serve's one-minute bound. */
 const RESULT_SLICE_MS = 30_000;
@@ -69,16 +103,70 @@ const RESULT_SLICE_MS = 30_000;
 export async function attach(options: AttachOptions): Promise<ServiceClient> {
   if (typeof options?.dataDir !== 'string' || options.dataDir === '') throw new ValidationError('attach: dataDir: expected a non-empty string');
   const dataDir = resolve(options.dataDir);
-  const send = async (op: Op): Promise<unknown> => {
+  const send = async (op: Op, signal?: AbortSignal): Promise<unknown> => {
     const info = findServe(dataDir);
     if (!info) {
       const file = readServeFile(dataDir);
       if (file && 'refused' in file) throw new StorageError(`attach: ${file.refused}`);
       throw new BackendUnavailableError(`attach: no tranquil serve owns ${dataDir} (no live serve.json there)`);
     }
-    return sendOp(info, op);
+    return sendOp(info, op, signal);
   };
   const hello = checked(resultSchemas.hello, await send({ op: 'hello' }), 'hello');
+  const provisions = new Set<Provision>();
+
+  const register = async (p: Provision) => {
+    p.providerId = checked(resultSchemas.provide, await send({ op: 'provide', capability: p.capability, attrs: { ...p.attrs } }), 'capabilities.provide').providerId;
+  };
+
+  /** Runs one call in this process and sends the answer to the provider it came through. */
+  const serveCall = async (p: Provision, providerId: string, call: { callId: string; input: unknown; runId: string; idempotencyKey: string; attempt: number; affinity: Attrs }) => {
+    const abort = new AbortController();
+    p.running.set(call.callId, abort);
+    let answer: { result?: unknown; error?: { name: string; message: string; fields?: Record<string, unknown> } };
+    try {
+      const result = await p.handler(call.input as never, { runId: call.runId, idempotencyKey: call.idempotencyKey, attempt: call.attempt, affinity: call.affinity, signal: abort.signal });
+      if (result !== undefined) JSON.stringify(result);
+      answer = result === undefined ? {} : { result };
+    } catch (err) {
+      const e = err instanceof TypeError && /BigInt|circular/i.test(err.message) ? new SerializationError(`capability '${p.capability}': the provider's result is not JSON (${err.message})`) : err;
+      const { name, message, fields } = toErrorInfo(e);
+      answer = { error: fields ? { name, message, fields } : { name, message } };
+    } finally {
+      p.running.delete(call.callId);
+    }
+    // Lost answers (the service went away) are the service's to recover: its lease fails the
+    // call and the step parks until a provider appears.
+    await send({ op: 'answer', providerId, callId: call.callId, ...(answer as object) } as Op).catch(() => {});
+  };
+
+  const pollLoop = async (p: Provision) => {
+    while (!p.stopped) {
+      try {
+        if (p.providerId === undefined) await register(p);
+        const providerId = p.providerId!;
+        const got = checked(resultSchemas.poll, await send({ op: 'poll', providerId, waitMs: POLL_WAIT_MS }, p.polling.signal), 'poll');
+        for (const id of got.aborted) p.running.get(id)?.abort(new Error('the engine aborted this call (timeout, cancel or stop)'));
+        for (const call of got.calls) void serveCall(p, providerId, call);
+      } catch {
+        if (p.stopped) return;
+        // The service restarted (it no longer knows this provider) or is away: withdraw the
+        // old registration if it is still there, then register again.
+        const old = p.providerId;
+        p.providerId = undefined;
+        if (old !== undefined) await send({ op: 'withdraw', providerId: old }).catch(() => {});
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
+  };
+
+  const stop = async (p: Provision) => {
+    if (p.stopped) return;
+    p.stopped = true;
+    p.polling.abort();
+    provisions.delete(p);
+    if (p.providerId !== undefined) await send({ op: 'withdraw', providerId: p.providerId }).catch(() => {});
+  };
 
   const client: ServiceClient = {
     dataDir,
@@ -130,7 +218,23 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       },
       explain: async (runId) => checked(resultSchemas.explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
     },
+    capabilities: {
+      provide: async (capability, attrs, handler) => {
+        const name = parseOrThrow(capabilityNameSchema, capability, 'capability name');
+        const a = parseOrThrow(attrsSchema, attrs ?? {}, `attributes of capability '${name}'`);
+        if (typeof handler !== 'function') throw new ValidationError(`capabilities.provide('${name}'): handler must be a function`);
+        const p: Provision = { capability: name, attrs: a, handler, providerId: undefined, stopped: false, running: new Map(), polling: new AbortController() };
+        await register(p);
+        provisions.add(p);
+        void pollLoop(p);
+        return () => void stop(p);
+      },
+      list: () => [...provisions].map((p) => ({ capability: p.capability, attrs: { ...p.attrs } })),
+    },
     connected: () => findServe(dataDir) !== undefined,
+    close: async () => {
+      await Promise.all([...provisions].map(stop));
+    },
   };
   return client;
 }

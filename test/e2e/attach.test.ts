@@ -13,11 +13,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   attach, BackendUnavailableError, createEngine, DataDirInUseError, findService, StorageError, UnknownWorkflowError, ValidationError, type ServiceClient,
 } from '@tranquil/engine';
+import { TerminalError } from '@tranquil/sdk';
 import config from './fixtures/tranquil.config.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/tranquil.mjs');
 const CONFIG = join(ROOT, 'test/e2e/fixtures/tranquil.config.ts');
+const HOST_CONFIG = join(ROOT, 'test/e2e/fixtures/host.config.ts');
 
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -26,8 +28,8 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function startServe(dataDir: string): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--json', '--no-panel', '--data-dir', dataDir, '--config', CONFIG], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+function startServe(dataDir: string, config = CONFIG): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--json', '--no-panel', '--data-dir', dataDir, '--config', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -141,6 +143,71 @@ describe('attach() to the service that owns a data dir', () => {
       expect((await owner.runs.get(approval.runId)).output).toBe('approved');
     } finally {
       await owner.stop();
+    }
+  }, 60_000);
+});
+
+describe('capability providers from an attached app', () => {
+  it('a run in the service parks, is served by the app\'s matching provider only, and parks again when the app closes', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-attach-cap-'));
+    dirs.push(dataDir);
+    const { child, exit } = await startServe(dataDir, HOST_CONFIG);
+    const svc = await attach({ dataDir });
+    try {
+      const parkedWhy = async (runId: string) => until(`${runId} parks`, async () => {
+        const x = await svc.runs.explain(runId);
+        if (x.status === 'failed') throw new Error(x.summary);
+        return x.status === 'parked' ? x : undefined;
+      });
+      const first = await svc.trigger('scrape', { url: 'https://intranet/a' });
+      expect((await parkedWhy(first.runId)).waitingFor).toMatchObject({ kind: 'capability', capability: 'browser.scrape', affinity: { partition: 'work' } });
+
+      // A provider with another partition is never used, even with the run parked.
+      const wrongCalls: unknown[] = [];
+      await svc.capabilities.provide('browser.scrape', { partition: 'home' }, (input) => {
+        wrongCalls.push(input);
+        return { wrong: true };
+      });
+      const served: { runId: string; key: string }[] = [];
+      const withdraw = await svc.capabilities.provide('browser.scrape', { partition: 'work', window: 'w1' }, (input, info) => {
+        served.push({ runId: info.runId, key: info.idempotencyKey });
+        if ((input as { url: string }).url.endsWith('/refuse')) throw new TerminalError('the user closed the login prompt');
+        return { by: process.pid, key: info.idempotencyKey, url: (input as { url: string }).url };
+      });
+      expect(svc.capabilities.list()).toEqual([
+        { capability: 'browser.scrape', attrs: { partition: 'home' } },
+        { capability: 'browser.scrape', attrs: { partition: 'work', window: 'w1' } },
+      ]);
+      // The parked run resumed and the provider ran HERE (the app's pid), not in the service.
+      const done = await svc.result(first.runId, { timeout: '20s' });
+      expect(done).toMatchObject({ status: 'succeeded', output: { by: process.pid, key: `${first.runId}/browser.scrape`, url: 'https://intranet/a' } });
+      expect(child.pid).not.toBe(process.pid);
+
+      // A TerminalError thrown in the app is the step's TerminalError in the service.
+      const refused = await svc.trigger('scrape', { url: 'https://intranet/refuse' });
+      const failed = await svc.result(refused.runId, { timeout: '20s' });
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatchObject({ name: 'TerminalError', message: 'the user closed the login prompt' });
+
+      // Withdrawn (the window closed): the next run parks again; the 'home' provider never ran.
+      withdraw();
+      await until('withdrawn', async () => (svc.capabilities.list().length === 1 ? true : undefined));
+      const later = await svc.trigger('scrape', { url: 'https://intranet/b' });
+      await parkedWhy(later.runId);
+      await svc.close();
+      expect(svc.capabilities.list()).toEqual([]);
+      expect(wrongCalls).toEqual([]);
+      expect(served.map((s) => s.runId)).toEqual([first.runId, refused.runId]);
+
+      // Provided again (a new handle, as after the app restarts): the parked run resumes.
+      const again = await attach({ dataDir });
+      await again.capabilities.provide('browser.scrape', { partition: 'work' }, (input) => ({ by: process.pid, key: 'again', url: (input as { url: string }).url }));
+      expect(await again.result(later.runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: { key: 'again', url: 'https://intranet/b' } });
+      await again.close();
+    } finally {
+      await svc.close();
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exit).toBe(0);
     }
   }, 60_000);
 });

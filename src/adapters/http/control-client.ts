@@ -44,7 +44,7 @@ export function findServe(dataDir: string): ServeInfo | undefined {
 /** Sends one request; the serve's error comes back as its own class (fromErrorInfo), as if
  *  thrown here. An unreachable serve or an answer that is not a valid frame is a
  *  BackendUnavailableError. */
-export async function sendOp(info: ServeInfo, op: Op): Promise<unknown> {
+export async function sendOp(info: ServeInfo, op: Op, signal?: AbortSignal): Promise<unknown> {
   let res: Response;
   let text: string;
   const host = info.host.includes(':') ? `[${info.host}]` : info.host;
@@ -53,6 +53,7 @@ export async function sendOp(info: ServeInfo, op: Op): Promise<unknown> {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${info.token}` },
       body: JSON.stringify(op),
+      ...(signal ? { signal } : {}),
     });
     text = await res.text();
   } catch (err) {

@@ -7,6 +7,9 @@ import { z } from 'zod';
 import type { Engine } from '../../runtime/engine.ts';
 import { RUN_STATUSES } from '../../domain/run-status.ts';
 import type { RunView } from '../../domain/run-view.ts';
+import { attrsSchema, capabilityNameSchema } from '../../domain/capability.ts';
+import { NotSupportedError } from '../../domain/errors.ts';
+import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -50,6 +53,15 @@ export const opSchema = z.discriminatedUnion('op', [
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
+  // Capability providers that live in an attached app (remote-providers.ts).
+  z.object({ op: z.literal('provide'), capability: capabilityNameSchema, attrs: attrsSchema }).strict(),
+  z.object({ op: z.literal('poll'), providerId: id, waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
+  z.object({
+    op: z.literal('answer'), providerId: id, callId: id,
+    result: json.optional(),
+    error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json).optional() }).strict().optional(),
+  }).strict(),
+  z.object({ op: z.literal('withdraw'), providerId: id }).strict(),
 ]);
 
 export type Op = z.infer<typeof opSchema>;
@@ -74,6 +86,13 @@ export const resultSchemas = {
   signal: z.object({ runId: z.string(), signal: z.string(), delivered: z.literal(true) }).strict(),
   cancel: z.object({ runId: z.string(), cancelled: z.literal(true) }).strict(),
   retry: z.looseObject({ runId: z.string(), discarded: z.array(z.unknown()) }),
+  provide: z.object({ providerId: z.string() }).strict(),
+  poll: z.object({
+    calls: z.array(z.object({ callId: z.string(), input: json, runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema }).strict()),
+    aborted: z.array(z.string()),
+  }).strict(),
+  answer: z.object({ accepted: z.boolean() }).strict(),
+  withdraw: z.object({ withdrawn: z.boolean() }).strict(),
 } as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,12 +107,19 @@ async function settle(engine: Engine, runId: string, waitMs: number): Promise<Ru
   }
 }
 
-export interface HelloContext {
+/** What only a serve has: its data dir (for hello) and the attached apps' providers. */
+export interface ServeContext {
   dataDir: string;
+  providers: RemoteProviders;
+}
+
+function served(ctx: ServeContext | undefined, op: string): ServeContext {
+  if (!ctx) throw new NotSupportedError(`'${op}' is served only by a running tranquil serve`);
+  return ctx;
 }
 
 /** Carries out one request on the engine; what it returns is the answer's `result`. */
-export async function applyOp(engine: Engine, op: Op, ctx?: HelloContext): Promise<unknown> {
+export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promise<unknown> {
   switch (op.op) {
     case 'hello':
       return { pid: process.pid, backend: engine.backend, dataDir: ctx?.dataDir ?? '', workflows: engine.registry.all().map((w) => w.definition.name) };
@@ -132,5 +158,13 @@ export async function applyOp(engine: Engine, op: Op, ctx?: HelloContext): Promi
       const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
       return engine.workflows.approve(byPath?.definition.name ?? op.workflow, op.hash === undefined ? {} : { hash: op.hash });
     }
+    case 'provide':
+      return served(ctx, op.op).providers.provide(op.capability, op.attrs);
+    case 'poll':
+      return served(ctx, op.op).providers.poll(op.providerId, op.waitMs);
+    case 'answer':
+      return served(ctx, op.op).providers.answer(op.providerId, op.callId, op.error ? { error: op.error as never } : { result: op.result });
+    case 'withdraw':
+      return served(ctx, op.op).providers.withdraw(op.providerId);
   }
 }

@@ -15,6 +15,7 @@ import { describeIssue } from '../../domain/validate.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { listen, type Listening } from './listen.ts';
 import { secretsEqual } from './secret-compare.ts';
+import { RemoteProviders } from './remote-providers.ts';
 import { applyOp, MAX_FRAME_BYTES, opSchema, SERVE_FILE, serveFileSchema, type ServeInfo } from './control-protocol.ts';
 
 const STATUS: Record<string, 400 | 404 | 409 | 500 | 504> = {
@@ -30,6 +31,7 @@ export interface ControlEndpoint {
 
 export async function startControl(engine: Engine, dataDir: string): Promise<ControlEndpoint> {
   const token = randomBytes(32).toString('base64url');
+  const ctx = { dataDir, providers: new RemoteProviders(engine.capabilities) };
   const app = new Hono();
   app.post('/control', async (c) => {
     const auth = c.req.header('authorization') ?? '';
@@ -47,7 +49,7 @@ export async function startControl(engine: Engine, dataDir: string): Promise<Con
     const parsed = opSchema.safeParse(frame);
     if (!parsed.success) return c.json(refuse('ValidationError', describeIssue(parsed.error.issues, 'request')), 400);
     try {
-      return c.json({ result: (await applyOp(engine, parsed.data, { dataDir })) ?? null });
+      return c.json({ result: (await applyOp(engine, parsed.data, ctx)) ?? null });
     } catch (err) {
       const info = toErrorInfo(err);
       return c.json({ error: info }, STATUS[info.name] ?? 500);
@@ -63,6 +65,7 @@ export async function startControl(engine: Engine, dataDir: string): Promise<Con
   return {
     info,
     async stop() {
+      ctx.providers.close();
       await l.close();
       // Only our own file: a later serve may have replaced it.
       if (ownPid(file) === process.pid) rmSync(file, { force: true });
