@@ -15,6 +15,10 @@ import {
 } from '@tranquil/engine';
 import { TerminalError } from '@tranquil/sdk';
 import config from './fixtures/tranquil.config.ts';
+import hostConfig from './fixtures/host.config.ts';
+import { startControl } from '../../src/adapters/http/control-server.ts';
+import { sendOp } from '../../src/adapters/http/control-client.ts';
+import { applyOp, type Op } from '../../src/adapters/http/control-protocol.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/tranquil.mjs');
@@ -210,4 +214,39 @@ describe('capability providers from an attached app', () => {
       expect(await exit).toBe(0);
     }
   }, 60_000);
+});
+
+describe('an attached app that goes away', () => {
+  it('its providers are withdrawn when it stops polling, and the call it held parks the run', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-attach-gone-'));
+    dirs.push(dataDir);
+    // The serve's own parts, in this process, with a short provider lease; the "app" is raw frames.
+    const engine = await createEngine({ dataDir, workflows: hostConfig.workflows });
+    await engine.start();
+    const control = await startControl(engine, dataDir, { providerLeaseMs: 300 });
+    try {
+      const op = (o: Op) => sendOp(control.info, o);
+      const { providerId } = (await op({ op: 'provide', capability: 'browser.scrape', attrs: { partition: 'work' } })) as { providerId: string };
+      const { runId } = await engine.trigger('scrape', { url: 'https://intranet/c' });
+      const got = (await op({ op: 'poll', providerId, waitMs: 10_000 })) as { calls: { callId: string; runId: string; idempotencyKey: string }[] };
+      expect(got.calls).toHaveLength(1);
+      expect(got.calls[0]).toMatchObject({ runId, idempotencyKey: `${runId}/browser.scrape` });
+      // The app dies holding the call: no answer, no poll. The lease runs out, the provider is
+      // withdrawn and the step parks (not failed, not an attempt).
+      const parked = await until('parks', async () => {
+        const x = await engine.runs.explain(runId);
+        return x.status === 'parked' ? x : undefined;
+      });
+      expect(parked.waitingFor).toMatchObject({ kind: 'capability', capability: 'browser.scrape' });
+      expect(engine.capabilities.list()).toEqual([]);
+      await expect(op({ op: 'poll', providerId, waitMs: 0 })).rejects.toThrow(/^providerId: no provider '.*' is registered with this serve/);
+      // A late answer is dropped, one line, nothing stored.
+      await expect(op({ op: 'answer', providerId, callId: got.calls[0]!.callId, result: 1 })).rejects.toThrow(ValidationError);
+      // In-process (no serve) the provider ops are refused.
+      await expect(applyOp(engine, { op: 'provide', capability: 'x', attrs: {} })).rejects.toThrow(/served only by a running tranquil serve/);
+    } finally {
+      await control.stop();
+      await engine.stop();
+    }
+  }, 30_000);
 });

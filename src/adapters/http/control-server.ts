@@ -29,9 +29,14 @@ export interface ControlEndpoint {
   stop(): Promise<void>;
 }
 
-export async function startControl(engine: Engine, dataDir: string): Promise<ControlEndpoint> {
+export interface ControlOptions {
+  /** How long an attached app's providers outlive its last poll (remote-providers.ts). */
+  providerLeaseMs?: number;
+}
+
+export async function startControl(engine: Engine, dataDir: string, options: ControlOptions = {}): Promise<ControlEndpoint> {
   const token = randomBytes(32).toString('base64url');
-  const ctx = { dataDir, providers: new RemoteProviders(engine.capabilities) };
+  const ctx = { dataDir, providers: new RemoteProviders(engine.capabilities, options.providerLeaseMs) };
   const app = new Hono();
   app.post('/control', async (c) => {
     const auth = c.req.header('authorization') ?? '';

@@ -49,8 +49,11 @@ export class RemoteProviders {
   private readonly providers = new Map<string, RemoteProvider>();
   private readonly sweep: NodeJS.Timeout;
 
-  constructor(private readonly capabilities: CapabilitiesApi) {
-    this.sweep = setInterval(() => this.expire(), 1_000);
+  constructor(
+    private readonly capabilities: CapabilitiesApi,
+    private readonly leaseMs = LEASE_MS,
+  ) {
+    this.sweep = setInterval(() => this.expire(), Math.max(50, Math.min(1_000, Math.floor(leaseMs / 4))));
     this.sweep.unref();
   }
 
@@ -142,7 +145,10 @@ export class RemoteProviders {
 
   private expire(): void {
     const now = Date.now();
-    for (const [id, p] of this.providers) if (now - p.lastSeen > LEASE_MS) this.drop(id);
+    for (const [id, p] of this.providers) {
+      if (p.wake) p.lastSeen = now; // a poll is waiting right now: the app is there
+      else if (now - p.lastSeen > this.leaseMs) this.drop(id);
+    }
   }
 
   /** The app is gone: withdraw first (so the executor's second look finds no provider), then
