@@ -207,11 +207,24 @@ describe('capability providers from an attached app', () => {
       const again = await attach({ dataDir });
       await again.capabilities.provide('browser.scrape', { partition: 'work' }, (input) => ({ by: process.pid, key: 'again', url: (input as { url: string }).url }));
       expect(await again.result(later.runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: { key: 'again', url: 'https://intranet/b' } });
-      await again.close();
-    } finally {
-      await svc.close();
+
+      // The service restarts (stopped by pid, started again): the handle follows it and its
+      // provider is registered again with the new serve.
       process.kill(child.pid!, 'SIGTERM');
       expect(await exit).toBe(0);
+      const next = await startServe(dataDir, HOST_CONFIG);
+      try {
+        const after = await until('the handle reaches the new serve', async () => again.trigger('scrape', { url: 'https://intranet/d' }).catch(() => undefined));
+        expect(await again.result(after.runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: { key: 'again', url: 'https://intranet/d' } });
+        expect(findService(dataDir)?.pid).toBe(next.child.pid);
+        await again.close();
+      } finally {
+        process.kill(next.child.pid!, 'SIGTERM');
+        expect(await next.exit).toBe(0);
+      }
+    } finally {
+      await svc.close();
+      if (child.exitCode === null) process.kill(child.pid!, 'SIGTERM');
     }
   }, 60_000);
 });
