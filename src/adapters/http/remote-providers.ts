@@ -63,6 +63,7 @@ export class RemoteProviders {
     this.providers.set(providerId, p);
     p.withdraw = this.capabilities.provide(capability, attrs, (input, info) =>
       new Promise((resolve, reject) => {
+        if (info.signal.aborted) return reject(info.signal.reason instanceof Error ? info.signal.reason : new Error('aborted'));
         const call: RemoteCall = { callId: randomUUID(), input, runId: info.runId, idempotencyKey: info.idempotencyKey, attempt: info.attempt, affinity: info.affinity };
         const pending: Pending = {
           call, delivered: false,
