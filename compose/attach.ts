@@ -81,6 +81,8 @@ export interface ServiceClient {
 const POLL_WAIT_MS = Math.min(10_000, POLL_MAX_MS);
 /** After the service did not answer, the next try to register again. */
 const REPROVIDE_PAUSE_MS = 1_000;
+/** How often an answer is sent while the service does not answer, a second apart. */
+const ANSWER_TRIES = 5;
 
 interface Provision {
   capability: string;
@@ -135,9 +137,18 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     } finally {
       p.running.delete(call.callId);
     }
-    // Lost answers (the service went away) are the service's to recover: its lease fails the
-    // call and the step parks until a provider appears.
-    await send({ op: 'answer', providerId, callId: call.callId, ...(answer as object) } as Op).catch(() => {});
+    // Sent again while the service does not answer (a blip); a service that is gone for good
+    // recovers on its side (a restarted serve replays the step; a dropped provider parks it).
+    const frame = { op: 'answer', providerId, callId: call.callId, ...(answer as object) } as Op;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await send(frame);
+        return;
+      } catch (err) {
+        if (!(err instanceof BackendUnavailableError) || attempt >= ANSWER_TRIES) return;
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
   };
 
   const pollLoop = async (p: Provision) => {
