@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 import { openRunReader } from '../compose/run-reader.ts';
 import { checkInFlight, type CheckVerdict } from '../src/runtime/replay-check.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';
-import { findServe } from './control.ts';
+import { findServe } from '../src/adapters/http/control-client.ts';
 import { loadProject } from './project.ts';
 import { common, mutate, print, type Common } from './program.ts';
 

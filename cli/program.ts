@@ -20,7 +20,7 @@ import { readOwner } from '../src/adapters/sqlite/owner-lease.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
-import { findServe, sendOp } from './control.ts';
+import { findServe, sendOp } from '../src/adapters/http/control-client.ts';
 import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -9,8 +9,8 @@
 // A second serve on the same data dir refuses to start (the SQLite owner lease), with a
 // message naming the pid that owns it. It does not wait as a standby.
 import { createEngine } from '../compose/index.ts';
-import { StorageError } from '../src/domain/errors.ts';
-import { startControl } from './control.ts';
+import { DataDirInUseError, StorageError } from '../src/domain/errors.ts';
+import { startControl } from '../src/adapters/http/control-server.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
 import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
@@ -21,7 +21,7 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   try {
     await engine.start();
   } catch (err) {
-    if (err instanceof StorageError && /in use by another engine/.test(err.message)) {
+    if (err instanceof DataDirInUseError) {
       throw new StorageError(`refusing to serve ${project.dataDir}: ${err.message}`);
     }
     throw err;

@@ -10,7 +10,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ValidationError } from '../src/domain/errors.ts';
-import { findServe } from './control.ts';
+import { findServe } from '../src/adapters/http/control-client.ts';
 import { checkPath, installHint, logFile, serviceId, unitText, type Platform, type ServiceSpec } from './service-units.ts';
 
 export interface ServiceOptions {

@@ -16,7 +16,7 @@ export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../sr
 export type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
 export {
   TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
-  RunStateError, SerializationError, NotSupportedError, StorageError, EngineStateError, BackendUnavailableError,
+  RunStateError, SerializationError, NotSupportedError, StorageError, DataDirInUseError, EngineStateError, BackendUnavailableError,
 } from '../src/domain/errors.ts';
 
 export { plainWorkflow, type PlainWorkflowDefinition, type PlainWorkflowOptions } from '../src/runtime/plain/plain-workflow.ts';
@@ -24,6 +24,7 @@ export { loadPlainWorkflow, type PlainDefinition } from '../src/runtime/plain/lo
 export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
 export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
 export { createPanel, servePanel, type Panel, type PanelOptions } from './panel.ts';
+export { attach, findService, type AttachOptions, type ServiceAddress, type ServiceClient } from './attach.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {

@@ -63,6 +63,18 @@ export class NotSupportedError extends TranquilError {}
  *  error, ...). Not transient: nothing retries it. */
 export class StorageError extends TranquilError {}
 
+/** start() refused: another live engine (a `tranquil serve`, the OS service, another app)
+ *  owns the data dir's lease. `pid`/`host` name it; on this host an app can talk to a serve
+ *  that owns it through `attach({ dataDir })` (docs/host.md). A StorageError, as before. */
+export class DataDirInUseError extends StorageError {
+  constructor(
+    readonly pid: number,
+    readonly host: string,
+  ) {
+    super(`data dir is in use by another engine (pid ${pid} on ${host}); stop it first or use another dataDir`);
+  }
+}
+
 /** The engine is not in a state to do this: not started yet, or stopped (also while a
  *  result() was waiting). A caller's ordering mistake, not a storage fault. */
 export class EngineStateError extends TranquilError {}
@@ -179,6 +191,7 @@ const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
   SerializationError,
   NotSupportedError,
   StorageError,
+  DataDirInUseError,
   EngineStateError,
   BackendUnavailableError,
 };
@@ -192,6 +205,10 @@ const FIELDS: Record<string, (message: string) => Record<string, unknown> | unde
   UnknownRunError: (m) => {
     const x = /^unknown run '([\s\S]*)'$/.exec(m);
     return x ? { runId: x[1] } : undefined;
+  },
+  DataDirInUseError: (m) => {
+    const x = /^data dir is in use by another engine \(pid (\d+) on ([^)]*)\)/.exec(m);
+    return x ? { pid: Number(x[1]), host: x[2] } : undefined;
   },
   UnknownWorkflowError: (m) => {
     const x = /^unknown workflow '([\s\S]*)'$/.exec(m);

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createEngine, type Engine } from '@tranquil/engine';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
 import { manual, TerminalError, webhook, workflow } from '@tranquil/sdk';
-import { startControl, SERVE_FILE } from '../../cli/control.ts';
+import { startControl } from '../../src/adapters/http/control-server.ts';
+import { SERVE_FILE } from '../../src/adapters/http/control-protocol.ts';
 
 const calls = vi.hoisted(() => ({ timingSafeEqual: [] as [number, number][] }));
 vi.mock('node:crypto', async (importOriginal) => {

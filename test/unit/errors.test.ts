@@ -19,9 +19,9 @@ import { z } from 'zod';
 const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === TranquilError || v.prototype instanceof TranquilError)) as [string, typeof TranquilError][];
 
 describe('fromErrorInfo', () => {
-  it('knows all 14 classes of errors.ts', () => {
+  it('knows all 15 classes of errors.ts', () => {
     expect(classes.map(([n]) => n).sort()).toEqual([
-      'BackendUnavailableError', 'CancelledError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
+      'BackendUnavailableError', 'CancelledError', 'DataDirInUseError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
       'StorageError', 'TerminalError', 'TimeoutError', 'TranquilError', 'UnknownRunError', 'UnknownWorkflowError', 'ValidationError',
     ]);
   });
@@ -30,6 +30,7 @@ describe('fromErrorInfo', () => {
     NonDeterminismError: () => new NonDeterminismError('r-1', 3, "step.do('b')", "step.do('a')"),
     UnknownRunError: () => new UnknownRunError("it's-1"),
     UnknownWorkflowError: () => new UnknownWorkflowError('billing'),
+    DataDirInUseError: () => new errors.DataDirInUseError(4242, 'box-1'),
   };
 
   it.each(classes)('%s round-trips by name, keeping instanceof and the message', (name, Ctor) => {
@@ -47,6 +48,9 @@ describe('fromErrorInfo', () => {
     expect([nd.runId, nd.position, nd.expected, nd.recorded]).toEqual(['r-1', 3, "step.do('b')", "step.do('a')"]);
     expect((fromErrorInfo({ name: 'UnknownRunError', message: "unknown run 'x'" }) as UnknownRunError).runId).toBe('x');
     expect((fromErrorInfo({ name: 'UnknownWorkflowError', message: "unknown workflow 'w'" }) as UnknownWorkflowError).workflow).toBe('w');
+    const owned = fromErrorInfo(toErrorInfo(new errors.DataDirInUseError(4242, 'box-1'))) as errors.DataDirInUseError;
+    expect([owned.pid, owned.host]).toEqual([4242, 'box-1']);
+    expect(owned).toBeInstanceOf(StorageError);
   });
 
   it('an unknown name (or an inherited property name) stays a plain Error carrying that name', () => {
@@ -66,6 +70,7 @@ describe('fromErrorInfo', () => {
   it('the new classes are exported from @tranquil/engine', () => {
     expect(publicApi.EngineStateError).toBe(EngineStateError);
     expect(publicApi.BackendUnavailableError).toBe(BackendUnavailableError);
+    expect(publicApi.DataDirInUseError).toBe(errors.DataDirInUseError);
   });
 });
 

@@ -3,7 +3,7 @@
 // dead PID is taken over at once, otherwise once the heartbeat is older than the TTL.
 // Heartbeats use the wall clock on purpose: ownership is about real processes, not run time.
 import { hostname } from 'node:os';
-import { StorageError } from '../../domain/errors.ts';
+import { DataDirInUseError } from '../../domain/errors.ts';
 import { pidAlive } from '../../platform/pid.ts';
 import type { Database } from 'better-sqlite3';
 
@@ -30,9 +30,7 @@ export class OwnerLease {
     db.transaction(() => {
       const row = db.prepare(`SELECT * FROM owner WHERE id = 1`).get() as OwnerRow | undefined;
       if (row && row.owner_id !== this.ownerId && this.alive(row)) {
-        throw new StorageError(
-          `data dir is in use by another engine (pid ${row.pid} on ${row.host}); stop it first or use another dataDir`,
-        );
+        throw new DataDirInUseError(row.pid, row.host);
       }
       db.prepare(
         `INSERT INTO owner (id, owner_id, pid, host, heartbeat_at) VALUES (1, ?, ?, ?, ?)

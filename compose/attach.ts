@@ -1,0 +1,251 @@
+// attach({ dataDir }): the embedding app's handle on the engine a running `tranquil serve`
+// (e.g. the OS service, docs/host.md) owns. One engine owns a data dir at a time (the owner
+// lease), so an app that finds the service there talks to it instead of opening the file:
+// every call is one request over the serve's control channel (src/adapters/http/
+// control-protocol.ts: loopback, a 0600 token file, zod frames) carried out by the service's
+// own Engine, so the rules are the engine's, and errors come back as their own classes.
+// serve.json is read again on every call, so the handle follows a service that restarted
+// (new port, new token); while none runs, calls fail with BackendUnavailableError.
+import { BackendUnavailableError, SerializationError, StorageError, TimeoutError, toErrorInfo, ValidationError } from '../src/domain/errors.ts';
+import { attrsSchema, capabilityNameSchema, type Attrs } from '../src/domain/capability.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
+import type { CapabilityHandler } from '../src/runtime/capabilities.ts';
+import { MAX_DURATION_MS, parseDuration, type Duration } from '../src/domain/duration.ts';
+import type { Explanation } from '../src/domain/explain.ts';
+import type { RetryOptions, RetryResult } from '../src/domain/retry-point.ts';
+import type { RunFilter, RunView } from '../src/domain/run-view.ts';
+import type { EmitResult } from '../src/ports/executor.ts';
+import type { RunList } from '../src/runtime/engine.ts';
+import { checked, findServe, readServeFile, sendOp } from '../src/adapters/http/control-client.ts';
+import { resultSchemas, type Op } from '../src/adapters/http/control-protocol.ts';
+import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
+import { resolve } from 'node:path';
+
+/** A running service found in a data dir: its pid and loopback control address. */
+export interface ServiceAddress {
+  pid: number;
+  host: string;
+  port: number;
+}
+
+/** The service that owns `dataDir` now, or undefined. Only a serve.json owned by this user,
+ *  mode 0600, on loopback, whose pid is alive, counts. */
+export function findService(dataDir: string): ServiceAddress | undefined {
+  const info = findServe(resolve(dataDir));
+  return info && { pid: info.pid, host: info.host, port: info.port };
+}
+
+export interface AttachOptions {
+  dataDir: string;
+}
+
+/** What an app does with a service's engine: the same calls, names and errors as `Engine`. */
+export interface ServiceClient {
+  /** The data dir, absolute. */
+  readonly dataDir: string;
+  /** The serve's pid when attach() answered. */
+  readonly pid: number;
+  readonly backend: string;
+  /** The workflows the service has registered, by name. */
+  readonly workflows: readonly string[];
+  trigger(workflow: string, input?: unknown, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
+  /** The run's final view; waits up to `timeout` (default: without bound) in requests of at
+   *  most a minute each. TimeoutError when it does not finish in time. */
+  result(runId: string, options?: { timeout?: Duration }): Promise<RunView>;
+  signal(runId: string, name: string, payload?: unknown): Promise<void>;
+  emit(name: string, payload?: unknown, options?: { id?: string }): Promise<EmitResult>;
+  readonly runs: {
+    get(runId: string): Promise<RunView>;
+    list(filter?: RunFilter): Promise<RunList>;
+    cancel(runId: string): Promise<void>;
+    retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
+    explain(runId: string): Promise<Explanation>;
+  };
+  readonly capabilities: {
+    /** Registers a provider whose handler runs HERE, in the app, for runs of the service's
+     *  engine (docs/host.md, "Providers from an attached app"). Resolves once the service has
+     *  registered it (parked runs it matches resume then); the returned function withdraws it.
+     *  If the service restarts, the provider is registered again with the new one. */
+    provide(capability: string, attrs: Attrs, handler: CapabilityHandler): Promise<() => void>;
+    /** The providers this handle has registered. */
+    list(): { capability: string; attrs: Attrs }[];
+  };
+  /** Whether a service still owns the data dir (its serve.json names a live pid). */
+  connected(): boolean;
+  /** Withdraws this handle's providers and stops polling for their calls (the handle keeps
+   *  the process alive while it has providers). Other calls keep working. */
+  close(): Promise<void>;
+}
+
+/** One poll for provider calls waits at most this long (under the serve's lease). */
+const POLL_WAIT_MS = Math.min(10_000, POLL_MAX_MS);
+/** After the service did not answer, the next try to register again. */
+const REPROVIDE_PAUSE_MS = 1_000;
+/** How often an answer is sent while the service does not answer, a second apart. */
+const ANSWER_TRIES = 5;
+
+interface Provision {
+  capability: string;
+  attrs: Attrs;
+  handler: CapabilityHandler;
+  providerId: string | undefined;
+  stopped: boolean;
+  running: Map<string, AbortController>;
+  /** Ends the poll under way when the provider is withdrawn. */
+  polling: AbortController;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One request of a result() wait: under the serve's one-minute bound. */
+const RESULT_SLICE_MS = 30_000;
+
+/** Connects to the service that owns `dataDir`. BackendUnavailableError when none runs;
+ *  StorageError when a serve.json is there but cannot be trusted (says why). */
+export async function attach(options: AttachOptions): Promise<ServiceClient> {
+  if (typeof options?.dataDir !== 'string' || options.dataDir === '') throw new ValidationError('attach: dataDir: expected a non-empty string');
+  const dataDir = resolve(options.dataDir);
+  const send = async (op: Op, signal?: AbortSignal): Promise<unknown> => {
+    const info = findServe(dataDir);
+    if (!info) {
+      const file = readServeFile(dataDir);
+      if (file && 'refused' in file) throw new StorageError(`attach: ${file.refused}`);
+      throw new BackendUnavailableError(`attach: no tranquil serve owns ${dataDir} (no live serve.json there)`);
+    }
+    return sendOp(info, op, signal);
+  };
+  const hello = checked(resultSchemas.hello, await send({ op: 'hello' }), 'hello');
+  const provisions = new Set<Provision>();
+
+  const register = async (p: Provision) => {
+    p.providerId = checked(resultSchemas.provide, await send({ op: 'provide', capability: p.capability, attrs: { ...p.attrs } }), 'capabilities.provide').providerId;
+  };
+
+  /** Runs one call in this process and sends the answer to the provider it came through. */
+  const serveCall = async (p: Provision, providerId: string, call: { callId: string; input: unknown; runId: string; idempotencyKey: string; attempt: number; affinity: Attrs }) => {
+    const abort = new AbortController();
+    p.running.set(call.callId, abort);
+    let answer: { result?: unknown; error?: { name: string; message: string; fields?: Record<string, unknown> } };
+    try {
+      const result = await p.handler(call.input as never, { runId: call.runId, idempotencyKey: call.idempotencyKey, attempt: call.attempt, affinity: call.affinity, signal: abort.signal });
+      if (result !== undefined) JSON.stringify(result);
+      answer = result === undefined ? {} : { result };
+    } catch (err) {
+      const e = err instanceof TypeError && /BigInt|circular/i.test(err.message) ? new SerializationError(`capability '${p.capability}': the provider's result is not JSON (${err.message})`) : err;
+      const { name, message, fields } = toErrorInfo(e);
+      answer = { error: fields ? { name, message, fields } : { name, message } };
+    } finally {
+      p.running.delete(call.callId);
+    }
+    // Sent again while the service does not answer (a blip); a service that is gone for good
+    // recovers on its side (a restarted serve replays the step; a dropped provider parks it).
+    const frame = { op: 'answer', providerId, callId: call.callId, ...(answer as object) } as Op;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await send(frame);
+        return;
+      } catch (err) {
+        if (!(err instanceof BackendUnavailableError) || attempt >= ANSWER_TRIES) return;
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
+  };
+
+  const pollLoop = async (p: Provision) => {
+    while (!p.stopped) {
+      try {
+        if (p.providerId === undefined) await register(p);
+        const providerId = p.providerId!;
+        const got = checked(resultSchemas.poll, await send({ op: 'poll', providerId, waitMs: POLL_WAIT_MS }, p.polling.signal), 'poll');
+        for (const id of got.aborted) p.running.get(id)?.abort(new Error('the engine aborted this call (timeout, cancel or stop)'));
+        for (const call of got.calls) void serveCall(p, providerId, call);
+      } catch {
+        if (p.stopped) return;
+        // The service restarted (it no longer knows this provider) or is away: withdraw the
+        // old registration if it is still there, then register again.
+        const old = p.providerId;
+        p.providerId = undefined;
+        if (old !== undefined) await send({ op: 'withdraw', providerId: old }).catch(() => {});
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
+  };
+
+  const stop = async (p: Provision) => {
+    if (p.stopped) return;
+    p.stopped = true;
+    p.polling.abort();
+    provisions.delete(p);
+    if (p.providerId !== undefined) await send({ op: 'withdraw', providerId: p.providerId }).catch(() => {});
+  };
+
+  const client: ServiceClient = {
+    dataDir,
+    pid: hello.pid,
+    backend: hello.backend,
+    workflows: hello.workflows,
+    trigger: async (workflow, input = null, opts = {}) =>
+      checked(resultSchemas.trigger, await send({ op: 'trigger', workflow, input, ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
+    result: async (runId, opts = {}) => {
+      let totalMs = MAX_DURATION_MS;
+      if (opts.timeout !== undefined) {
+        try {
+          totalMs = Math.max(0, parseDuration(opts.timeout, 'result timeout'));
+        } catch (err) {
+          throw new ValidationError((err as Error).message);
+        }
+      }
+      const end = Date.now() + totalMs;
+      for (;;) {
+        const slice = Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now()));
+        try {
+          return checked(resultSchemas.result, await send({ op: 'result', runId, timeoutMs: slice }), 'result') as unknown as RunView;
+        } catch (err) {
+          if (!(err instanceof TimeoutError)) throw err;
+          if (Date.now() >= end) throw new TimeoutError(`run ${runId} did not finish within ${totalMs}ms`);
+        }
+      }
+    },
+    signal: async (runId, name, payload = null) => {
+      checked(resultSchemas.signal, await send({ op: 'signal', runId, name, data: payload }), 'signal');
+    },
+    emit: async (name, payload = null, opts = {}) =>
+      checked(resultSchemas.emit, await send({ op: 'emit', name, data: payload, ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
+    runs: {
+      get: async (runId) => checked(resultSchemas.get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
+      list: async (filter = {}) => {
+        const page = checked(resultSchemas.list, await send({ op: 'list', filter: filter as Extract<Op, { op: 'list' }>['filter'] }), 'runs.list');
+        // The same shape as engine.runs.list: an array with a non-enumerable `next`.
+        const list = page.runs as unknown as RunList;
+        if (page.next !== undefined) Object.defineProperty(list, 'next', { value: page.next, enumerable: false });
+        return list;
+      },
+      cancel: async (runId) => {
+        checked(resultSchemas.cancel, await send({ op: 'cancel', runId }), 'runs.cancel');
+      },
+      retry: async (runId, opts = {}) => {
+        const { runId: _id, ...r } = checked(resultSchemas.retry, await send({ op: 'retry', runId, ...(opts.from === undefined ? {} : { from: opts.from }) }), 'runs.retry');
+        return r as unknown as RetryResult;
+      },
+      explain: async (runId) => checked(resultSchemas.explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
+    },
+    capabilities: {
+      provide: async (capability, attrs, handler) => {
+        const name = parseOrThrow(capabilityNameSchema, capability, 'capability name');
+        const a = parseOrThrow(attrsSchema, attrs ?? {}, `attributes of capability '${name}'`);
+        if (typeof handler !== 'function') throw new ValidationError(`capabilities.provide('${name}'): handler must be a function`);
+        const p: Provision = { capability: name, attrs: a, handler, providerId: undefined, stopped: false, running: new Map(), polling: new AbortController() };
+        await register(p);
+        provisions.add(p);
+        void pollLoop(p);
+        return () => void stop(p);
+      },
+      list: () => [...provisions].map((p) => ({ capability: p.capability, attrs: { ...p.attrs } })),
+    },
+    connected: () => findServe(dataDir) !== undefined,
+    close: async () => {
+      await Promise.all([...provisions].map(stop));
+    },
+  };
+  return client;
+}

@@ -1,0 +1,170 @@
+// The serve control channel's protocol (docs/host.md, "Talking to the service"): the
+// serve.json that says where a running `tranquil serve` listens, the request frames (one
+// zod-validated union), the answer envelope, and applyOp, which carries a request out on an
+// Engine. The same code serves the CLI's mutating commands (over the channel or in-process)
+// and the embedding app's attach() (compose/attach.ts).
+import { z } from 'zod';
+import type { Engine } from '../../runtime/engine.ts';
+import { RUN_STATUSES } from '../../domain/run-status.ts';
+import type { RunView } from '../../domain/run-view.ts';
+import { attrsSchema, capabilityNameSchema } from '../../domain/capability.ts';
+import { NotSupportedError } from '../../domain/errors.ts';
+import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
+
+export const SERVE_FILE = 'serve.json';
+
+/** Only loopback: the token never leaves the machine, and a planted file cannot send it away. */
+export const serveFileSchema = z.object({
+  pid: z.number().int().positive(),
+  host: z.enum(['127.0.0.1', '::1']),
+  port: z.number().int().min(1).max(65_535),
+  token: z.string().min(32).max(200),
+}).strict();
+export type ServeInfo = z.infer<typeof serveFileSchema>;
+
+const json = z.unknown();
+const id = z.string().min(1).max(200);
+const name = z.string().min(1).max(200);
+
+/** A request body over this size is refused before it is parsed (payloads are limited by the
+ *  engine anyway; this bounds what an authenticated but broken client can make serve buffer). */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** The longest one `result` request waits; a client wanting longer asks again. */
+export const MAX_RESULT_WAIT_MS = 60_000;
+
+export const opSchema = z.discriminatedUnion('op', [
+  // Who answers: the serve's pid, backend, data dir and workflows (attach() checks this).
+  z.object({ op: z.literal('hello') }).strict(),
+  // The CLI's `tranquil run`: trigger, then wait up to waitMs for the run to settle.
+  z.object({ op: z.literal('run'), workflow: name, input: json, runId: id.optional(), waitMs: z.number().int().min(0) }).strict(),
+  z.object({ op: z.literal('trigger'), workflow: name, input: json, runId: id.optional() }).strict(),
+  z.object({ op: z.literal('result'), runId: id, timeoutMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS) }).strict(),
+  z.object({ op: z.literal('get'), runId: id }).strict(),
+  z.object({
+    op: z.literal('list'),
+    // Validated again, exactly, by engine.runs.list.
+    filter: z.object({ status: z.enum(RUN_STATUSES).optional(), workflow: name.optional(), limit: z.number().int().optional(), cursor: z.string().optional(), since: z.string().optional(), until: z.string().optional() }).strict(),
+  }).strict(),
+  z.object({ op: z.literal('explain'), runId: id }).strict(),
+  z.object({ op: z.literal('emit'), name: name, data: json, id: id.optional() }).strict(),
+  z.object({ op: z.literal('signal'), runId: id, name: name, data: json }).strict(),
+  z.object({ op: z.literal('cancel'), runId: id }).strict(),
+  z.object({ op: z.literal('retry'), runId: id, from: name.optional() }).strict(),
+  // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
+  z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
+  z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
+  // Capability providers that live in an attached app (remote-providers.ts).
+  z.object({ op: z.literal('provide'), capability: capabilityNameSchema, attrs: attrsSchema }).strict(),
+  z.object({ op: z.literal('poll'), providerId: id, waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
+  z.object({
+    op: z.literal('answer'), providerId: id, callId: id,
+    result: json.optional(),
+    error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json).optional() }).strict().optional(),
+  }).strict(),
+  z.object({ op: z.literal('withdraw'), providerId: id }).strict(),
+]);
+
+export type Op = z.infer<typeof opSchema>;
+
+/** Every answer: a result, or the error as the engine threw it (name, message, fields). */
+export const answerSchema = z.union([
+  z.object({ result: json }).strict(),
+  z.object({ error: z.object({ name: z.string().min(1), message: z.string(), fields: z.record(z.string(), json).optional(), cause: json.optional() }) }).strict(),
+]);
+
+// The results attach() hands the app, checked before they are trusted (loose: a RunView's
+// full shape is the engine's; these are the fields a caller branches on).
+export const runViewSchema = z.looseObject({ runId: z.string(), workflow: z.string(), status: z.enum(RUN_STATUSES), steps: z.array(z.unknown()) });
+export const resultSchemas = {
+  hello: z.object({ pid: z.number().int(), backend: z.string(), dataDir: z.string(), workflows: z.array(z.string()) }).strict(),
+  trigger: z.object({ runId: z.string(), created: z.boolean() }).strict(),
+  result: runViewSchema,
+  get: runViewSchema,
+  list: z.object({ runs: z.array(runViewSchema), next: z.string().optional() }).strict(),
+  explain: z.looseObject({ runId: z.string(), status: z.enum(RUN_STATUSES), summary: z.string(), details: z.array(z.string()), next: z.string() }),
+  emit: z.object({ runIds: z.array(z.string()), duplicate: z.boolean() }).strict(),
+  signal: z.object({ runId: z.string(), signal: z.string(), delivered: z.literal(true) }).strict(),
+  cancel: z.object({ runId: z.string(), cancelled: z.literal(true) }).strict(),
+  retry: z.looseObject({ runId: z.string(), discarded: z.array(z.unknown()) }),
+  provide: z.object({ providerId: z.string() }).strict(),
+  poll: z.object({
+    calls: z.array(z.object({ callId: z.string(), input: json, runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema }).strict()),
+    aborted: z.array(z.string()),
+  }).strict(),
+  answer: z.object({ accepted: z.boolean() }).strict(),
+  withdraw: z.object({ withdrawn: z.boolean() }).strict(),
+} as const;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the run leaves pending/running (finished, or suspended on time or a signal). */
+async function settle(engine: Engine, runId: string, waitMs: number): Promise<RunView> {
+  const end = Date.now() + waitMs;
+  for (;;) {
+    const v = await engine.runs.get(runId);
+    if ((v.status !== 'pending' && v.status !== 'running') || Date.now() >= end) return v;
+    await sleep(10);
+  }
+}
+
+/** What only a serve has: its data dir (for hello) and the attached apps' providers. */
+export interface ServeContext {
+  dataDir: string;
+  providers: RemoteProviders;
+}
+
+function served(ctx: ServeContext | undefined, op: string): ServeContext {
+  if (!ctx) throw new NotSupportedError(`'${op}' is served only by a running tranquil serve`);
+  return ctx;
+}
+
+/** Carries out one request on the engine; what it returns is the answer's `result`. */
+export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promise<unknown> {
+  switch (op.op) {
+    case 'hello':
+      return { pid: process.pid, backend: engine.backend, dataDir: ctx?.dataDir ?? '', workflows: engine.registry.all().map((w) => w.definition.name) };
+    case 'run': {
+      const started = await engine.trigger(op.workflow, op.input ?? null, op.runId ? { runId: op.runId } : {});
+      const view = await settle(engine, started.runId, op.waitMs);
+      return { ...started, status: view.status, output: view.output, error: view.error, wakeAt: view.wakeAt };
+    }
+    case 'trigger':
+      return engine.trigger(op.workflow, op.input ?? null, op.runId ? { runId: op.runId } : {});
+    case 'result':
+      return engine.result(op.runId, { timeout: op.timeoutMs });
+    case 'get':
+      return engine.runs.get(op.runId);
+    case 'list': {
+      const page = await engine.runs.list(op.filter);
+      return page.next === undefined ? { runs: [...page] } : { runs: [...page], next: page.next };
+    }
+    case 'explain':
+      return engine.runs.explain(op.runId);
+    case 'emit':
+      return engine.emit(op.name, op.data ?? null, op.id ? { id: op.id } : {});
+    case 'signal':
+      await engine.signal(op.runId, op.name, op.data ?? null);
+      return { runId: op.runId, signal: op.name, delivered: true };
+    case 'cancel':
+      await engine.runs.cancel(op.runId);
+      return { runId: op.runId, cancelled: true };
+    case 'retry': {
+      const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });
+      return { runId: op.runId, ...r };
+    }
+    case 'gc':
+      return engine.gc({ dryRun: op.dryRun });
+    case 'approve': {
+      const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
+      return engine.workflows.approve(byPath?.definition.name ?? op.workflow, op.hash === undefined ? {} : { hash: op.hash });
+    }
+    case 'provide':
+      return served(ctx, op.op).providers.provide(op.capability, op.attrs);
+    case 'poll':
+      return served(ctx, op.op).providers.poll(op.providerId, op.waitMs);
+    case 'answer':
+      return served(ctx, op.op).providers.answer(op.providerId, op.callId, op.error ? { error: op.error as never } : { result: op.result });
+    case 'withdraw':
+      return served(ctx, op.op).providers.withdraw(op.providerId);
+  }
+}
