@@ -24,7 +24,7 @@ import { findServe, sendOp } from '../src/adapters/http/control-client.ts';
 import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { FileTables, type RunOutput } from '../src/adapters/sqlite/file-tables.ts';
+import type { RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
 import { serve } from './serve.ts';
 import { plainCommands } from './plain.ts';
@@ -157,18 +157,6 @@ function nextListCommand(o: Common & { status?: string; workflow?: string; limit
 const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}`;
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
-function childOutput(project: Project, runId: string): RunOutput | undefined {
-  const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
-  if (!data) return undefined;
-  try {
-    return new FileTables(data.db).output(runId);
-  } catch {
-    return undefined; // a file of another backend's layout: nothing kept
-  } finally {
-    data.close();
-  }
-}
-
 const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n');
 
 function describeRun(r: RunView, child?: RunOutput): string {
@@ -250,8 +238,8 @@ export function buildProgram(): Command {
   common(runs.command('describe <runId>').description('a run with its steps'))
     .action(async (runId: string, o: Common) => {
       const project = await loadProject(o);
-      const r = await withRuns(project, async (runs) => (await runs.getRun(runId)) ?? Promise.reject(new UnknownRunError(runId)));
-      const child = childOutput(project, runId);
+      // The child output comes from the reader, so it shows on either backend.
+      const [r, child] = await withRuns(project, async (runs) => [(await runs.getRun(runId)) ?? (await Promise.reject(new UnknownRunError(runId))), await runs.childOutput?.(runId)] as const);
       print(o, child ? { ...r, child } : r, () => describeRun(r, child));
     });
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {

@@ -48,6 +48,7 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
     return {
       getRun: (runId) => reader.getRun(runId),
       listRuns: (filter) => reader.listRuns(filter),
+      childOutput: (runId) => reader.childOutput(runId),
       close: async () => file?.close(),
     };
   } catch (err) {

@@ -41,6 +41,15 @@ export interface RunView {
   heldBy?: 'sqlite' | 'restate';
 }
 
+/** A workflow file's last Deno child for a run (docs/runner.md): its pid, how it ended, its
+ *  output, bounded by the runner (the last 64 KiB of each stream). */
+export interface ChildOutput {
+  pid: number;
+  exit?: string;
+  stdout: string;
+  stderr: string;
+}
+
 export interface RunFilter {
   status?: RunStatus;
   workflow?: string;

@@ -2,7 +2,7 @@
 // engine itself, reads runs from the backend that ran them. One implementation per backend:
 // SQLite reads its file (read-only from another process); Restate asks the admin API, never
 // the local file's outbox rows for a run Restate has accepted.
-import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
+import type { ChildOutput, RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { OutboxEntry } from './trigger-store.ts';
 
 export interface RunReader {
@@ -10,6 +10,9 @@ export interface RunReader {
   getRun(runId: string): Promise<RunView | undefined>;
   /** One page of runs, newest first, without their steps (`steps: []`); `next` when more match. */
   listRuns(filter: RunFilter): Promise<RunPage>;
+  /** A workflow file's last Deno child for the run (`runs describe`); undefined when none
+   *  was kept (a code workflow, or no child ran yet). */
+  childOutput?(runId: string): Promise<ChildOutput | undefined>;
   /** Releases what the reader opened (a file handle); the engine's own reader owns nothing. */
   close(): Promise<void>;
 }

@@ -4,11 +4,12 @@
 // (compose/run-reader.ts), so `runs list`, `why` and `result()` answer for both and each view
 // says which backend holds its run (`heldBy`).
 import { ValidationError } from '../domain/errors.ts';
-import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
+import type { ChildOutput, RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 
 export interface RunReads {
   getRun(runId: string): Promise<RunView | undefined>;
   listRuns(filter: RunFilter): Promise<RunPage>;
+  childOutput?(runId: string): Promise<ChildOutput | undefined>;
 }
 
 /** A drained run's id is in `drained`; everything else is the primary's (Restate). */
@@ -21,6 +22,10 @@ export class DrainReads implements RunReads {
 
   holds(runId: string): boolean {
     return this.drained.has(runId);
+  }
+
+  async childOutput(runId: string): Promise<ChildOutput | undefined> {
+    return (this.drained.has(runId) ? this.local : this.primary).childOutput?.(runId);
   }
 
   async getRun(runId: string): Promise<RunView | undefined> {

@@ -40,6 +40,8 @@ import { SdkEndpoint } from './endpoint.ts';
 import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
 import { buildDivergenceObject, DIVERGENCE_OBJECT } from './divergence-object.ts';
+import { buildOutputObject, OUTPUT_OBJECT } from './output-object.ts';
+import type { ChildOutput } from '../../domain/run-view.ts';
 import { RestateFileRuns, type FileRunsOptions } from './file-runs.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import type { RunHooks } from './run-handler.ts';
@@ -95,7 +97,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues,diverged';
+const SERVICE_SHAPE = 'signal-queues,diverged,output';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -134,7 +136,7 @@ export class RestateExecutor implements DurableExecutor {
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
     this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
-    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, ...(this.files?.serviceNames() ?? [])];
+    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, ...(this.files ? [OUTPUT_OBJECT, ...this.files.serviceNames()] : [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
@@ -204,6 +206,7 @@ export class RestateExecutor implements DurableExecutor {
       capability: (req, signal) => this.o.capabilities?.call(req, signal) ?? Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)),
       parked: (runId, state) => this.parks.parked(runId, state),
       codec: this.o.codec,
+      childOutput: (runId, output) => void this.saveChildOutput(runId, output),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };
@@ -213,6 +216,7 @@ export class RestateExecutor implements DurableExecutor {
       ...(this.files?.services() ?? []),
     ];
     services.push(buildDivergenceObject() as (typeof services)[number]);
+    if (this.files) services.push(buildOutputObject() as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
@@ -577,6 +581,13 @@ export class RestateExecutor implements DurableExecutor {
 
   private wakeWaiters(runId: string): void {
     for (const w of [...(this.settledWaiters.get(runId) ?? [])]) w();
+  }
+
+  /** A workflow file's child ended: kept in Restate for `runs describe` (output-object.ts).
+   *  Best effort, like the SQLite backend's write of it: a failure is logged, the run goes on. */
+  private async saveChildOutput(runId: string, output: ChildOutput): Promise<void> {
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${OUTPUT_OBJECT}/${encodeURIComponent(runId)}/save/send`, output)).catch((err: Error) => ({ ok: false, status: 0, text: err.message }));
+    if (!res.ok) this.log.log('warn', `keeping the child output of run ${runId} failed: ${res.text.slice(0, 200)}`);
   }
 
   /** The run's code no longer matches its journal: record why, then end the invocation. */

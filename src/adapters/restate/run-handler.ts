@@ -13,7 +13,7 @@ import type { ApprovalRecord } from '../../domain/approval.ts';
 import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
-import type { RunView, StepView } from '../../domain/run-view.ts';
+import type { ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
@@ -43,6 +43,8 @@ export interface RunHooks {
   parked?(runId: string, state: ParkState): void;
   /** Payloads are sealed through it before they reach Restate's journal or state. */
   codec?: PayloadCodec;
+  /** A workflow file's child ended (any outcome): its pid, exit and bounded output. */
+  childOutput?(runId: string, output: ChildOutput): void;
 }
 
 /** Workflow files (docs/runner.md): their runs execute in Deno children, only once the
@@ -133,7 +135,7 @@ export class RestateRun {
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {
       this.log.beginSession();
-      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await this.session(start.version).run();
+      const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await this.runSession(start.version);
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
@@ -167,6 +169,16 @@ export class RestateRun {
           await this.park(outcome.error, cycle++);
           continue;
       }
+    }
+  }
+
+  /** One session; a workflow file's child output is handed on, whatever the outcome. */
+  private async runSession(version: string) {
+    const session = this.session(version);
+    try {
+      return await session.run();
+    } finally {
+      if (session.output) this.hooks.childOutput?.(this.runId, session.output);
     }
   }
 

@@ -5,12 +5,13 @@
 // engine's RestateExecutor and the CLI use this same class.
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
-import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
+import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
 import type { PayloadCodec } from '../../domain/payload-codec.ts';
 import { divergencesIn } from './divergence-object.ts';
+import { outputOf } from './output-object.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { serviceName, workflowName } from './workflow-service.ts';
 
@@ -136,6 +137,10 @@ export class RestateRunReader implements RunReader {
       else byRun.set(k, [s]);
     }
     return byRun;
+  }
+
+  async childOutput(runId: string): Promise<ChildOutput | undefined> {
+    return outputOf(this.o.admin(), runId);
   }
 
   async close(): Promise<void> {}

@@ -7,13 +7,10 @@ import type { ApprovalRecord } from '../../domain/approval.ts';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import { permissionsSchema } from '../../domain/permissions.ts';
 
+import type { ChildOutput } from '../../domain/run-view.ts';
+
 /** A run's last child: pid, how it ended, its output (already bounded by the runner). */
-export interface RunOutput {
-  pid: number;
-  exit?: string;
-  stdout: string;
-  stderr: string;
-}
+export type RunOutput = ChildOutput;
 
 interface ApprovalRow {
   workflow: string;

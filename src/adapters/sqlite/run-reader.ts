@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
-import { DEFAULT_PAGE, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
+import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
+import { FileTables } from './file-tables.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { checkCodec } from './codec-check.ts';
@@ -25,6 +26,10 @@ export class SqliteRunReader implements RunReader {
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.store.getRunRow(runId);
     return row && this.store.view(row, true);
+  }
+
+  async childOutput(runId: string): Promise<ChildOutput | undefined> {
+    return new FileTables(this.store.db).output(runId);
   }
 
   /** One page: a row more than asked for says whether there is a next page. */
