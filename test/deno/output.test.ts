@@ -61,3 +61,29 @@ describe.each(['sqlite', 'restate'] as const)('child output of a workflow-file r
     }
   }, 120_000);
 });
+
+it('on Restate the kept output goes with the run, after the retention (here 3 s)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-output-ret-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'chatty.ts'), chatty);
+  const dataDir = join(dir, 'data');
+  const engine = await createEngine({ backend: 'restate', dataDir, workflowFiles: [join(dir, 'chatty.ts')], retention: { maxAge: 3000 }, log: { level: 'silent' } });
+  await engine.start();
+  try {
+    await engine.workflows.approve('file-chatty');
+    const { runId } = await engine.trigger('file-chatty', null);
+    await engine.result(runId, { timeout: '60s' });
+    const reader = (await openRunReader(resolveConfig({ backend: 'restate', dataDir })))!;
+    try {
+      let child = await reader.childOutput!(runId);
+      for (let i = 0; i < 200 && !child; i++) child = (await new Promise((r) => setTimeout(r, 50)), await reader.childOutput!(runId));
+      expect(child?.stderr).toBe('to stderr\n');
+      for (let i = 0; i < 300 && child; i++) child = (await new Promise((r) => setTimeout(r, 100)), await reader.childOutput!(runId));
+      expect(child).toBeUndefined();
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    await engine.stop();
+  }
+}, 120_000);

@@ -14,7 +14,9 @@ import { sqlString, type AdminApi } from './admin-api.ts';
 /** Not `tq_`: no workflow's service name can equal it and run listings never see it. */
 export const DIVERGENCE_OBJECT = 'tqdiverged';
 
-export function buildDivergenceObject() {
+/** `retentionMs`: the engine's retention (docs/data.md): the record is cleared that long after
+ *  it was written, as Restate drops the killed run itself (a delayed call to `expire`). */
+export function buildDivergenceObject(retentionMs: number) {
   return restate.object({
     name: DIVERGENCE_OBJECT,
     handlers: {
@@ -22,6 +24,12 @@ export function buildDivergenceObject() {
         const e = errorInfoSchema.safeParse(body);
         if (!e.success) throw new restate.TerminalError(describeIssue(e.error.issues, 'divergence'), { errorCode: 400 });
         ctx.set('error', e.data);
+        ctx.set('at', await ctx.date.now());
+        ctx.genericSend({ service: DIVERGENCE_OBJECT, method: 'expire', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: retentionMs });
+      },
+      expire: async (ctx: restate.ObjectContext): Promise<void> => {
+        const at = (await ctx.get<number>('at')) ?? 0;
+        if ((await ctx.date.now()) - at >= retentionMs) ctx.clearAll();
       },
     },
   });

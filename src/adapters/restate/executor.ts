@@ -215,8 +215,9 @@ export class RestateExecutor implements DurableExecutor {
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
       ...(this.files?.services() ?? []),
     ];
-    services.push(buildDivergenceObject() as (typeof services)[number]);
-    if (this.files) services.push(buildOutputObject() as (typeof services)[number]);
+    // Kept as long as the runs they describe (the retention is part of the deployment tag).
+    services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
+    if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');

@@ -16,7 +16,9 @@ export const OUTPUT_OBJECT = 'tqoutput';
 /** The runner bounds each stream to 64 KiB; a little room for multi-byte text. */
 const outputSchema = z.object({ pid: z.number().int().nonnegative(), exit: z.string().max(200).optional(), stdout: z.string().max(256 * 1024), stderr: z.string().max(256 * 1024) }).strict();
 
-export function buildOutputObject() {
+/** `retentionMs`: the engine's retention (docs/data.md): the kept output is cleared that long
+ *  after its last save, as Restate drops the finished run itself (a delayed call to `expire`). */
+export function buildOutputObject(retentionMs: number) {
   return restate.object({
     name: OUTPUT_OBJECT,
     handlers: {
@@ -24,6 +26,13 @@ export function buildOutputObject() {
         const o = outputSchema.safeParse(body);
         if (!o.success) throw new restate.TerminalError(describeIssue(o.error.issues, 'child output'), { errorCode: 400 });
         ctx.set('out', o.data);
+        ctx.set('at', await ctx.date.now());
+        ctx.genericSend({ service: OUTPUT_OBJECT, method: 'expire', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: retentionMs });
+      },
+      /** Clears the output unless a later save came since (its own expire follows). */
+      expire: async (ctx: restate.ObjectContext): Promise<void> => {
+        const at = (await ctx.get<number>('at')) ?? 0;
+        if ((await ctx.date.now()) - at >= retentionMs) ctx.clearAll();
       },
     },
   });
