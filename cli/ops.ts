@@ -11,7 +11,8 @@ export const opSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('run'), workflow: z.string().min(1), input: json, runId: z.string().min(1).optional(), waitMs: z.number().int().min(0) }).strict(),
   z.object({ op: z.literal('emit'), name: z.string().min(1), data: json, id: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('signal'), runId: z.string().min(1), name: z.string().min(1), data: json }).strict(),
-  z.object({ op: z.literal('cancel'), runId: z.string().min(1) }).strict(),
+  // `by`: who asks (recorded; `why` says it): `cli (<user>@<host>)` from the CLI.
+  z.object({ op: z.literal('cancel'), runId: z.string().min(1), by: z.string().min(1).max(200).optional() }).strict(),
   z.object({ op: z.literal('retry'), runId: z.string().min(1), from: z.string().min(1).optional() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
@@ -45,7 +46,7 @@ export async function applyOp(engine: Engine, op: Op): Promise<unknown> {
       await engine.signal(op.runId, op.name, op.data ?? null);
       return { runId: op.runId, signal: op.name, delivered: true };
     case 'cancel':
-      await engine.runs.cancel(op.runId);
+      await engine.runs.cancel(op.runId, op.by === undefined ? {} : { by: op.by });
       return { runId: op.runId, cancelled: true };
     case 'retry': {
       const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });

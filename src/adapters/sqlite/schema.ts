@@ -164,6 +164,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX signals_run ON signals (run_id);
   CREATE INDEX events_created ON events (created_at);
   `,
+  /* 7: what `why` says of a retrying or cancelled run (issue 15, docs/panel.md): a retrying
+        step's attempt limit ("attempt n of m"), and who asked to cancel a run and when (the
+        first cancel's asker). NULL for rows written before: `why` says it was not recorded. */ `
+  ALTER TABLE steps ADD COLUMN retry_limit INTEGER;
+  ALTER TABLE runs ADD COLUMN cancel_by TEXT;
+  ALTER TABLE runs ADD COLUMN cancel_at INTEGER;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */
