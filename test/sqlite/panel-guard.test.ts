@@ -65,5 +65,8 @@ describe('Runs panel guards', () => {
     const ok = await post({ origin: own }, `_token=${panel.token}`);
     expect(ok.status).toBe(303);
     expect((await engine.result(runId, { timeout: '10s' })).status).toBe('cancelled');
+    // The panel's cancel is recorded as the panel's, and `why` says so.
+    expect((await engine.runs.get(runId)).cancel?.by).toBe('panel');
+    expect((await engine.runs.explain(runId)).summary).toMatch(/ was cancelled by panel at /);
   });
 });
