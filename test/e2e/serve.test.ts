@@ -3,7 +3,7 @@
 // stopped BY PID with SIGTERM. Afterwards the same CLI works with no serve (in-process).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -93,6 +93,19 @@ describe('tranquil serve (spawned process)', () => {
     const bad = cli(dataDir, 'signal', 'no-such-run', 'decision');
     expect(bad.code).toBe(1);
     expect(bad.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
+
+    // A cancel from the CLI is recorded as the CLI's, with the user and host, and why says so.
+    const doomed = json<{ runId: string; status: string }>(cli(dataDir, 'run', 'approval', '--json'));
+    expect(doomed.status).toBe('waiting');
+    json(cli(dataDir, 'runs', 'cancel', doomed.runId, '--json'));
+    let cancelled: { status: string; cancel?: { by: string; at: string } } | undefined;
+    for (let i = 0; i < 200 && cancelled?.status !== 'cancelled'; i++) {
+      cancelled = json(cli(dataDir, 'runs', 'describe', doomed.runId, '--json'));
+      if (cancelled!.status !== 'cancelled') await sleep(25);
+    }
+    const asker = `cli (${userInfo().username}@${hostname()})`;
+    expect(cancelled?.cancel?.by).toBe(asker);
+    expect(cli(dataDir, 'why', doomed.runId).out).toContain(`was cancelled by ${asker} at ${cancelled!.cancel!.at}`);
 
     // A second serve on the same data dir refuses, naming the owner; the first is unharmed.
     const second = spawnSync(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--config', CONFIG], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
