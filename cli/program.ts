@@ -191,7 +191,8 @@ function describeRun(r: RunView, child?: RunOutput): string {
   lines.push(`  input ${JSON.stringify(r.input)}`);
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
-  for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts})`);
+  if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
+  for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''})`);
   if (child) {
     lines.push(`  last Deno child: pid ${child.pid}${child.exit ? `, exited (${child.exit})` : ''}`);
     lines.push(child.stdout ? `  stdout:\n${indent(child.stdout)}` : '  stdout: (empty)');

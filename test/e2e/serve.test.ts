@@ -94,6 +94,13 @@ describe('tranquil serve (spawned process)', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
 
+    // A second serve on the same data dir refuses, naming the owner; the first is unharmed.
+    const second = spawnSync(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--config', CONFIG], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(second.status).toBe(1);
+    expect(second.stderr.trim()).toMatch(new RegExp(`refusing to serve .*in use by another engine \\(pid ${child.pid} `));
+    expect(second.stderr.trim().split('\n')).toHaveLength(1);
+    expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"c@example.com"}' })).status).toBe(202);
+
     // A cancel from the CLI is recorded as the CLI's, with the user and host, and why says so.
     const doomed = json<{ runId: string; status: string }>(cli(dataDir, 'run', 'approval', '--json'));
     expect(doomed.status).toBe('waiting');
@@ -106,13 +113,7 @@ describe('tranquil serve (spawned process)', () => {
     const asker = `cli (${userInfo().username}@${hostname()})`;
     expect(cancelled?.cancel?.by).toBe(asker);
     expect(cli(dataDir, 'why', doomed.runId).out).toContain(`was cancelled by ${asker} at ${cancelled!.cancel!.at}`);
-
-    // A second serve on the same data dir refuses, naming the owner; the first is unharmed.
-    const second = spawnSync(process.execPath, [BIN, 'serve', '--data-dir', dataDir, '--config', CONFIG], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
-    expect(second.status).toBe(1);
-    expect(second.stderr.trim()).toMatch(new RegExp(`refusing to serve .*in use by another engine \\(pid ${child.pid} `));
-    expect(second.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"c@example.com"}' })).status).toBe(202);
+    expect(cli(dataDir, 'runs', 'describe', doomed.runId).out).toContain(`\n  cancelled by ${asker} at ${cancelled!.cancel!.at}\n`);
 
     // Stop by pid.
     process.kill(child.pid!, 'SIGTERM');
