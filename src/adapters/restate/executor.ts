@@ -91,7 +91,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues';
+const SERVICE_SHAPE = 'signal-queues+cancel-note';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -402,7 +402,9 @@ export class RestateExecutor implements DurableExecutor {
     if (!found) throw new RunStateError(`run ${runId} is not yet accepted by Restate; try again`);
     // Who asks, noted durably before the cancel is asked: the run reads it as it ends.
     const noted = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/cancelNote`, { by });
-    if (!noted.ok) throw new BackendUnavailableError(`restate refused to note the cancel of run ${runId} (${noted.status}): ${noted.text.slice(0, 200)}`);
+    // 404: the run's service is served by code from before `cancelNote` (a replica not yet
+    // upgraded): the cancel goes ahead, and `why` says who asked is not recorded.
+    if (!noted.ok && noted.status !== 404) throw new BackendUnavailableError(`restate refused to note the cancel of run ${runId} (${noted.status}): ${noted.text.slice(0, 200)}`);
     const status = await this.admin.cancel(found.inv.id);
     if (status === 409) throw new RunStateError(`run ${runId} already finished; nothing to cancel`);
     if (status >= 300) throw new BackendUnavailableError(`restate refused to cancel run ${runId} (${status})`);
