@@ -23,6 +23,7 @@ import type { RunView } from '../src/domain/run-view.ts';
 import { findServe, sendOp } from '../src/adapters/http/control-client.ts';
 import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
 import { existsSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { RunOutput } from '../src/adapters/sqlite/file-tables.ts';
 import { loadProject, type Project, type ProjectOptions } from './project.ts';
@@ -122,6 +123,19 @@ async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sends a mutation to the running serve, or applies it with an in-process engine. */
+/** Who a cancel from the CLI is recorded as: `cli (<user>@<host>)` (`cli` alone when the
+ *  user cannot be read, e.g. a uid with no passwd entry). */
+function cliAsker(): string {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = process.env.USER;
+  }
+  const who = `${user ?? '?'}@${hostname()}`.replace(/\p{Cc}/gu, '');
+  return user ? `cli (${who})`.slice(0, 200) : 'cli';
+}
+
 export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknown> {
   const project = await loadProject(o);
   const running = findServe(project.dataDir);
@@ -166,7 +180,8 @@ function describeRun(r: RunView, child?: RunOutput): string {
   lines.push(`  input ${JSON.stringify(r.input)}`);
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
-  for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts})`);
+  if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
+  for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''})`);
   if (child) {
     lines.push(`  last Deno child: pid ${child.pid}${child.exit ? `, exited (${child.exit})` : ''}`);
     lines.push(child.stdout ? `  stdout:\n${indent(child.stdout)}` : '  stdout: (empty)');
@@ -243,7 +258,7 @@ export function buildProgram(): Command {
       print(o, child ? { ...r, child } : r, () => describeRun(r, child));
     });
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
-    print(o, await mutate(o, { op: 'cancel', runId }), () => `cancelled ${runId}`);
+    print(o, await mutate(o, { op: 'cancel', runId, by: cliAsker() }), () => `cancelled ${runId}`);
   });
   common(runs.command('retry <runId>').description('resume a failed run at its earliest failed step (or --from), discarding what was recorded from there'))
     .option('--from <step>', 'resume at this recorded step name instead')

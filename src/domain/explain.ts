@@ -45,7 +45,7 @@ function describeStep(s: StepView): string {
     case 'succeeded': return `step ${s.seq + 1} '${s.name}' (${s.kind}) succeeded${tries}`;
     case 'failed': return `step ${s.seq + 1} '${s.name}' (${s.kind}) failed${tries}: ${s.error?.name}: ${s.error?.message}`;
     case 'timedout': return `step ${s.seq + 1} '${s.name}' (${s.kind}) timed out`;
-    case 'retrying': return `step ${s.seq + 1} '${s.name}' attempt ${s.attempts} failed (${s.error?.name}: ${s.error?.message}); next attempt at ${s.nextRetryAt}`;
+    case 'retrying': return `step ${s.seq + 1} '${s.name}' attempt ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''} failed (${s.error?.name}: ${s.error?.message}); next attempt at ${s.nextRetryAt}`;
     case 'sleeping': return `step ${s.seq + 1} '${s.name}' sleeping until ${s.wakeAt}`;
     case 'waiting': return `step ${s.seq + 1} '${s.name}' waiting for signal '${baseName(s.name)}'${s.wakeAt ? ` until ${s.wakeAt}` : ''}`;
     case 'running': return `step ${s.seq + 1} '${s.name}' running`;
@@ -143,12 +143,15 @@ function explainState(run: RunView, now: number): Explanation {
       };
     }
     case 'cancelled': {
-      // Who asked is not recorded by either backend; where the cancel landed is.
+      // Who asked and when (both backends record a cancel asked through the engine API), when
+      // it ended, and where the cancel landed.
       const hit = run.steps.find((s) => s.error?.name === 'CancelledError');
+      const c = run.cancel;
+      const asked = !c ? `at ${run.updatedAt}` : c.at === run.updatedAt ? `by ${c.by} at ${c.at}` : `by ${c.by} at ${c.at} and ended at ${run.updatedAt}`;
       return {
         ...base,
-        summary: `${head} was cancelled at ${run.updatedAt} after ${done} completed step${done === 1 ? '' : 's'}` +
-          `${hit ? `; the cancel reached it in step '${hit.name}'` : ''}.`,
+        summary: `${head} was cancelled ${asked} after ${done} completed step${done === 1 ? '' : 's'}` +
+          `${hit ? `; the cancel reached it in step '${hit.name}'` : ''}${c ? '' : '; who asked is not recorded'}.`,
         next: `Nothing to do: a cancelled run stays cancelled. To run the workflow again: \`tranquil run ${run.workflow} --input '<json>'\`.`,
       };
     }
@@ -206,17 +209,23 @@ function explainState(run: RunView, now: number): Explanation {
         };
       }
       break;
-    case 'retrying':
-      if (last?.status === 'retrying') {
+    case 'retrying': {
+      // The latest retrying step (with steps run concurrently it need not be the last one).
+      const r = [...run.steps].reverse().find((s) => s.status === 'retrying');
+      if (r) {
+        // Every policy has a finite limit (1 to 10,000 attempts); a step journaled before the
+        // limit was recorded says so rather than guess it from today's code.
+        const of = r.retryLimit !== undefined ? ` of ${r.retryLimit}` : ' (its retry limit was not recorded)';
         return {
           ...base,
-          waitingFor: { kind: 'retry', step: last.name, until: last.nextRetryAt },
-          summary: `${head} is retrying step '${last.name}': attempt ${last.attempts} failed with ${last.error?.name}: ${last.error?.message}; ` +
-            `attempt ${last.attempts + 1} at ${last.nextRetryAt ? when(last.nextRetryAt, now) : 'once resumed'}.`,
+          waitingFor: { kind: 'retry', step: r.name, until: r.nextRetryAt },
+          summary: `${head} is retrying step '${r.name}': attempt ${r.attempts + 1}${of} at ${r.nextRetryAt ? when(r.nextRetryAt, now) : 'once resumed'}; ` +
+            `last error (attempt ${r.attempts}): ${r.error?.name}: ${r.error?.message}.`,
           next: `Nothing to do: the next attempt runs by itself. ${cancel}`,
         };
       }
       break;
+    }
     case 'parked': {
       const parkedStep = [...run.steps].reverse().find((s) => s.status === 'parked');
       const park = parkOf(parkedStep?.error);

@@ -18,6 +18,10 @@ export interface JournalEntry {
   /** sleep: when it is due; wait: its deadline (absent = no timeout). */
   wakeAt?: number;
   nextRetryAt?: number;
+  /** A retrying step: the attempt limit of its retry policy (total attempts, the first
+   *  included), so `why` can say "attempt n of m". Absent on other statuses and on steps
+   *  journaled before it was recorded. */
+  retryLimit?: number;
   /** When it completed relative to the run's other steps (larger = later; gaps allowed).
    *  Steps called concurrently complete in any order; replay hands results back in this
    *  order. Absent: not completed, or no order (ctx.now/random, emit, older journals). */
@@ -35,5 +39,6 @@ export function toStepView(e: JournalEntry): StepView {
   if (e.endedAt !== undefined) v.endedAt = iso(e.endedAt);
   if (e.nextRetryAt !== undefined) v.nextRetryAt = iso(e.nextRetryAt);
   if (e.wakeAt !== undefined) v.wakeAt = iso(e.wakeAt);
+  if (e.retryLimit !== undefined) v.retryLimit = e.retryLimit;
   return v;
 }

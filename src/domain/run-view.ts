@@ -21,6 +21,15 @@ export interface StepView {
   endedAt?: string;
   nextRetryAt?: string;
   wakeAt?: string;
+  /** A retrying step: its retry policy's attempt limit (total attempts, the first included). */
+  retryLimit?: number;
+}
+
+/** Who asked to cancel a run (`runs.cancel(id, { by })`: 'api' by default, the CLI says
+ *  `cli (<user>@<host>)`, the panel 'panel') and when (ISO). The first cancel's asker. */
+export interface CancelInfo {
+  by: string;
+  at: string;
 }
 
 export interface RunView {
@@ -34,6 +43,8 @@ export interface RunView {
   createdAt: string;
   updatedAt: string;
   wakeAt?: string;
+  /** Set once a cancel was asked through the engine API (both backends record it). */
+  cancel?: CancelInfo;
   steps: StepView[];
   /** Set while a data dir drains from SQLite to Restate (docs/restate.md): which backend
    *  executes this run. 'sqlite': started before the switch, finishing on this data dir's

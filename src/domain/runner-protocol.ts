@@ -50,6 +50,7 @@ export const journalEntrySchema = z.object({
   endedAt: num.optional(),
   wakeAt: num.optional(),
   nextRetryAt: num.optional(),
+  retryLimit: z.number().int().min(1).optional(),
   order: num.optional(),
 });
 const stepCall = z.object({ seq: z.number().int().min(0), kind: stepKind, name: z.string() });

@@ -36,7 +36,9 @@ export interface DurableExecutor {
   signal(runId: string, name: string, payload: Json): Promise<void>;
   getRun(runId: string): Promise<RunView | undefined>;
   listRuns(filter: RunFilter): Promise<RunPage>;
-  cancel(runId: string): Promise<void>;
+  /** `by`: who asks (already validated); recorded with the time of the first cancel, shown
+   *  as RunView.cancel. */
+  cancel(runId: string, by: string): Promise<void>;
   /** Resumes a failed run at the earliest failed `do` step (or `options.from`), discarding
    *  that step's record and everything recorded after it (domain/retry-point.ts); says what
    *  it discarded. An unknown `from` is refused and changes nothing. */

@@ -93,8 +93,8 @@ export class DrainRouter implements DurableExecutor {
     return this.reads ? this.reads.listRuns(filter) : this.o.primary.listRuns(filter);
   }
 
-  cancel(runId: string): Promise<void> {
-    return this.of(runId).cancel(runId);
+  cancel(runId: string, by: string): Promise<void> {
+    return this.of(runId).cancel(runId, by);
   }
 
   retry(runId: string, options: RetryOptions): Promise<RetryResult> {

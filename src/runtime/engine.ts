@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
+import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
@@ -68,6 +69,10 @@ const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
 const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
 const resultOptionsSchema = z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict();
 const retryOptionsSchema = z.object({ from: nameSchema.optional() }).strict();
+// Printable text only: it is shown in `why` and the panel as is.
+const cancelOptionsSchema = z.object({
+  by: z.string().min(1, 'must not be empty').max(MAX_CANCEL_BY, `at most ${MAX_CANCEL_BY} characters`).regex(/^[^\p{Cc}]+$/u, 'no control characters').optional(),
+}).strict();
 const approveOptionsSchema = z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict();
 
 const eventFilterSchema = z
@@ -142,7 +147,9 @@ export interface RunsApi {
   /** Newest first, `limit` (default 100) per page; `next` on the answer when more match:
    *  `runs.list({ ...filter, cursor: page.next })` gives the following page. */
   list(filter?: RunFilter): Promise<RunList>;
-  cancel(runId: string): Promise<void>;
+  /** Asks the run to stop (docs/semantics.md, Cancel). `options.by` names who asks (default
+   *  'api'); it is recorded with the time and `why` says it. */
+  cancel(runId: string, options?: CancelOptions): Promise<void>;
   /** Resumes a failed run: at its earliest failed `do` step, or at `options.from` (a recorded
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
   retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
@@ -204,7 +211,10 @@ export class Engine {
     this.runs = {
       get: async (runId) => this.view(runId),
       list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema, filter, 'runs.list filter'))),
-      cancel: async (runId) => this.executor.cancel(check(idSchema, runId, 'runId')),
+      cancel: async (runId, options = {}) => {
+        const id = check(idSchema, runId, 'runId');
+        return this.executor.cancel(id, check(cancelOptionsSchema, options, 'runs.cancel options').by ?? DEFAULT_CANCEL_BY);
+      },
       retry: async (runId, options = {}) => {
         const id = check(idSchema, runId, 'runId');
         return this.executor.retry(id, check(retryOptionsSchema, options, 'runs.retry options'));

@@ -26,6 +26,7 @@ export function entryOf(s: StepView): JournalEntry {
   const e: JournalEntry = { seq: s.seq, name: s.name, kind: s.kind, status: s.status, attempts: s.attempts };
   if (s.result !== undefined) e.result = s.result;
   if (s.error !== undefined) e.error = s.error;
+  if (s.retryLimit !== undefined) e.retryLimit = s.retryLimit;
   const t = { startedAt: ms(s.startedAt), endedAt: ms(s.endedAt), wakeAt: ms(s.wakeAt), nextRetryAt: ms(s.nextRetryAt) };
   for (const [k, v] of Object.entries(t)) if (v !== undefined) (e as unknown as Record<string, number>)[k] = v;
   return e;

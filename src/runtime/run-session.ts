@@ -486,7 +486,7 @@ export class RunSession {
     const retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : error, () => this.log.random());
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
-      return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt } });
+      return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: { ...base, status: 'retrying', error, nextRetryAt, retryLimit: opts.retry.limit } });
     }
     p.settled = true;
     const order = this.order.next();

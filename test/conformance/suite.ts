@@ -17,6 +17,7 @@ import { signalScenarios } from './semantics-signals.ts';
 import { plainScenarios } from './plain.ts';
 import { capabilityScenarios } from './capabilities.ts';
 import { whyScenarios } from './why.ts';
+import { whyAskerScenarios } from './why-asker.ts';
 import { notificationScenarios } from './notifications.ts';
 import { listTimeScenarios } from './list-time.ts';
 import { codecScenarios } from './codec.ts';
@@ -542,6 +543,7 @@ export function runConformance(target: ConformanceTarget): void {
     signalScenarios({ test, boot, restart, until });
     capabilityScenarios({ test, boot, restart, until });
     whyScenarios({ test, boot, restart, until });
+    whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);

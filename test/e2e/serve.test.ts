@@ -3,7 +3,7 @@
 // stopped BY PID with SIGTERM. Afterwards the same CLI works with no serve (in-process).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -100,6 +100,20 @@ describe('tranquil serve (spawned process)', () => {
     expect(second.stderr.trim()).toMatch(new RegExp(`refusing to serve .*in use by another engine \\(pid ${child.pid} `));
     expect(second.stderr.trim().split('\n')).toHaveLength(1);
     expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":"c@example.com"}' })).status).toBe(202);
+
+    // A cancel from the CLI is recorded as the CLI's, with the user and host, and why says so.
+    const doomed = json<{ runId: string; status: string }>(cli(dataDir, 'run', 'approval', '--json'));
+    expect(doomed.status).toBe('waiting');
+    json(cli(dataDir, 'runs', 'cancel', doomed.runId, '--json'));
+    let cancelled: { status: string; cancel?: { by: string; at: string } } | undefined;
+    for (let i = 0; i < 200 && cancelled?.status !== 'cancelled'; i++) {
+      cancelled = json(cli(dataDir, 'runs', 'describe', doomed.runId, '--json'));
+      if (cancelled!.status !== 'cancelled') await sleep(25);
+    }
+    const asker = `cli (${userInfo().username}@${hostname()})`;
+    expect(cancelled?.cancel?.by).toBe(asker);
+    expect(cli(dataDir, 'why', doomed.runId).out).toContain(`was cancelled by ${asker} at ${cancelled!.cancel!.at}`);
+    expect(cli(dataDir, 'runs', 'describe', doomed.runId).out).toContain(`\n  cancelled by ${asker} at ${cancelled!.cancel!.at}\n`);
 
     // Stop by pid.
     process.kill(child.pid!, 'SIGTERM');

@@ -65,5 +65,11 @@ describe('Runs panel guards', () => {
     const ok = await post({ origin: own }, `_token=${panel.token}`);
     expect(ok.status).toBe(303);
     expect((await engine.result(runId, { timeout: '10s' })).status).toBe('cancelled');
+    // The panel's cancel is recorded as the panel's, and `why` says so.
+    expect((await engine.runs.get(runId)).cancel?.by).toBe('panel');
+    expect((await engine.runs.explain(runId)).summary).toMatch(/ was cancelled by panel at /);
+    const after = await (await panel.app.request(`${own}/runs/${runId}`, { headers: { host: '127.0.0.1:9' } })).text();
+    expect(after).toMatch(/<td id="cancelled-by">panel at \d{4}-\d\d-\d\dT[\d:.]+Z<\/td>/);
+    expect(after).toContain(' was cancelled by panel at ');
   });
 });

@@ -76,3 +76,36 @@ it('an exported run resumes in a fresh data dir and finishes; the file is owner-
   expect(String((err as Error).message)).not.toContain('\n');
   expect(existsSync(join(other, 'tranquil.db'))).toBe(false); // refused before the data dir was opened
 });
+
+it("a retrying step's limit and a cancelled run's asker travel with the file", async () => {
+  const flaky = workflow('flaky', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => step.do('call', { retries: { limit: 6, delay: '1h' } }, () => {
+      throw new Error('remote 503');
+    }));
+  });
+  const src = newDir();
+  const t = await createTestEngine({ workflows: [flaky], dataDir: src });
+  open.push(t);
+  const retrying = (await t.engine.trigger('flaky', null)).runId;
+  const cancelled = (await t.engine.trigger('flaky', null)).runId;
+  await t.idle();
+  await t.engine.runs.cancel(cancelled, { by: 'ops (pager)' });
+  const before = { r: await t.engine.runs.get(retrying), c: await t.engine.result(cancelled, { timeout: '10s' }) };
+  expect(before.r.steps[0]).toMatchObject({ status: 'retrying', retryLimit: 6 });
+  expect(before.c.cancel?.by).toBe('ops (pager)');
+  await t.close();
+  open.length = 0;
+
+  const dst = newDir();
+  for (const id of [retrying, cancelled]) {
+    const path = join(newDir(), `${id}.tqrun`);
+    exportRunFile(resolveConfig({ dataDir: src, backend: 'sqlite' }), id, path);
+    await importRunFile(resolveConfig({ dataDir: dst, backend: 'sqlite' }), path);
+  }
+  const u = await createTestEngine({ workflows: [flaky], dataDir: dst, startAt: t.now() });
+  open.push(u);
+  expect((await u.engine.runs.get(retrying)).steps[0]?.retryLimit).toBe(6);
+  expect((await u.engine.runs.get(cancelled)).cancel).toEqual(before.c.cancel);
+  expect((await u.engine.runs.explain(cancelled)).summary).toContain(`was cancelled by ops (pager) at ${before.c.cancel!.at}`);
+});

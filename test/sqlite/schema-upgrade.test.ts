@@ -52,6 +52,10 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE workflow_approvals; DROP TABLE run_output;`);
       // Indexes of migration 6 (retention) did not exist in v2 either.
       db.exec(`DROP INDEX runs_finished; DROP INDEX signals_run; DROP INDEX events_created;`);
+      // Table of migration 7 (the drain) and columns of migration 8 (who asked to cancel; the
+      // steps table is rebuilt below).
+      db.exec(`DROP TABLE drain_runs;`);
+      db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
       const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
       db.exec(v2steps);
       const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)

@@ -65,7 +65,7 @@ describe('testing kit (manual clock)', () => {
     const retrying = await t.engine.runs.get(runId);
     expect(retrying.status).toBe('retrying');
     expect(retrying.steps[0]).toMatchObject({ name: 'call', status: 'retrying', attempts: 1, nextRetryAt: new Date(start + 30_000).toISOString() });
-    expect((await t.engine.runs.explain(runId)).summary).toMatch(/retrying step 'call': attempt 1 failed with Error: 503; attempt 2 at/);
+    expect((await t.engine.runs.explain(runId)).summary).toMatch(/retrying step 'call': attempt 2 of 5 at .*; last error \(attempt 1\): Error: 503\.$/);
     await t.advance('1h');
     expect(at.map((x) => (x - start) / 1000)).toEqual([0, 30, 90, 180, 270]);
     expect((await t.engine.runs.get(runId)).status).toBe('failed');

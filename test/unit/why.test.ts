@@ -30,11 +30,15 @@ describe('why: every run state has one sentence and a next command', () => {
     expect(forever.summary).toBe(`${head} is waiting in step 'approve#1' for signal 'approve', with no timeout; waiting since 2026-03-28T07:55:00.000Z.`);
   });
 
-  it('retrying: which attempt failed with what, and when the next one runs', () => {
-    const step: StepView = { seq: 0, name: 'call', kind: 'do', status: 'retrying', attempts: 2, error: { name: 'Error', message: 'remote 503' }, nextRetryAt: '2026-03-28T08:00:30.000Z' };
+  it('retrying: attempt n of m, when it runs, and the last error', () => {
+    const step: StepView = { seq: 0, name: 'call', kind: 'do', status: 'retrying', attempts: 2, error: { name: 'Error', message: 'remote 503' }, nextRetryAt: '2026-03-28T08:00:30.000Z', retryLimit: 5 };
     const e = explain(run('retrying', [step]), NOW);
-    expect(e.summary).toBe(`${head} is retrying step 'call': attempt 2 failed with Error: remote 503; attempt 3 at 2026-03-28T08:00:30.000Z (in 30s).`);
+    expect(e.summary).toBe(`${head} is retrying step 'call': attempt 3 of 5 at 2026-03-28T08:00:30.000Z (in 30s); last error (attempt 2): Error: remote 503.`);
     expect(e.next).toBe('Nothing to do: the next attempt runs by itself. To stop it: `tranquil runs cancel r1`.');
+    expect(e.details).toEqual(["step 1 'call' attempt 2 of 5 failed (Error: remote 503); next attempt at 2026-03-28T08:00:30.000Z"]);
+    // A step journaled before the limit was recorded: said, not guessed from today's code.
+    const old = explain(run('retrying', [{ ...step, retryLimit: undefined }]), NOW);
+    expect(old.summary).toBe(`${head} is retrying step 'call': attempt 3 (its retry limit was not recorded) at 2026-03-28T08:00:30.000Z (in 30s); last error (attempt 2): Error: remote 503.`);
   });
 
   it('pending: the engine picks it up; with no engine running: what starting one will do', () => {
@@ -92,8 +96,16 @@ describe('why: every run state has one sentence and a next command', () => {
   it('cancelled: when, and the step the cancel reached', () => {
     const hit: StepView = { seq: 1, name: 'pause', kind: 'sleep', status: 'failed', attempts: 1, error: { name: 'CancelledError', message: 'run r1 was cancelled' } };
     const e = explain(run('cancelled', [ok(0, 'a'), hit]), NOW);
-    expect(e.summary).toBe(`${head} was cancelled at 2026-03-28T07:30:00.000Z after 1 completed step; the cancel reached it in step 'pause'.`);
+    expect(e.summary).toBe(`${head} was cancelled at 2026-03-28T07:30:00.000Z after 1 completed step; the cancel reached it in step 'pause'; who asked is not recorded.`);
     expect(e.next).toBe("Nothing to do: a cancelled run stays cancelled. To run the workflow again: `tranquil run wf --input '<json>'`.");
+  });
+
+  it('cancelled: by whom and when it was asked, and when it ended', () => {
+    const hit: StepView = { seq: 1, name: 'pause', kind: 'sleep', status: 'failed', attempts: 1, error: { name: 'CancelledError', message: 'run r1 was cancelled' } };
+    const later = explain(run('cancelled', [ok(0, 'a'), hit], { cancel: { by: 'panel', at: '2026-03-28T07:29:58.000Z' } }), NOW);
+    expect(later.summary).toBe(`${head} was cancelled by panel at 2026-03-28T07:29:58.000Z and ended at 2026-03-28T07:30:00.000Z after 1 completed step; the cancel reached it in step 'pause'.`);
+    const atOnce = explain(run('cancelled', [ok(0, 'a')], { cancel: { by: 'cli (ann@box)', at: '2026-03-28T07:30:00.000Z' } }), NOW);
+    expect(atOnce.summary).toBe(`${head} was cancelled by cli (ann@box) at 2026-03-28T07:30:00.000Z after 1 completed step.`);
   });
 
   it('succeeded', () => {

@@ -48,7 +48,8 @@ export const opSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('explain'), runId: id }).strict(),
   z.object({ op: z.literal('emit'), name: name, data: json, id: id.optional() }).strict(),
   z.object({ op: z.literal('signal'), runId: id, name: name, data: json }).strict(),
-  z.object({ op: z.literal('cancel'), runId: id }).strict(),
+  // `by`: who asks (recorded; `why` says it): `cli (<user>@<host>)` from the CLI.
+  z.object({ op: z.literal('cancel'), runId: id, by: z.string().min(1).max(200).optional() }).strict(),
   z.object({ op: z.literal('retry'), runId: id, from: name.optional() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
@@ -146,7 +147,7 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       await engine.signal(op.runId, op.name, op.data ?? null);
       return { runId: op.runId, signal: op.name, delivered: true };
     case 'cancel':
-      await engine.runs.cancel(op.runId);
+      await engine.runs.cancel(op.runId, op.by === undefined ? {} : { by: op.by });
       return { runId: op.runId, cancelled: true };
     case 'retry': {
       const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });

@@ -104,7 +104,7 @@ export function timeline(run: RunView, now: number): string {
 function stepNote(s: StepView): string {
   const bits: string[] = [];
   if (s.error) bits.push(`<div class="err">${esc(s.error.name)}: ${esc(s.error.message)}</div>`);
-  if (s.status === 'retrying' && s.nextRetryAt) bits.push(`<div>next attempt at ${esc(s.nextRetryAt)}</div>`);
+  if (s.status === 'retrying' && s.nextRetryAt) bits.push(`<div>attempt ${s.attempts + 1}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''} at ${esc(s.nextRetryAt)}</div>`);
   if (s.status === 'sleeping' && s.wakeAt) bits.push(`<div>until ${esc(s.wakeAt)}</div>`);
   if (s.status === 'waiting') bits.push(`<div>${s.wakeAt ? `timeout at ${esc(s.wakeAt)}` : 'no timeout'}</div>`);
   return bits.join('');
@@ -117,7 +117,7 @@ export function runDetails(run: RunView): string {
   return `<div class="grid"><div><h3>Input</h3><pre id="input">${json(run.input)}</pre>
 <h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : json(run.output)}</pre></div>
 <div><h3>Run</h3><table><tr><th>workflow</th><td>${esc(run.workflow)}</td></tr><tr><th>status</th><td id="run-status">${status(run.status)}</td></tr>
-<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr></table>
+<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}</table>
 <h3>Error</h3><pre>${run.error ? json(run.error) : '<span class="muted">none</span>'}</pre>
 <h3>Idempotency keys</h3><pre>${keys.length ? esc(keys.join('\n')) : '<span class="muted">none</span>'}</pre></div></div>`;
 }

@@ -138,7 +138,7 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
   });
   act('/runs/:id/cancel', async (c) => {
     const id = c.req.param('id')!;
-    await engine.runs.cancel(id);
+    await engine.runs.cancel(id, { by: 'panel' });
     return { run: id, note: 'cancel requested' };
   });
   act('/runs/:id/signal', async (c, form) => {

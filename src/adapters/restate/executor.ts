@@ -97,7 +97,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues,diverged,output';
+const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -421,12 +421,17 @@ export class RestateExecutor implements DurableExecutor {
     if (!res.ok) throw new BackendUnavailableError(`restate refused signal '${name}' for run ${runId} (${res.status}): ${res.text.slice(0, 200)}`);
   }
 
-  async cancel(runId: string): Promise<void> {
+  async cancel(runId: string, by: string): Promise<void> {
     this.ensureStarted();
     const v = await this.requireView(runId);
     if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); nothing to cancel`);
     const found = await this.invocation(runId, v.workflow);
     if (!found) throw new RunStateError(`run ${runId} is not yet accepted by Restate; try again`);
+    // Who asks, noted durably before the cancel is asked: the run reads it as it ends.
+    const noted = await httpJson('POST', `${this.ingress}/${serviceName(v.workflow)}/${encodeURIComponent(runId)}/cancelNote`, { by });
+    // 404: the run's service is served by code from before `cancelNote` (a replica not yet
+    // upgraded): the cancel goes ahead, and `why` says who asked is not recorded.
+    if (!noted.ok && noted.status !== 404) throw new BackendUnavailableError(`restate refused to note the cancel of run ${runId} (${noted.status}): ${noted.text.slice(0, 200)}`);
     const status = await this.admin.cancel(found.inv.id);
     if (status === 409) throw new RunStateError(`run ${runId} already finished; nothing to cancel`);
     if (status >= 300) throw new BackendUnavailableError(`restate refused to cancel run ${runId} (${status})`);

@@ -13,7 +13,7 @@ import type { ApprovalRecord } from '../../domain/approval.ts';
 import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
-import type { ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
+import type { CancelInfo, ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
@@ -60,6 +60,17 @@ export interface RestateFiles {
 /** The durable promise an approval resolves to release a run blocked in its `k`-th look. */
 export const releasePromise = (k: number): string => `~release#${k}`;
 
+/** The durable promise the engine resolves with who asks to cancel, before it asks Restate
+ *  to cancel the invocation (executor.cancel; the `cancelNote` handler). The first asker
+ *  stays. A cancel from outside the engine API (Restate's own UI or CLI) leaves it empty. */
+export const CANCEL_PROMISE = '~cancel';
+
+/** What `~cancel` holds: who asked, and when (the handler's journaled time, epoch ms). */
+export interface CancelNote {
+  by: string;
+  t: number;
+}
+
 /** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
 export interface RetryRequest {
   /** The step to resume at, as the engine reported it to the caller; absent: the default. */
@@ -74,6 +85,8 @@ export interface RunState {
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
+  /** A cancelled run: who asked and when (from `~cancel`). */
+  cancel?: CancelInfo;
   /** When the run took this status, on the run's journaled clock: the same in every read and
    *  every replay (the invocation's modified_at moves when Restate suspends or resumes it, so
    *  a view dated by it looked like a new transition: a notification delivered twice). */
@@ -143,9 +156,7 @@ export class RestateRun {
           // The invocation's output is journaled by Restate too: sealed.
           return sealJson(this.codec, outcome.output);
         case 'cancelled':
-          this.setRun({ status: 'cancelled' });
-          this.hooks.settled(this.runId, this.view());
-          throw new restate.CancelledError();
+          throw await this.endCancelled();
         case 'interrupted':
           // Not the workflow's failure (a transport or SDK error): Restate retries the invocation.
           throw outcome.cause;
@@ -205,15 +216,16 @@ export class RestateRun {
         await this.log.driver.await(this.rctx.promise<boolean>(releasePromise(k)).get());
       } catch (err) {
         // Nothing ran yet, so nothing to clean up: a cancel while blocked ends the run.
-        throw err instanceof CancelledError ? this.endCancelled() : err;
+        throw err instanceof CancelledError ? await this.endCancelled() : err;
       }
       this.setRun({ status: 'running' });
     }
   }
 
-  /** The run ends cancelled at once (shown, the engine told); Restate's error to throw. */
-  private endCancelled(): restate.CancelledError {
-    this.setRun({ status: 'cancelled' });
+  /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */
+  private async endCancelled(): Promise<restate.CancelledError> {
+    const cancel = await this.cancelNote();
+    this.setRun(cancel ? { status: 'cancelled', cancel } : { status: 'cancelled' });
     this.hooks.settled(this.runId, this.view());
     return new restate.CancelledError();
   }
@@ -234,7 +246,7 @@ export class RestateRun {
       );
     } catch (err) {
       // A failed run has nothing to clean up: a cancel while parked ends it.
-      throw err instanceof CancelledError ? this.endCancelled() : err;
+      throw err instanceof CancelledError ? await this.endCancelled() : err;
     }
     if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.codec.encode(error.message)}`);
     const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
@@ -269,6 +281,20 @@ export class RestateRun {
     return a.promise;
   }
 
+  /** Who asked to cancel: `~cancel` as the engine resolved it before asking Restate (a
+   *  journaled peek, so a replay reads the same); undefined for a cancel from elsewhere. */
+  private async cancelNote(): Promise<CancelInfo | undefined> {
+    try {
+      const peek = this.rctx.promise<CancelNote>(CANCEL_PROMISE).peek() as unknown as restate.RestatePromise<CancelNote | undefined>;
+      const note = await this.log.driver.await(peek);
+      return note && typeof note.by === 'string' && typeof note.t === 'number' ? { by: note.by, at: new Date(note.t).toISOString() } : undefined;
+    } catch (err) {
+      // A further cancel while reading it: the run ends all the same, without the asker.
+      if (err instanceof CancelledError) return undefined;
+      throw err;
+    }
+  }
+
   private setRun(status: RunState): void {
     const s: RunState = this.log ? { ...status, at: this.log.now() } : status;
     this.written.run = s;
@@ -294,6 +320,7 @@ export class RestateRun {
     };
     if (run?.output !== undefined) v.output = run.output;
     if (run?.error !== undefined) v.error = run.error;
+    if (run?.status === 'cancelled' && run.cancel) v.cancel = run.cancel;
     return v;
   }
 }

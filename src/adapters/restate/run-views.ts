@@ -76,6 +76,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
   let error: ErrorInfo | undefined;
   let output: Json | undefined;
   let wakeAt: string | undefined;
+  let cancel: RunView['cancel'];
   let updatedAt = iso(inv.modified_at);
   const run = state.run;
   if (diverged) {
@@ -87,7 +88,10 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
       output = run?.output ?? null;
     } else {
       const f = parseFailure(inv.completion_failure);
-      if (f.code === 409) status = 'cancelled';
+      if (f.code === 409) {
+        status = 'cancelled';
+        if (run?.cancel) cancel = run.cancel;
+      }
       else {
         status = 'failed';
         error = run?.error ?? { name: 'Error', message: f.message };
@@ -104,6 +108,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     if (typeof run.at === 'number') updatedAt = iso(run.at);
     if (run.status === 'failed' || run.status === 'blocked') error = run.error;
     if (run.status === 'succeeded') output = run.output ?? null;
+    if (run.status === 'cancelled' && run.cancel) cancel = run.cancel;
     wakeAt = run.wakeAt;
   }
   const v: RunView = {
@@ -119,5 +124,6 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
   if (output !== undefined) v.output = output;
   if (error !== undefined) v.error = error;
   if (wakeAt !== undefined) v.wakeAt = wakeAt;
+  if (cancel !== undefined) v.cancel = cancel;
   return v;
 }

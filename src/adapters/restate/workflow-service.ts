@@ -5,12 +5,13 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
+import { MAX_CANCEL_BY } from '../../domain/cancel.ts';
 import type { Json } from '../../domain/json.ts';
 import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
-import { releasePromise, RestateRun, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
@@ -30,6 +31,9 @@ export const RETENTION_DAYS = 7;
 
 /** The `retry` handler's body: the engine sends the resume point it reported. */
 const retryBody = z.object({ from: z.string().min(1).max(200).optional() }).strict();
+
+/** The `cancelNote` handler's body: who asks to cancel (the engine validated it). */
+const cancelNoteBody = z.object({ by: z.string().min(1).max(MAX_CANCEL_BY) }).strict();
 
 /** What the engine sends to `run`: the input, and for a workflow file the version (snapshot
  *  digest) the trigger created the run at (a file may change while the endpoint serves). */
@@ -96,6 +100,22 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
           }
         }
         throw new restate.TerminalError(`signal queue of '${req.name}' is full`);
+      },
+
+      // The engine notes who asks to cancel before it asks Restate to cancel the invocation:
+      // the run reads it when it ends cancelled (run-handler cancelNote). The first asker stays.
+      cancelNote: async (ctx: restate.WorkflowSharedContext, body: unknown): Promise<{ noted: boolean }> => {
+        const req = cancelNoteBody.safeParse(body ?? {});
+        if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'cancel note'), { errorCode: 400 });
+        const p = ctx.promise<CancelNote>(CANCEL_PROMISE);
+        if ((await p.peek()) !== undefined) return { noted: false };
+        try {
+          await p.resolve({ by: req.data.by, t: await ctx.date.now() });
+        } catch (err) {
+          if (err instanceof restate.TerminalError) return { noted: false }; // a concurrent cancel noted first
+          throw err;
+        }
+        return { noted: true };
       },
 
       retry: async (ctx: restate.WorkflowSharedContext, body: unknown) => {

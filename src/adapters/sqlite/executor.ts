@@ -267,7 +267,7 @@ export class SqliteExecutor implements DurableExecutor {
     return this.reader.listRuns(filter);
   }
 
-  async cancel(runId: string): Promise<void> {
+  async cancel(runId: string, by: string): Promise<void> {
     this.ensureStarted();
     const row = this.requireRow(runId);
     if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to cancel`);
@@ -278,17 +278,21 @@ export class SqliteExecutor implements DurableExecutor {
     if (act) {
       act.cancel = force ? 'forced' : 'requested';
       act.abort?.(new RunStateError(`run ${runId} was cancelled`));
-      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
+      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
       return;
     }
     if (!force) {
-      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now()));
+      await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
       this.dispatch(runId);
       return;
     }
     this.dropReady(runId);
     this.fresh.delete(runId);
-    await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
+    await this.queue.enqueue(() => {
+      const now = this.now();
+      this.store.noteCancel(runId, now, by);
+      this.store.finishRun(runId, 'cancelled', now);
+    });
     this.notifyTerminal(runId);
   }
 

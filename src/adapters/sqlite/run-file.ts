@@ -31,6 +31,7 @@ const entrySchema = z
     endedAt: time.optional(),
     wakeAt: time.optional(),
     nextRetryAt: time.optional(),
+    retryLimit: z.number().int().min(1).optional(),
     order: z.number().int().optional(),
   })
   .strict();
@@ -53,6 +54,8 @@ export const runFileSchema = z
         updatedAt: time,
         wakeAt: time.optional(),
         cancelRequested: z.boolean(),
+        /** Who asked to cancel it and when (absent in files of older engines). */
+        cancel: z.object({ by: z.string().min(1).max(200), at: time }).strict().optional(),
       })
       .strict(),
     journal: z.array(entrySchema),
@@ -79,6 +82,7 @@ export function exportRun(store: SqliteStore, runId: string, now: number): RunFi
   if (row.output != null) run.output = store.plain(row.output);
   if (row.error != null) run.error = store.plain<RunFile['run']['error']>(row.error);
   if (row.wake_at != null) run.wakeAt = row.wake_at;
+  if (row.cancel_by != null && row.cancel_at != null) run.cancel = { by: row.cancel_by, at: row.cancel_at };
   const signals = (store.db.prepare(`SELECT name, payload, created_at, consumed_seq FROM signals WHERE run_id = ? ORDER BY id`).all(runId) as {
     name: string; payload: string; created_at: number; consumed_seq: number | null;
   }[]).map((s) => ({ name: s.name, payload: store.plain(s.payload), createdAt: s.created_at, ...(s.consumed_seq == null ? {} : { consumedSeq: s.consumed_seq }) }));
@@ -97,7 +101,8 @@ export function importRun(store: SqliteStore, file: RunFile): void {
   }
   if (r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled') store.finishRun(r.runId, r.status, r.updatedAt, r.output, r.error);
   else store.setStatus(r.runId, r.status, r.wakeAt, r.updatedAt);
-  if (r.cancelRequested) store.requestCancel(r.runId, r.updatedAt);
+  if (r.cancel) store.noteCancel(r.runId, r.cancel.at, r.cancel.by);
+  if (r.cancelRequested) store.requestCancel(r.runId, r.updatedAt, null);
   // A blocked run's reason (or a parked run's error) is kept as it was.
   if (r.error && r.status !== 'failed') store.db.prepare(`UPDATE runs SET error = ? WHERE run_id = ?`).run(store.codec.encode(JSON.stringify(r.error)), r.runId);
 }

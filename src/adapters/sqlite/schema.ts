@@ -173,6 +173,13 @@ export const MIGRATIONS: readonly string[] = [
     since INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  /* 8: what `why` says of a retrying or cancelled run (issue 15, docs/panel.md): a retrying
+        step's attempt limit ("attempt n of m"), and who asked to cancel a run and when (the
+        first cancel's asker). NULL for rows written before: `why` says it was not recorded. */ `
+  ALTER TABLE steps ADD COLUMN retry_limit INTEGER;
+  ALTER TABLE runs ADD COLUMN cancel_by TEXT;
+  ALTER TABLE runs ADD COLUMN cancel_at INTEGER;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

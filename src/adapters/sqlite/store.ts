@@ -31,6 +31,9 @@ export interface RunRow {
   wake_at: number | null;
   cancel_requested: number;
   created_seq: number;
+  /** Who asked to cancel, and when (schema 7; NULL before). */
+  cancel_by?: string | null;
+  cancel_at?: number | null;
 }
 
 interface StepRow {
@@ -47,6 +50,7 @@ interface StepRow {
   wake_at: number | null;
   next_retry_at: number | null;
   done_order: number | null;
+  retry_limit?: number | null;
 }
 
 export const DB_FILE = 'tranquil.db';
@@ -192,17 +196,23 @@ export class SqliteStore {
       getRun: q(`SELECT * FROM runs WHERE run_id = ?`),
       setStatus: q(`UPDATE runs SET status = ?, wake_at = ?, updated_at = ? WHERE run_id = ?`),
       finishRun: q(`UPDATE runs SET status = ?, output = ?, error = ?, wake_at = NULL, updated_at = ? WHERE run_id = ?`),
-      requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now WHERE run_id = @run_id`),
-      resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0, updated_at = @now WHERE run_id = @run_id`),
+      requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now,
+                          cancel_at = CASE WHEN cancel_by IS NULL AND @by IS NOT NULL THEN @now ELSE cancel_at END,
+                          cancel_by = coalesce(cancel_by, @by) WHERE run_id = @run_id`),
+      // A cancel that ends the run at once records its asker too (the first asker stays).
+      noteCancel: q(`UPDATE runs SET cancel_at = CASE WHEN cancel_by IS NULL THEN @now ELSE cancel_at END,
+                          cancel_by = coalesce(cancel_by, @by) WHERE run_id = @run_id`),
+      resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0,
+                          cancel_by = NULL, cancel_at = NULL, updated_at = @now WHERE run_id = @run_id`),
       // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
       steps: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq`),
       truncateSteps: q(`DELETE FROM steps WHERE run_seq = ${RUN_SEQ} AND seq >= ?`),
-      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order)
-                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order, retry_limit)
+                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                      ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
                        attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
                        ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at,
-                       done_order = excluded.done_order`),
+                       done_order = excluded.done_order, retry_limit = excluded.retry_limit`),
       // A due sleep is finished by the claim itself, so the woken run replays past it. Sleeps
       // due together complete in wake time order, after every step completed before.
       wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = @now, done_order = w.base + w.rn
@@ -258,8 +268,14 @@ export class SqliteStore {
     this.s.finishRun.run(status, this.seal(output), this.seal(error as Json | undefined), now, runId);
   }
 
-  requestCancel(runId: string, now: number): void {
-    this.s.requestCancel.run({ run_id: runId, now });
+  /** `by`: who asked (kept only if no one asked before). */
+  requestCancel(runId: string, now: number, by: string | null): void {
+    this.s.requestCancel.run({ run_id: runId, now, by });
+  }
+
+  /** Records who asked to cancel and when, without asking the run (it ends at once). */
+  noteCancel(runId: string, now: number, by: string): void {
+    this.s.noteCancel.run({ run_id: runId, now, by });
   }
 
   resetForRetry(runId: string, now: number): void {
@@ -282,7 +298,7 @@ export class SqliteStore {
       runId, runId, e.seq, e.name, e.kind, e.status, e.attempts,
       resultText !== undefined ? this.codec.encode(resultText) : this.seal(e.result),
       this.seal(e.error as Json | undefined),
-      e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null, e.order ?? null,
+      e.startedAt ?? null, e.endedAt ?? null, e.wakeAt ?? null, e.nextRetryAt ?? null, e.order ?? null, e.retryLimit ?? null,
     );
   }
 
@@ -366,6 +382,8 @@ export class SqliteStore {
     if (row.output != null) v.output = this.plain<Json>(row.output);
     if (row.error != null) v.error = this.plain<ErrorInfo>(row.error);
     if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
+    // Shown once the run ended cancelled (Restate learns the asker only then: same view).
+    if (row.status === 'cancelled' && row.cancel_by != null && row.cancel_at != null) v.cancel = { by: row.cancel_by, at: iso(row.cancel_at)! };
     return v;
   }
 
@@ -395,6 +413,7 @@ function toEntry(r: StepRow, codec: PayloadCodec): JournalEntry {
   if (r.wake_at != null) e.wakeAt = r.wake_at;
   if (r.next_retry_at != null) e.nextRetryAt = r.next_retry_at;
   if (r.done_order != null) e.order = r.done_order;
+  if (r.retry_limit != null) e.retryLimit = r.retry_limit;
   return e;
 }
 

@@ -8,6 +8,37 @@ import type { FileKit } from './suite.ts';
 const P = `{ permissions: ${OUT_PERMISSIONS} }`;
 
 export function moreFileScenarios({ test, boot }: FileKit): void {
+  // why-asker.ts: the retrying step's limit comes from the child's session, over the runner protocol.
+  test('why: a retrying run says attempt n of m, when, and the last error', async () => {
+    const rig = await boot([`
+export default workflow('why-limit', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) =>
+    step.do('call', { retries: { limit: 4, delay: '1h', backoff: 'constant', jitter: false } }, () => {
+      throw new Error('remote 503');
+    }));
+});`, `
+export default workflow('why-default-limit', ${P}, (w) => {
+  w.trigger(manual());
+  w.defaults({ retries: { delay: '1h' } });
+  w.run(async ({ step }) =>
+    step.do('fetch', () => {
+      throw new Error('timeout');
+    }));
+});`]);
+    const e = rig.engine;
+    const a = (await e.trigger('why-limit', null)).runId;
+    const b = (await e.trigger('why-default-limit', null)).runId;
+    await until('both runs to be retrying', async () => (await e.runs.get(a)).status === 'retrying' && (await e.runs.get(b)).status === 'retrying');
+    const va = await e.runs.get(a);
+    expect(va.steps[0]).toMatchObject({ name: 'call', status: 'retrying', attempts: 1, retryLimit: 4 });
+    const ISO = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
+    const ea = (await e.runs.explain(a)).summary.replace(/ \((in [^)]*|due now)\)/g, '');
+    expect(ea).toMatch(new RegExp(`^Run ${a} of workflow 'why-limit' \\(version ${va.version}\\) is retrying step 'call': attempt 2 of 4 at ${ISO}; last error \\(attempt 1\\): Error: remote 503\\.$`));
+    expect((await e.runs.get(b)).steps[0]).toMatchObject({ name: 'fetch', status: 'retrying', attempts: 1, retryLimit: 3 });
+    expect((await e.runs.explain(b)).summary).toMatch(/is retrying step 'fetch': attempt 2 of 3 at .*; last error \(attempt 1\): Error: timeout\.$/);
+  });
+
   test('Promise.all of step.do that finish in reverse order: each result to its own call', async () => {
     const rig = await boot(`
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -28,6 +28,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'notifications: after a restart the host gets what it missed, not what it already had': 'host-side notifications read run views, whatever ran the code',
   'why: sleeping, waiting, retrying, failed, cancelled and succeeded runs read the same on every backend': 'explanations read run views, whatever ran the code',
   'why: a run whose code changed under it names the position, the call and the record': 'explanations read run views; the file form of non-determinism is ported',
+  'why: a cancelled run says who asked to cancel it and when': 'who asked is recorded at the engine API, whatever ran the code',
   'with a key configured no payload is stored in plain text (control: without one it is)': 'the payload codec sits in the backends\' storage, below the step log a child is served',
   'a rotated keyring reads runs the old key wrote; new writes use the new key': 'the payload codec sits in the backends\' storage, below the step log a child is served',
   'a missing or wrong key is refused in one line and changes nothing': 'checked at engine start, before any code runs',
