@@ -15,6 +15,7 @@ import {
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
+import { setLongTimeout } from '../../runtime/long-timer.ts';
 
 export interface ServedOutcome {
   outcome: RunOutcome;
@@ -56,7 +57,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     let over = false;
     const attempts = new Map<number, (r: AttemptResult) => void>();
     // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
-    const running = new Map<number, { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout }>();
+    const running = new Map<number, { seq: number; name: string; attempt: number; disarm?: () => void }>();
     let silence: NodeJS.Timeout | undefined;
     let cancelKill: NodeJS.Timeout | undefined;
     const w = o.watch;
@@ -66,7 +67,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       served.abort(new ProtocolError(`the execution of run ${log.runId} in its child ended`));
       clearTimeout(silence);
       clearTimeout(cancelKill);
-      for (const r of running.values()) clearTimeout(r.timer);
+      for (const r of running.values()) r.disarm?.();
     };
     const splitter = new LineSplitter(o.maxPayloadBytes + FRAME_ENVELOPE_BYTES, 'child');
     const send = (f: EngineFrame) => {
@@ -123,9 +124,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const startBody = () =>
             new Promise<AttemptResult>((r) => {
               attempts.set(f.id, r);
-              const entry: { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
+              const entry: { seq: number; name: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
               if (w && f.timeoutMs !== undefined) {
-                entry.timer = setTimeout(() => failAttempts([entry], {
+                // Any accepted step timeout (up to 100 years): a plain setTimeout of 30 days
+                // overflowed and killed the child at once with a TimeoutError.
+                entry.disarm = setLongTimeout(() => failAttempts([entry], {
                   name: 'TimeoutError',
                   message: `step '${f.call.name}' attempt ${f.attempt} timed out after ${f.timeoutMs}ms; its child did not answer within ${w.stepTimeoutSlackMs}ms more and was killed`,
                 }), f.timeoutMs + w.stepTimeoutSlackMs);
@@ -139,7 +142,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const done = attempts.get(f.id);
           if (!done) throw new ProtocolError(`attemptResult ${f.id} answers no attempt in flight`);
           attempts.delete(f.id);
-          clearTimeout(running.get(f.id)?.timer);
+          running.get(f.id)?.disarm?.();
           running.delete(f.id);
           return done(f.result as AttemptResult);
         }
