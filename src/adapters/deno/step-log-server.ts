@@ -68,10 +68,24 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       clearTimeout(silence);
       clearTimeout(cancelKill);
       for (const r of running.values()) r.disarm?.();
+      log.settleWith?.(undefined);
+      wake();
     };
     const splitter = new LineSplitter(o.maxPayloadBytes + FRAME_ENVELOPE_BYTES, 'child');
+    // Settling (a log whose journal order must not depend on frame timing: Restate): frames
+    // sent, the child's last `idle`, and who waits for the child to catch up.
+    let sentFrames = 0;
+    let idleSeen = 0;
+    let caughtUp: (() => void)[] = [];
+    const settled = () => over || idleSeen >= sentFrames;
+    const wake = () => {
+      if (!settled()) return;
+      for (const r of caughtUp.splice(0)) r();
+    };
     const send = (f: EngineFrame) => {
-      if (!over) socket.write(encodeFrame(f));
+      if (over) return;
+      sentFrames++;
+      socket.write(encodeFrame(f));
     };
     const fail = (err: Error) => {
       if (over) return;
@@ -163,6 +177,9 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           return void reply(f.id, Promise.resolve(log.close?.(f.position)).then((r) => r ?? null));
         case 'heartbeat':
           return;
+        case 'idle':
+          idleSeen = Math.max(idleSeen, f.seen);
+          return wake();
         case 'log':
           return o.onLog?.(f.level, f.message);
         case 'outcome':
@@ -200,9 +217,12 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     socket.resume();
 
     const entries = log.entries.filter((e): e is JournalEntry => e !== undefined);
+    // Before the log waits for its next outcome, the child has reacted to every frame sent.
+    const settle = log.settleWith !== undefined;
+    log.settleWith?.(() => (settled() ? Promise.resolve() : new Promise<void>((r) => caughtUp.push(r))));
     send({
       t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
-      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true }, cancel: cancelView(), now: log.now(),
+      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true, settle }, cancel: cancelView(), now: log.now(),
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
     });
     heard();
