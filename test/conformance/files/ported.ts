@@ -12,13 +12,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect } from 'vitest';
-import { createEngine, RunStateError, type RunView } from '@tranquil/engine';
+import { createEngine, RunStateError, type Engine, type RunView } from '@tranquil/engine';
 import { OUT_PERMISSIONS, Rigs, sleep, until, type FlowRig } from './harness.ts';
 import type { FileKit } from './suite.ts';
 
 const P = `{ permissions: ${OUT_PERMISSIONS} }`;
 const DAY = 86_400_000;
 const ODD_NAMES = ['a/b', 'what?now', 'x%2Fy', 'ünï cödé', 'sp ace!1'];
+
+/** The in-process suite's webhook flow as a file: its zod schema crosses to the engine as
+ *  JSON Schema (runner/describe.ts), which checks bodies before any run exists. */
+const HOOK = `
+import { webhook } from '@tranquil/sdk';
+import { z } from 'zod';
+const signup = z.object({ email: z.string().email(), plan: z.enum(['free', 'pro']).default('free') });
+export default workflow('on-signup', ${P}, (w) => {
+  w.trigger(webhook({ path: 'signup', validate: signup }));
+  w.run(async ({ input, step }) => step.do('welcome', () => 'welcome ' + input.email + ' (' + input.plan + ')'));
+});`;
+
+const post = (url: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+  fetch(url, { method: 'POST', body, headers });
 
 /** The flows of the shared engine, one file each (the prelude gives hit/gate/read). */
 const SHARED: Record<string, string> = {
@@ -47,18 +61,6 @@ export default workflow('race-sleep', ${P}, (w) => {
     return { winner, after };
   });
 });`,
-  'crash-fan-out': `
-export default workflow('crash-fan-out', ${P}, (w) => {
-  w.trigger(manual());
-  w.run(async ({ step }) => Promise.all(Array.from({ length: 20 }, (_, i) =>
-    step.do('item-' + i, async ({ idempotencyKey }) => {
-      hit('crash-keys', idempotencyKey + '\\n');
-      const mine = () => read('crash-keys').split('\\n').filter((k) => k === idempotencyKey).length;
-      // The odd items are cut off by the "crash" the first time.
-      while (i % 2 === 1 && mine() === 1) await new Promise((r) => setTimeout(r, 20));
-      return i;
-    }))));
-});`,
   'losing-wait': `
 export default workflow('losing-wait', ${P}, (w) => {
   w.trigger(manual());
@@ -66,27 +68,6 @@ export default workflow('losing-wait', ${P}, (w) => {
     const first = await Promise.race([step.waitForEvent('go').then(() => 'signal'), step.sleep('t', 100).then(() => 'slept')]);
     const second = await step.waitForEvent('go');
     return { first, second };
-  });
-});`,
-  'retry-restart': `
-export default workflow('retry-restart', ${P}, (w) => {
-  w.trigger(manual());
-  w.run(async ({ step }) => {
-    const a = await step.do('a', () => (hit('rr-a'), read('rr-a').length));
-    let b;
-    try {
-      b = await step.do('b', { retries: { limit: 1 } }, () => {
-        hit('rr-b');
-        if (read('rr-healthy') !== 'yes') throw new Error('not yet');
-        return 'B';
-      });
-    } catch (e) {
-      await step.do('undo', () => (hit('rr-undo'), read('rr-undo').length));
-      throw e;
-    }
-    await step.sleep('nap', 400);
-    const c = await step.do('c', () => (hit('rr-c'), read('rr-c').length));
-    return { a, b, c };
   });
 });`,
   stubborn: `
@@ -159,19 +140,6 @@ export default workflow('race-timeout', ${P}, (w) => {
       return 'no timeout';
     } catch (err) {
       return err instanceof TimeoutError ? 'timed out' : 'other: ' + err.message;
-    }
-  });
-});`,
-  'cleanup-restart': `
-export default workflow('cleanup-restart', ${P}, (w) => {
-  w.trigger(manual());
-  w.run(async ({ step }) => {
-    try {
-      await step.sleep('long', '1d');
-    } finally {
-      await step.do('undo-1', () => (hit('cr-cleanups'), read('cr-cleanups').length));
-      await step.sleep('settle', 300);
-      await step.do('undo-2', () => (hit('cr-cleanups'), read('cr-cleanups').length));
     }
   });
 });`,
@@ -319,20 +287,74 @@ export default workflow('long-waits', ${P}, (w) => {
     return refused;
   });
 });`,
+  'on-signup': HOOK,
   'two-naps': `
 export default workflow('two-naps', ${P}, (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => (await Promise.all([step.sleep('long', 1200), step.sleep('short', 100)]), 'done'));
 });`,
+};
+
+/** The flows of the restart group's engine, restarted once for all of its cases. Their
+ *  sleeps are 3 s (400 ms and 300 ms in-process) so that they are still pending when the
+ *  group's slowest case has reached the restart. */
+const RESTARTED: Record<string, string> = {
+  'crash-fan-out': `
+export default workflow('crash-fan-out', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => Promise.all(Array.from({ length: 20 }, (_, i) =>
+    step.do('item-' + i, async ({ idempotencyKey }) => {
+      hit('crash-keys', idempotencyKey + '\\n');
+      const mine = () => read('crash-keys').split('\\n').filter((k) => k === idempotencyKey).length;
+      // The odd items are cut off by the "crash" the first time.
+      while (i % 2 === 1 && mine() === 1) await new Promise((r) => setTimeout(r, 20));
+      return i;
+    }))));
+});`,
+  'retry-restart': `
+export default workflow('retry-restart', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    const a = await step.do('a', () => (hit('rr-a'), read('rr-a').length));
+    let b;
+    try {
+      b = await step.do('b', { retries: { limit: 1 } }, () => {
+        hit('rr-b');
+        if (read('rr-healthy') !== 'yes') throw new Error('not yet');
+        return 'B';
+      });
+    } catch (e) {
+      await step.do('undo', () => (hit('rr-undo'), read('rr-undo').length));
+      throw e;
+    }
+    await step.sleep('nap', 3000);
+    const c = await step.do('c', () => (hit('rr-c'), read('rr-c').length));
+    return { a, b, c };
+  });
+});`,
+  'cleanup-restart': `
+export default workflow('cleanup-restart', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    try {
+      await step.sleep('long', '1d');
+    } finally {
+      await step.do('undo-1', () => (hit('cr-cleanups'), read('cr-cleanups').length));
+      await step.sleep('settle', 3000);
+      await step.do('undo-2', () => (hit('cr-cleanups'), read('cr-cleanups').length));
+    }
+  });
+});`,
   'two-sleeps': `
 export default workflow('two-sleeps', ${P}, (w) => {
   w.trigger(manual());
-  w.run(async ({ step }) => Promise.race([step.sleep('short', 400).then(() => 'short'), step.sleep('long', 60_000).then(() => 'long')]));
+  w.run(async ({ step }) => Promise.race([step.sleep('short', 3000).then(() => 'short'), step.sleep('long', 60_000).then(() => 'long')]));
 });`,
-  listener: `
-export default workflow('listener', ${P}, (w) => {
-  w.trigger(event('known'));
-  w.run(async () => 'ok');
+  'on-signup': HOOK,
+  'on-order': `
+export default workflow('on-order', ${P}, (w) => {
+  w.trigger(event('order.placed'));
+  w.run(async ({ input, step }) => step.do('ship', () => 'shipped ' + input.orderId));
 });`,
 };
 
@@ -353,47 +375,47 @@ async function warningsDuring(name: string, fn: () => Promise<void>): Promise<st
 }
 
 export function portedFileScenarios(kit: FileKit): void {
-  // A describe of its own: the shared engine lives exactly as long as these cases.
-  describe('more cases, one shared engine', () => scenarios(kit));
+  const rigs = new Rigs(kit.backend);
+  afterAll(() => rigs.cleanup());
+  // Describes of their own: each group's engine lives exactly as long as its cases, and the
+  // restart group never restarts an engine under a case of the first group.
+  describe('more cases, one shared engine, at the same time', () => sharedCases(kit, rigs));
+  describe('more cases across one restart of a shared engine', () => restartCases(kit, rigs));
 }
 
-function scenarios({ test, boot, backend }: FileKit): void {
-  const rigs = new Rigs(backend);
+function sharedCases({ concurrent }: FileKit, rigs: Rigs): void {
   let shared: Promise<FlowRig> | undefined;
   const rig = () => (shared ??= rigs.boot(Object.values(SHARED)));
-  afterAll(() => rigs.cleanup());
   const status = async (r: FlowRig, runId: string) => (await r.engine.runs.get(runId)).status;
 
-  // ---- races and fan-out (concurrency.ts) ------------------------------------------------
-
-  test('Promise.all of two step.do, then a sleep; Promise.allSettled keeps each outcome', async () => {
+  concurrent('Promise.all of two step.do, then a sleep; Promise.allSettled keeps each outcome', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('all-settled', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toEqual({ a: 'A', b: 'B', settled: [1, 'nope'] });
   });
 
-  test('Promise.race of a wait and a sleep: the sleep wins when no signal comes', async () => {
+  concurrent('Promise.race of a wait and a sleep: the sleep wins when no signal comes', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('race-sleep', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toEqual({ winner: 'slept', after: 'done' });
   });
 
-  test('a wait with a timeout raced against a longer sleep times out with TimeoutError', async () => {
+  concurrent('a wait with a timeout raced against a longer sleep times out with TimeoutError', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('race-timeout', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toBe('timed out');
   });
 
-  test('a void step gives undefined, on first execution and on replay', async () => {
+  concurrent('a void step gives undefined, on first execution and on replay', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('void-step', null)).runId, { timeout: '60s' });
     expect(view.output).toEqual({ first: true, again: true, nul: true });
   });
 
-  test('fan-out of 20 steps with random durations: every combinator, the same on replay', async () => {
+  concurrent('fan-out of 20 steps with random durations: every combinator, the same on replay', async () => {
     const r = await rig();
     const view = await r.engine.result((await r.engine.trigger('combinators', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
@@ -409,7 +431,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(bodies.map((b) => r.hits(`comb-${b}`))).toEqual(bodies.map(() => 1));
   });
 
-  test('races of suspending kinds: wait against wait, retry against sleep, sleepUntil against wait', async () => {
+  concurrent('races of suspending kinds: wait against wait, retry against sleep, sleepUntil against wait', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('suspending-races', null);
     await until('run to wait', async () => (await status(r, runId)) === 'waiting');
@@ -420,7 +442,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(r.hits('sus-attempts')).toBe(1);
   });
 
-  test('a losing wait keeps its place: it takes the next signal of its name, a later wait the one after', async () => {
+  concurrent('a losing wait keeps its place: it takes the next signal of its name, a later wait the one after', async () => {
     const { engine } = await rig();
     const { runId } = await engine.trigger('losing-wait', null);
     await until('the sleep to win', async () => (await engine.runs.get(runId)).steps.some((s) => s.name === 't' && s.status === 'succeeded'));
@@ -432,30 +454,28 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(view.steps.find((s) => s.seq === 0)).toMatchObject({ name: 'go', status: 'succeeded', result: 'one' });
   });
 
-  test('two sleeps in Promise.all: after the short one, the run suspends again and wakes for the long one', async () => {
+  concurrent('two sleeps in Promise.all: after the short one, the run suspends again and wakes for the long one', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('two-naps', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toBe('done');
   });
 
-  test('results of one commit reach the code in their recorded order, whatever the promise depth', async () => {
+  concurrent('results of one commit reach the code in their recorded order, whatever the promise depth', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('depth-race', null)).runId, { timeout: '60s' });
     const out = view.output as { first: string; seen: string };
     expect(out.first).toBe(out.seen);
   });
 
-  test('a wait timing out beside a failing step: the rejection the code saw is the one replay gives', async () => {
+  concurrent('a wait timing out beside a failing step: the rejection the code saw is the one replay gives', async () => {
     const { engine } = await rig();
     const view = await engine.result((await engine.trigger('timeout-order', null)).runId, { timeout: '60s' });
     const out = view.output as { first: string; seen: string };
     expect(out.first).toBe(out.seen);
   });
 
-  // ---- durations (semantics-fields.ts) -------------------------------------------------
-
-  test('a step timeout longer than 24.8 days bounds the attempt without firing at once', async () => {
+  concurrent('a step timeout longer than 24.8 days bounds the attempt without firing at once', async () => {
     const r = await rig();
     let view: RunView | undefined;
     const warnings = await warningsDuring('TimeoutOverflowWarning', async () => {
@@ -469,7 +489,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(warnings).toEqual([]);
   });
 
-  test('sleeps, wait deadlines and retry backoffs of 30 days are scheduled for their time; over 100 years is refused', async () => {
+  concurrent('sleeps, wait deadlines and retry backoffs of 30 days are scheduled for their time; over 100 years is refused', async () => {
     const r = await rig();
     const expected = { sleep: 'sleeping', wait: 'waiting', retry: 'retrying' } as const;
     const runs: string[] = [];
@@ -497,9 +517,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     await expect(r.engine.result(runId, { timeout: '40000d' })).rejects.toThrow(/result timeout: '40000d' is longer than 100 years/);
   });
 
-  // ---- signals (semantics-signals.ts) ----------------------------------------------------
-
-  test('signal names with any characters reach their wait; a finished run refuses signals', async () => {
+  concurrent('signal names with any characters reach their wait; a finished run refuses signals', async () => {
     const { engine } = await rig();
     const { runId } = await engine.trigger('odd-names', null);
     for (const n of [...ODD_NAMES].reverse()) await engine.signal(runId, n, `for ${n}`);
@@ -511,9 +529,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect((refused as Error).message).toBe(`run ${runId} already finished (succeeded); signal 'a/b' not delivered`);
   });
 
-  // ---- retry (semantics-retry.ts) --------------------------------------------------------
-
-  test('retry of a run whose code wrapped the step error succeeds once the cause is fixed', async () => {
+  concurrent('retry of a run whose code wrapped the step error succeeds once the cause is fixed', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('wrap-retry', null);
     const failed = await r.engine.result(runId, { timeout: '60s' });
@@ -528,7 +544,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(retried.discarded.map((d) => d.name)).toEqual(['sync']);
   });
 
-  test('every retry cycle hands workflow code fresh copies of input and recorded results', async () => {
+  concurrent('every retry cycle hands workflow code fresh copies of input and recorded results', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('fresh-retry', { seen: 0 });
     expect((await r.engine.result(runId, { timeout: '60s' })).status).toBe('failed');
@@ -543,7 +559,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(view.steps.find((s) => s.name === 'load-cart')?.result).toEqual({ total: 100 });
   });
 
-  test('retry of a run that failed on a timed-out wait opens the wait again', async () => {
+  concurrent('retry of a run that failed on a timed-out wait opens the wait again', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('wait-retry', null);
     const failed = await r.engine.result(runId, { timeout: '60s' });
@@ -563,7 +579,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     });
   });
 
-  test('a signal taken by a discarded wait stays consumed: the wait reached again takes the next one', async () => {
+  concurrent('a signal taken by a discarded wait stays consumed: the wait reached again takes the next one', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('signal-retry', null);
     await r.engine.signal(runId, 'go', 1);
@@ -579,7 +595,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(view.output).toBe(2);
   });
 
-  test('retry of a run that failed in code outside any step replays it and discards nothing', async () => {
+  concurrent('retry of a run that failed in code outside any step replays it and discards nothing', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('code-retry', null);
     expect((await r.engine.result(runId, { timeout: '60s' })).status).toBe('failed');
@@ -592,9 +608,7 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(retried).toEqual({ discarded: [] });
   });
 
-  // ---- cancel (semantics-cancel.ts) ------------------------------------------------------
-
-  test('a second cancel ends a run at once, even while its cleanup runs', async () => {
+  concurrent('a second cancel ends a run at once, even while its cleanup runs', async () => {
     const r = await rig();
     const { runId } = await r.engine.trigger('stubborn', null);
     await until('run to sleep', async () => (await status(r, runId)) === 'sleeping');
@@ -607,8 +621,51 @@ function scenarios({ test, boot, backend }: FileKit): void {
     expect(view.status).toBe('cancelled');
   });
 
-  test('cleanup that outlives the grace bound (config cancelGrace) ends the run cancelled', async () => {
-    const r = await boot(`
+  concurrent('webhook: a valid delivery gets 202 with the run id; an Idempotency-Key redelivery returns the same run', async () => {
+    const { engine } = await rig();
+    const url = await engine.webhookUrl('on-signup');
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/on-signup\/[A-Za-z0-9_-]{43}$/);
+    const res = await post(url, JSON.stringify({ email: 'a@example.com' }));
+    expect(res.status).toBe(202);
+    const { runId, created } = (await res.json()) as { runId: string; created: boolean };
+    expect(created).toBe(true);
+    expect((await engine.result(runId, { timeout: '60s' })).output).toBe('welcome a@example.com (free)');
+
+    const headers = { 'content-type': 'application/json', 'idempotency-key': 'delivery-7' };
+    const a = (await (await post(url, JSON.stringify({ email: 'b@example.com' }), headers)).json()) as { runId: string; created: boolean };
+    const b = await post(url, JSON.stringify({ email: 'b@example.com' }), headers);
+    expect(b.status).toBe(202);
+    expect(await b.json()).toEqual({ runId: a.runId, created: false });
+    expect(await engine.runs.list({ workflow: 'on-signup' })).toHaveLength(2);
+    await engine.result(a.runId, { timeout: '60s' });
+  });
+
+  concurrent('webhook: wrong or missing secret 404, oversized body 413, invalid body 400, and none creates a run', async () => {
+    const { engine } = await rigs.boot(HOOK); // its own engine: it asserts that no run exists
+    const url = await engine.webhookUrl('on-signup');
+    const base = url.slice(0, url.lastIndexOf('/'));
+    const body = JSON.stringify({ email: 'a@example.com' });
+    expect((await post(`${base}/wrong-secret`, body)).status).toBe(404);
+    expect((await post(`${base}/${'A'.repeat(43)}`, body)).status).toBe(404);
+    expect((await post(base, body)).status).toBe(404);
+    expect((await post(url.replace('/on-signup/', '/no-such-workflow/'), body)).status).toBe(404);
+
+    const big = JSON.stringify({ email: 'a@example.com', pad: 'x'.repeat(1024 * 1024 + 10) });
+    expect((await post(url, big)).status).toBe(413);
+
+    const invalid = await post(url, JSON.stringify({ email: 'not-an-email' }));
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: string }).error).toMatch(/email/);
+    const broken = await post(url, '{"email": ');
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: string }).error).toMatch(/not valid JSON/);
+    expect((await post(url, 'hello', { 'content-type': 'text/plain' })).status).toBe(415);
+
+    expect(await engine.runs.list({ workflow: 'on-signup' })).toEqual([]);
+  });
+
+  concurrent('cleanup that outlives the grace bound (config cancelGrace) ends the run cancelled', async () => {
+    const r = await rigs.boot(`
 export default workflow('slow-cleanup', ${P}, (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => {
@@ -635,10 +692,13 @@ export default workflow('slow-cleanup', ${P}, (w) => {
     }
   });
 
-  // ---- events (triggers.ts) --------------------------------------------------------------
-
-  test('an event with no subscriber is kept and visible, not dropped', async () => {
-    const { engine } = await rig(); // no other case of the shared engine emits events
+  concurrent('an event with no subscriber is kept and visible, not dropped', async () => {
+    // Its own engine: the case asserts on every event the engine has.
+    const { engine } = await rigs.boot(`
+export default workflow('listener', ${P}, (w) => {
+  w.trigger(event('known'));
+  w.run(async () => 'ok');
+});`);
     const r = await engine.emit('nobody.listens', { n: 1 }, { id: 'lonely-1' });
     expect(r).toEqual({ runIds: [], duplicate: false });
     const unmatched = await engine.events.list({ unmatched: true });
@@ -647,41 +707,74 @@ export default workflow('slow-cleanup', ${P}, (w) => {
     expect((await engine.events.list()).map((e) => e.id).sort()).toEqual(['k-1', 'lonely-1']);
     for (const id of known.runIds) await engine.result(id, { timeout: '60s' });
   });
+}
 
-  test('the same event id twice starts one run, also across a restart', async () => {
-    const r = await boot(`
-export default workflow('on-order', ${P}, (w) => {
-  w.trigger(event('order.placed'));
-  w.run(async ({ input, step }) => step.do('ship', () => 'shipped ' + input.orderId));
-});`);
-    const first = await r.engine.emit('order.placed', { orderId: 'o1' }, { id: 'order-o1' });
-    await r.engine.result(first.runIds[0]!, { timeout: '60s' });
-    const again = await r.restart();
-    const second = await again.emit('order.placed', { orderId: 'o1' }, { id: 'order-o1' });
-    expect(second).toEqual({ runIds: first.runIds, duplicate: true });
-    expect(await again.runs.list({ workflow: 'on-order' })).toHaveLength(1);
-  });
+/** The restart group's cases run at the same time and share ONE restart of their engine
+ *  (a restate-server restart costs seconds): each prepares its run, then `restart()` waits
+ *  until every case of the group that started has arrived (or left) and restarts once. */
+class RestartGroup {
+  private shared: Promise<FlowRig> | undefined;
+  private started = 0;
+  private arrived = 0;
+  private restarted: Promise<Engine> | undefined;
+  private go!: () => void;
+  private readonly all = new Promise<void>((r) => (this.go = r));
 
-  // ---- across a restart of the shared engine ---------------------------------------------
+  constructor(private readonly rigs: Rigs) {}
+
+  rig(): Promise<FlowRig> {
+    return (this.shared ??= this.rigs.boot(Object.values(RESTARTED)));
+  }
+
+  /** Runs one case of the group (it counts as started until it arrives or ends). */
+  async run(fn: () => Promise<void>): Promise<void> {
+    this.started++;
+    let left = false;
+    try {
+      await fn();
+    } finally {
+      if (!this.restarted) (left = true), this.started--, this.check();
+      void left;
+    }
+  }
+
+  /** The group's engine after the one restart. */
+  async restart(): Promise<Engine> {
+    this.arrived++;
+    this.check();
+    await this.all;
+    return (this.restarted ??= this.rig().then((r) => r.restart()));
+  }
+
+  private check(): void {
+    // Cases of a concurrent group start together: wait a moment for late starters.
+    if (this.arrived > 0 && this.arrived >= this.started) setTimeout(() => this.arrived >= this.started && this.go(), 200);
+  }
+}
+
+function restartCases({ concurrent }: FileKit, rigs: Rigs): void {
+  const restarted = new RestartGroup(rigs);
+  const status = async (r: FlowRig, runId: string) => (await r.engine.runs.get(runId)).status;
+  const test = (name: string, fn: () => Promise<void>) => concurrent(name, () => restarted.run(fn), 120_000);
 
   test('two sleeps in parallel suspend durably and wake on the due one, across a restart', async () => {
-    const r = await rig();
+    const r = await restarted.rig();
     const { runId } = await r.engine.trigger('two-sleeps', null);
     await until('run to sleep', async () => (await status(r, runId)) === 'sleeping');
-    const again = await r.restart();
+    const again = await restarted.restart();
     const view = await again.result(runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toBe('short');
   });
 
   test('a retried run that sleeps survives a restart: discarded steps stay discarded, no body runs twice', async () => {
-    const r = await rig();
+    const r = await restarted.rig();
     const { runId } = await r.engine.trigger('retry-restart', null);
     expect((await r.engine.result(runId, { timeout: '60s' })).status).toBe('failed');
     r.put('rr-healthy', 'yes');
     await r.engine.runs.retry(runId);
     await until('run to sleep', async () => (await status(r, runId)) === 'sleeping');
-    const second = await r.restart();
+    const second = await restarted.restart();
     const view = await second.result(runId, { timeout: '60s' });
     expect(view.status).toBe('succeeded');
     expect(view.output).toEqual({ a: 1, b: 'B', c: 1 });
@@ -690,12 +783,12 @@ export default workflow('on-order', ${P}, (w) => {
   });
 
   test('cleanup survives a restart: the cancel is thrown at the same step on replay and cleanup goes on', async () => {
-    const r = await rig();
+    const r = await restarted.rig();
     const { runId } = await r.engine.trigger('cleanup-restart', null);
     await until('run to sleep', async () => (await status(r, runId)) === 'sleeping');
     await r.engine.runs.cancel(runId);
     await until('first cleanup step', async () => (await r.engine.runs.get(runId)).steps.some((s) => s.name === 'undo-1' && s.status === 'succeeded'));
-    const again = await r.restart();
+    const again = await restarted.restart();
     const view = await again.result(runId, { timeout: '60s' });
     expect(view.status).toBe('cancelled');
     expect(view.steps.map((s) => [s.name, s.status])).toEqual([
@@ -708,10 +801,10 @@ export default workflow('on-order', ${P}, (w) => {
   });
 
   test('a crash in a fan-out of 20 re-runs only the unfinished bodies, each with its own key', async () => {
-    const r = await rig();
+    const r = await restarted.rig();
     const { runId } = await r.engine.trigger('crash-fan-out', null);
     await until('the even items to be recorded', async () => (await r.engine.runs.get(runId)).steps.filter((s) => s.status === 'succeeded').length === 10);
-    const again = await r.restart();
+    const again = await restarted.restart();
     const view = await again.result(runId, { timeout: '60s' });
     expect(view.error).toBeUndefined();
     expect(view.status).toBe('succeeded');
@@ -719,5 +812,31 @@ export default workflow('on-order', ${P}, (w) => {
     const keys = r.text('crash-keys').split('\n').filter(Boolean);
     const count = (i: number) => keys.filter((k) => k === `${runId}/item-${i}`).length;
     for (let i = 0; i < 20; i++) expect(count(i), `item-${i}`).toBe(i % 2 === 1 ? 2 : 1);
+  });
+
+  test('the same event id twice starts one run, also across a restart', async () => {
+    const r = await restarted.rig();
+    const first = await r.engine.emit('order.placed', { orderId: 'o1' }, { id: 'order-o1' });
+    await r.engine.result(first.runIds[0]!, { timeout: '60s' });
+    const again = await restarted.restart();
+    const second = await again.emit('order.placed', { orderId: 'o1' }, { id: 'order-o1' });
+    expect(second).toEqual({ runIds: first.runIds, duplicate: true });
+    expect(await again.runs.list({ workflow: 'on-order' })).toHaveLength(1);
+  });
+
+  test('webhook: form bodies are accepted; the path alias works; the URL is the same after a restart', async () => {
+    const r = await restarted.rig();
+    const url = await r.engine.webhookUrl('on-signup');
+    const form = await post(url.replace('/on-signup/', '/signup/'), 'email=f%40example.com&plan=pro', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expect(form.status).toBe(202);
+    const { runId } = (await form.json()) as { runId: string };
+    expect((await r.engine.result(runId, { timeout: '60s' })).output).toBe('welcome f@example.com (pro)');
+    const again = await restarted.restart();
+    expect(await again.webhookUrl('on-signup')).toBe(url);
+    const res = await post(url, JSON.stringify({ email: 'r@example.com' }));
+    expect(res.status).toBe(202);
+    await again.result(((await res.json()) as { runId: string }).runId, { timeout: '60s' });
   });
 }

@@ -13,6 +13,9 @@ import { portedFileScenarios } from './ported.ts';
 export interface FileKit {
   backend: Backend;
   test(name: string, fn: () => Promise<void>, timeout?: number): void;
+  /** A case that runs at the same time as its neighbours (it.concurrent): it must use no
+   *  engine of `boot`, which is cleaned up after each case. */
+  concurrent(name: string, fn: () => Promise<void>, timeout?: number): void;
   boot: Rigs['boot'];
 }
 
@@ -48,9 +51,6 @@ export const NOT_FOR_FILES: Record<string, string> = {
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
  *  (coverage.test.ts) keeps every in-process case in one of the three lists. */
 export const NOT_YET_PORTED: string[] = [
-  'webhook: a valid delivery gets 202 with the run id; an Idempotency-Key redelivery returns the same run',
-  'webhook: form bodies are accepted; the path alias works; the URL is the same after a restart',
-  'webhook: wrong or missing secret 404, oversized body 413, invalid body 400, and none creates a run',
 ];
 
 export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
@@ -64,7 +64,12 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
       if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
       else it(name, fn, timeout);
     };
-    const kit: FileKit = { backend, test, boot: (bodies, config) => rigs.boot(bodies, config) };
+    const concurrent = (name: string, fn: () => Promise<void>, timeout = 90_000) => {
+      const reason = skipped.get(name);
+      if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
+      else it.concurrent(name, fn, timeout);
+    };
+    const kit: FileKit = { backend, test, concurrent, boot: (bodies, config) => rigs.boot(bodies, config) };
     coreFileScenarios(kit);
     moreFileScenarios(kit);
     triggerFileScenarios(kit);
