@@ -1,13 +1,15 @@
 // More cases of the in-process suite THROUGH THE RUNNER (issue 11): race shapes, long
-// durations, retry/cancel/signal variants and events, each with the name and the assertions
-// of the in-process case (concurrency.ts, semantics-*.ts, triggers.ts) and its workflow as a
-// file run in Deno children.
+// durations, retry/cancel/signal variants, events and webhooks, each with the name and the
+// assertions of the in-process case (concurrency.ts, semantics-*.ts, triggers.ts) and its
+// workflow as a file run in Deno children.
 //
-// Cost: most cases share ONE engine per backend with all their flows registered (a restate-
-// server and a describe child per file are paid once, not per case); each flow has its own
-// name and its own `hit` names, so the cases cannot see each other's runs or marks. A case
-// that needs its own config or asserts on engine-wide lists (events) boots its own engine.
-// The shared engine is restarted by the restart cases; every case leaves its runs finished.
+// Cost: the cases run 5 at a time (it.concurrent) on ONE engine per backend with all their
+// flows registered (a restate-server and the describe children are paid once, not per case);
+// each flow has its own name and its own `hit` names, so the cases cannot see each other's
+// runs or marks. The restart cases share a second engine and ONE restart of it
+// (RestartGroup). A case that needs its own config or asserts on engine-wide lists boots its
+// own engine (from this file's Rigs: the suite's `boot` is cleaned up after every case,
+// which would stop an engine under a case still running beside it).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -729,12 +731,11 @@ class RestartGroup {
   /** Runs one case of the group (it counts as started until it arrives or ends). */
   async run(fn: () => Promise<void>): Promise<void> {
     this.started++;
-    let left = false;
     try {
       await fn();
     } finally {
-      if (!this.restarted) (left = true), this.started--, this.check();
-      void left;
+      // A case that ends before the restart (it failed early) no longer holds the group.
+      if (!this.restarted) this.started--, this.check();
     }
   }
 
