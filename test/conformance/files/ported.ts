@@ -352,7 +352,6 @@ export default workflow('two-sleeps', ${P}, (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => Promise.race([step.sleep('short', 3000).then(() => 'short'), step.sleep('long', 60_000).then(() => 'long')]));
 });`,
-  'on-signup': HOOK,
   'on-order': `
 export default workflow('on-order', ${P}, (w) => {
   w.trigger(event('order.placed'));
@@ -741,6 +740,9 @@ class RestartGroup {
 
   /** The group's engine after the one restart. */
   async restart(): Promise<Engine> {
+    // A case that starts after the restart (more cases than vitest runs at once, 5) would
+    // get no restart at all: refuse rather than pass without testing anything.
+    if (this.restarted) throw new Error('restart group: this case started after the group restarted (keep the group at 5 cases)');
     this.arrived++;
     this.check();
     await this.all;
@@ -825,8 +827,9 @@ function restartCases({ concurrent }: FileKit, rigs: Rigs): void {
     expect(await again.runs.list({ workflow: 'on-order' })).toHaveLength(1);
   });
 
-  test('webhook: form bodies are accepted; the path alias works; the URL is the same after a restart', async () => {
-    const r = await restarted.rig();
+  // Its own engine and restart: the group above is already at vitest's 5 cases at once.
+  concurrent('webhook: form bodies are accepted; the path alias works; the URL is the same after a restart', async () => {
+    const r = await rigs.boot(HOOK);
     const url = await r.engine.webhookUrl('on-signup');
     const form = await post(url.replace('/on-signup/', '/signup/'), 'email=f%40example.com&plan=pro', {
       'content-type': 'application/x-www-form-urlencoded',
@@ -834,7 +837,7 @@ function restartCases({ concurrent }: FileKit, rigs: Rigs): void {
     expect(form.status).toBe(202);
     const { runId } = (await form.json()) as { runId: string };
     expect((await r.engine.result(runId, { timeout: '60s' })).output).toBe('welcome f@example.com (pro)');
-    const again = await restarted.restart();
+    const again = await r.restart();
     expect(await again.webhookUrl('on-signup')).toBe(url);
     const res = await post(url, JSON.stringify({ email: 'r@example.com' }));
     expect(res.status).toBe(202);
