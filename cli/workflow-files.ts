@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
 import { DenoRunner } from '../src/adapters/deno/deno-runner.ts';
 import { listSnapshots, readManifest } from '../src/adapters/deno/snapshot.ts';
 import { FileTables } from '../src/adapters/sqlite/file-tables.ts';
@@ -38,10 +39,17 @@ export async function validateFile(path: string, deno?: string): Promise<Validat
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`${path}: no such file`);
       throw new ValidationError(msg.startsWith('workflow file') ? msg : `workflow file ${file}: ${msg}`);
     }
-    return { file, name: d.name, version: d.file.digest, triggers: d.triggers, declaration: d.file.permissions, hash: declarationHash(d.file.permissions) };
+    return { file, name: d.name, version: d.file.digest, triggers: d.triggers.map(shown), declaration: d.file.permissions, hash: declarationHash(d.file.permissions) };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** A trigger as printed: a webhook's validate is a zod schema rebuilt from the file's JSON
+ *  Schema (docs/runner.md), shown as that JSON Schema. */
+function shown(t: Trigger): Trigger {
+  if (t.type !== 'webhook' || t.validate === undefined || typeof t.validate === 'function') return t;
+  return { ...t, validate: z.toJSONSchema(t.validate as z.ZodType) } as unknown as Trigger;
 }
 
 export function describeValidated(v: Validated): string {

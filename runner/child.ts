@@ -33,12 +33,31 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
     entries.push(f.entry as JournalEntry);
   }
   const log = new WireLog(hello, entries, (f) => conn.send(f));
+  // caps.settle: after reacting to what arrived, say so. Quiet = two timer turns in a row
+  // with no frame in or out (the session hands results out one event-loop turn at a time).
+  let watching = false;
+  const settle = () => {
+    if (!hello.caps.settle || watching) return;
+    watching = true;
+    let mark = -1;
+    let quiet = 0;
+    const check = () => {
+      const now = conn.received + conn.sent;
+      quiet = now === mark ? quiet + 1 : 0;
+      mark = now;
+      if (quiet < 2) return void setTimeout(check, 0);
+      watching = false;
+      conn.send({ t: 'idle', seen: conn.received });
+    };
+    setTimeout(check, 0);
+  };
   conn.listen((f) => {
     try {
       log.receive(f);
     } catch (err) {
       die(3, (err as Error).message);
     }
+    settle();
   });
   conn.onEnd = (err) => {
     log.lost(err);
@@ -49,7 +68,9 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
   Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
   const session = new RunSession(log, def.fn, def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
-  const outcome = await session.run();
+  const running = session.run();
+  settle(); // the reactions to hello and the journal
+  const outcome = await running;
   const wire: WireOutcome =
     outcome.type === 'interrupted' ? { type: 'interrupted', cause: toErrorInfo(outcome.cause) as ErrorInfo } : outcome;
   conn.onEnd = undefined;

@@ -12,6 +12,9 @@ export class Connection {
   private ended = false;
   private onFrame: ((f: EngineFrame) => void) | undefined;
   onEnd: ((err: Error) => void) | undefined;
+  /** Engine frames received so far; frames sent so far (for `idle`). */
+  received = 0;
+  sent = 0;
 
   private constructor(private readonly conn: Deno.Conn, maxPayloadBytes: number) {
     this.splitter = new LineSplitter(maxPayloadBytes + FRAME_ENVELOPE_BYTES, 'engine');
@@ -44,6 +47,7 @@ export class Connection {
   send(f: ChildFrame): void {
     // Checked on the way out too: the engine would refuse it anyway, this names the cause here.
     decodeFrame(childFrameSchema, JSON.stringify(f), 'child');
+    this.sent++;
     const bytes = this.encoder.encode(encodeFrame(f));
     this.writing = this.writing.then(() => this.writeAll(bytes));
   }
@@ -81,6 +85,7 @@ export class Connection {
   }
 
   private deliver(f: EngineFrame): void {
+    this.received++;
     if (this.onFrame) return this.onFrame(f);
     if (this.waiter) {
       const w = this.waiter;

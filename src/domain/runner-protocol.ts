@@ -72,8 +72,10 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
     /** How many `entry` frames follow (one per recorded position; holes are left out). */
     entries: z.number().int().min(0),
     /** journalClock: the log's now() moves only with journaled events (Restate): the child
-     *  must use the engine's `now` as is, or its entries differ on replay. */
-    caps: z.object({ open: z.boolean(), close: z.boolean(), journalClock: z.boolean().optional() }),
+     *  must use the engine's `now` as is, or its entries differ on replay. settle: the child
+     *  sends `idle` once it reacted to what it received (the engine's journal order then
+     *  does not depend on how fast frames travel: Restate). */
+    caps: z.object({ open: z.boolean(), close: z.boolean(), journalClock: z.boolean().optional(), settle: z.boolean().optional() }),
     cancel: cancelView,
     now: num,
     maxPayloadBytes: z.number().int().min(1),
@@ -128,6 +130,9 @@ export const childFrameSchema = z.discriminatedUnion('t', [
   }),
   z.object({ t: z.literal('close'), id, position: z.number().int().min(0) }),
   z.object({ t: z.literal('heartbeat') }),
+  /** caps.settle: the child reacted to the first `seen` engine frames (the frames they made
+   *  it send are on the wire before this one) and has been quiet since. */
+  z.object({ t: z.literal('idle'), seen: z.number().int().min(0) }),
   z.object({ t: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string().max(64 * 1024) }),
   z.object({ t: z.literal('outcome'), outcome: outcomeSchema, cancelDelivered: z.boolean() }),
 ]);

@@ -72,4 +72,9 @@ export interface StepLog {
   /** Calls `listener` when the run is cancelled or the engine stops while this session runs
    *  (the session aborts the step bodies in flight). One listener per session. */
   onCancel?(listener: (reason: Error) => void): void;
+  /** A log whose journal order depends on when the code's reactions reach it (Restate: the
+   *  order of its commands is checked on replay) waits on `gate` before it waits for its
+   *  next outcome; a Deno child's server sets it (the child has reacted to all it was sent),
+   *  undefined clears it. */
+  settleWith?(gate: (() => Promise<void>) | undefined): void;
 }

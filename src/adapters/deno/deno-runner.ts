@@ -135,7 +135,7 @@ export class DenoRunner {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
     const known = this.storedDescription(snap.digest);
-    if (known) return { name: known.name, triggers: known.triggers as unknown as Trigger[], stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
+    if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
     const exit = await child.exited;
     if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
@@ -149,7 +149,7 @@ export class DenoRunner {
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
-    return { name: d.name, triggers: d.triggers as unknown as Trigger[], stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+    return { name: d.name, triggers: withValidators(d.triggers, file), stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
   }
 
   /** The description stored with a version's snapshot (name, triggers, declaration). */
@@ -348,6 +348,20 @@ function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: s
   } catch (err) {
     throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
   }
+}
+
+/** A webhook trigger described with `validateSchema` (its zod schema as JSON Schema, from
+ *  runner/describe.ts) gets its validator back as a zod schema built from it. */
+function withValidators(triggers: { type: string }[], file: string): Trigger[] {
+  return triggers.map((t) => {
+    const w = t as { type: string; path?: string; validateSchema?: unknown };
+    if (w.type !== 'webhook' || w.validateSchema === undefined) return t as unknown as Trigger;
+    try {
+      return { type: 'webhook', path: String(w.path), validate: z.fromJSONSchema(w.validateSchema as Parameters<typeof z.fromJSONSchema>[0]) } as Trigger;
+    } catch (err) {
+      throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
+    }
+  });
 }
 
 function lastLine(text: string): string {

@@ -15,6 +15,7 @@ import {
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
+import { setLongTimeout } from '../../runtime/long-timer.ts';
 
 export interface ServedOutcome {
   outcome: RunOutcome;
@@ -56,7 +57,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     let over = false;
     const attempts = new Map<number, (r: AttemptResult) => void>();
     // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
-    const running = new Map<number, { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout }>();
+    const running = new Map<number, { seq: number; name: string; attempt: number; disarm?: () => void }>();
     let silence: NodeJS.Timeout | undefined;
     let cancelKill: NodeJS.Timeout | undefined;
     const w = o.watch;
@@ -66,11 +67,25 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       served.abort(new ProtocolError(`the execution of run ${log.runId} in its child ended`));
       clearTimeout(silence);
       clearTimeout(cancelKill);
-      for (const r of running.values()) clearTimeout(r.timer);
+      for (const r of running.values()) r.disarm?.();
+      log.settleWith?.(undefined);
+      wake();
     };
     const splitter = new LineSplitter(o.maxPayloadBytes + FRAME_ENVELOPE_BYTES, 'child');
+    // Settling (a log whose journal order must not depend on frame timing: Restate): frames
+    // sent, the child's last `idle`, and who waits for the child to catch up.
+    let sentFrames = 0;
+    let idleSeen = 0;
+    let caughtUp: (() => void)[] = [];
+    const settled = () => over || idleSeen >= sentFrames;
+    const wake = () => {
+      if (!settled()) return;
+      for (const r of caughtUp.splice(0)) r();
+    };
     const send = (f: EngineFrame) => {
-      if (!over) socket.write(encodeFrame(f));
+      if (over) return;
+      sentFrames++;
+      socket.write(encodeFrame(f));
     };
     const fail = (err: Error) => {
       if (over) return;
@@ -123,9 +138,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const startBody = () =>
             new Promise<AttemptResult>((r) => {
               attempts.set(f.id, r);
-              const entry: { seq: number; name: string; attempt: number; timer?: NodeJS.Timeout } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
+              const entry: { seq: number; name: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
               if (w && f.timeoutMs !== undefined) {
-                entry.timer = setTimeout(() => failAttempts([entry], {
+                // Any accepted step timeout (up to 100 years): a plain setTimeout of 30 days
+                // overflowed and killed the child at once with a TimeoutError.
+                entry.disarm = setLongTimeout(() => failAttempts([entry], {
                   name: 'TimeoutError',
                   message: `step '${f.call.name}' attempt ${f.attempt} timed out after ${f.timeoutMs}ms; its child did not answer within ${w.stepTimeoutSlackMs}ms more and was killed`,
                 }), f.timeoutMs + w.stepTimeoutSlackMs);
@@ -139,7 +156,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const done = attempts.get(f.id);
           if (!done) throw new ProtocolError(`attemptResult ${f.id} answers no attempt in flight`);
           attempts.delete(f.id);
-          clearTimeout(running.get(f.id)?.timer);
+          running.get(f.id)?.disarm?.();
           running.delete(f.id);
           return done(f.result as AttemptResult);
         }
@@ -160,6 +177,9 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           return void reply(f.id, Promise.resolve(log.close?.(f.position)).then((r) => r ?? null));
         case 'heartbeat':
           return;
+        case 'idle':
+          idleSeen = Math.max(idleSeen, f.seen);
+          return wake();
         case 'log':
           return o.onLog?.(f.level, f.message);
         case 'outcome':
@@ -197,9 +217,12 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     socket.resume();
 
     const entries = log.entries.filter((e): e is JournalEntry => e !== undefined);
+    // Before the log waits for its next outcome, the child has reacted to every frame sent.
+    const settle = log.settleWith !== undefined;
+    log.settleWith?.(() => (settled() ? Promise.resolve() : new Promise<void>((r) => caughtUp.push(r))));
     send({
       t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
-      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true }, cancel: cancelView(), now: log.now(),
+      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true, settle }, cancel: cancelView(), now: log.now(),
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
     });
     heard();

@@ -44,6 +44,11 @@ export class RestateDriver {
   private cancelledTogether = new Set<Waiter>();
   /** Ends the race in flight (set while one is awaited and `nudge` is available). */
   private interrupt: (() => void) | undefined;
+  /** Awaited before each race: the code's reactions to the last outcome have reached the
+   *  journal (a Deno child's `idle`). Without it, the commands a child's frames make (set
+   *  state of a record, the next ctx.run) landed before or after the next await depending on
+   *  socket timing, and a replay of the invocation failed with a journal mismatch. */
+  gate: (() => Promise<void>) | undefined;
 
   /** @param onCancelled told once per cancel Restate delivers to the invocation. Waiters it
    *  gives up reject with the engine's CancelledError. */
@@ -100,6 +105,8 @@ export class RestateDriver {
     try {
       while (this.pending.length > 0 && !this.closed) {
         await turn();
+        if (this.gate) await this.gate();
+        if (this.closed) return;
         const batch = this.pending.slice();
         if (batch.length === 0) break;
         let settled: Settled;

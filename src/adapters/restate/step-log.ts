@@ -114,6 +114,11 @@ export class RestateStepLog implements StepLog {
     this.cancelListener = listener;
   }
 
+  /** A Deno child's server: the driver lets the child react before each race. */
+  settleWith(gate: (() => Promise<void>) | undefined): void {
+    this.driver.gate = gate;
+  }
+
   /** The invocation is over. */
   dispose(): void {
     this.driver.close();

@@ -9,7 +9,7 @@ import { NOT_FOR_FILES, NOT_YET_PORTED } from './suite.ts';
 
 const names = (dir: string) =>
   readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).flatMap((f) =>
-    [...readFileSync(join(dir, f), 'utf8').matchAll(/\btest\('((?:[^'\\]|\\.)*)'/g)].map((m) => m[1]!.replace(/\\'/g, "'")),
+    [...readFileSync(join(dir, f), 'utf8').matchAll(/\b(?:test|concurrent)\('((?:[^'\\]|\\.)*)'/g)].map((m) => m[1]!.replace(/\\'/g, "'")),
   );
 
 describe('conformance through the runner: coverage of the in-process suite', () => {

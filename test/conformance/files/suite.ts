@@ -8,9 +8,14 @@ import { Rigs, type Backend, type FlowRig } from './harness.ts';
 import { coreFileScenarios } from './core.ts';
 import { moreFileScenarios } from './more.ts';
 import { triggerFileScenarios } from './triggers.ts';
+import { portedFileScenarios } from './ported.ts';
 
 export interface FileKit {
+  backend: Backend;
   test(name: string, fn: () => Promise<void>, timeout?: number): void;
+  /** A case that runs at the same time as its neighbours (it.concurrent): it must use no
+   *  engine of `boot`, which is cleaned up after each case. */
+  concurrent(name: string, fn: () => Promise<void>, timeout?: number): void;
   boot: Rigs['boot'];
 }
 
@@ -47,35 +52,6 @@ export const NOT_FOR_FILES: Record<string, string> = {
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
  *  (coverage.test.ts) keeps every in-process case in one of the three lists. */
 export const NOT_YET_PORTED: string[] = [
-  'Promise.all of two step.do, then a sleep; Promise.allSettled keeps each outcome',
-  'Promise.race of a wait and a sleep: the sleep wins when no signal comes',
-  'a crash in a fan-out of 20 re-runs only the unfinished bodies, each with its own key',
-  'a losing wait keeps its place: it takes the next signal of its name, a later wait the one after',
-  'a retried run that sleeps survives a restart: discarded steps stay discarded, no body runs twice',
-  'a second cancel ends a run at once, even while its cleanup runs',
-  'a signal taken by a discarded wait stays consumed: the wait reached again takes the next one',
-  'a step timeout longer than 24.8 days bounds the attempt without firing at once',
-  'a void step gives undefined, on first execution and on replay',
-  'a wait timing out beside a failing step: the rejection the code saw is the one replay gives',
-  'a wait with a timeout raced against a longer sleep times out with TimeoutError',
-  'an event with no subscriber is kept and visible, not dropped',
-  'cleanup survives a restart: the cancel is thrown at the same step on replay and cleanup goes on',
-  'cleanup that outlives the grace bound (config cancelGrace) ends the run cancelled',
-  'every retry cycle hands workflow code fresh copies of input and recorded results',
-  'fan-out of 20 steps with random durations: every combinator, the same on replay',
-  'races of suspending kinds: wait against wait, retry against sleep, sleepUntil against wait',
-  'results of one commit reach the code in their recorded order, whatever the promise depth',
-  'retry of a run that failed in code outside any step replays it and discards nothing',
-  'retry of a run that failed on a timed-out wait opens the wait again',
-  'retry of a run whose code wrapped the step error succeeds once the cause is fixed',
-  'signal names with any characters reach their wait; a finished run refuses signals',
-  'sleeps, wait deadlines and retry backoffs of 30 days are scheduled for their time; over 100 years is refused',
-  'the same event id twice starts one run, also across a restart',
-  'two sleeps in Promise.all: after the short one, the run suspends again and wakes for the long one',
-  'two sleeps in parallel suspend durably and wake on the due one, across a restart',
-  'webhook: a valid delivery gets 202 with the run id; an Idempotency-Key redelivery returns the same run',
-  'webhook: form bodies are accepted; the path alias works; the URL is the same after a restart',
-  'webhook: wrong or missing secret 404, oversized body 413, invalid body 400, and none creates a run',
 ];
 
 export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
@@ -89,10 +65,16 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
       if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
       else it(name, fn, timeout);
     };
-    const kit: FileKit = { test, boot: (bodies, config) => rigs.boot(bodies, config) };
+    const concurrent = (name: string, fn: () => Promise<void>, timeout = 90_000) => {
+      const reason = skipped.get(name);
+      if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
+      else it.concurrent(name, fn, timeout);
+    };
+    const kit: FileKit = { backend, test, concurrent, boot: (bodies, config) => rigs.boot(bodies, config) };
     coreFileScenarios(kit);
     moreFileScenarios(kit);
     triggerFileScenarios(kit);
+    portedFileScenarios(kit);
   });
 }
 
