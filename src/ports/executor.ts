@@ -37,7 +37,7 @@ export interface DurableExecutor {
   getRun(runId: string): Promise<RunView | undefined>;
   listRuns(filter: RunFilter): Promise<RunPage>;
   cancel(runId: string): Promise<void>;
-  /** Resumes a failed run at the earliest failed `do` step (or `options.from`), discarding
+  /** Resumes a failed run at the earliest failed `do` or `use` step (or `options.from`), discarding
    *  that step's record and everything recorded after it (domain/retry-point.ts); says what
    *  it discarded. An unknown `from` is refused and changes nothing. */
   retry(runId: string, options: RetryOptions): Promise<RetryResult>;

@@ -143,7 +143,7 @@ export interface RunsApi {
    *  `runs.list({ ...filter, cursor: page.next })` gives the following page. */
   list(filter?: RunFilter): Promise<RunList>;
   cancel(runId: string): Promise<void>;
-  /** Resumes a failed run: at its earliest failed `do` step, or at `options.from` (a recorded
+  /** Resumes a failed run: at its earliest failed `do` or `use` step, or at `options.from` (a recorded
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
   retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
   explain(runId: string): Promise<Explanation>;
