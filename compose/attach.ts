@@ -110,7 +110,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     if (!info) {
       const file = readServeFile(dataDir);
       if (file && 'refused' in file) throw new StorageError(`attach: ${file.refused}`);
-      throw new BackendUnavailableError(`attach: no tranquil serve owns ${dataDir} (no live serve.json there)`);
+      throw new BackendUnavailableError(`attach: no tranquil serve (nor an engine with control: true) owns ${dataDir} (no live serve.json there)`);
     }
     return sendOp(info, op, signal);
   };
