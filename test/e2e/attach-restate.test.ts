@@ -187,7 +187,7 @@ describe('attach() to a Restate-backed tranquil serve', () => {
         expect(retried).toEqual({ from: { seq: 0, name: 'browser.scrape' }, discarded: [{ seq: 0, name: 'browser.scrape', kind: 'use', status: 'failed' }] });
         expect(await again.result(refusedRun.runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: { key: 'again', url: 'https://intranet/refuse' } });
         expect(served).toEqual([first.runId, refusedRun.runId, later.runId, refusedRun.runId]);
-        // The 'home' provider, registered again with the new serve by its handle, never ran.
+        // The 'home' provider (its handle kept across the restart) never ran.
         expect(home.capabilities.list()).toEqual([{ capability: 'browser.scrape', attrs: { partition: 'home' } }]);
         expect(wrongCalls).toEqual([]);
       } finally {
