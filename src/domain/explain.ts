@@ -226,6 +226,9 @@ function explainState(run: RunView, now: number): Explanation {
           waitingFor: { kind: 'capability', step: parkedStep.name, capability: park.capability, affinity: park.affinity },
           summary: `${head} is parked in step '${parkedStep.name}': it waits for a provider of capability '${park.capability}' ` +
             `matching ${describeAffinity(park.affinity)}; it resumes as soon as one is provided (engine.capabilities.provide).`,
+          // Nothing to run from a shell: a provider lives in the app (docs/host.md).
+          next: `Provide it in the app: \`engine.capabilities.provide('${park.capability}', ${JSON.stringify(park.affinity)}, handler)\` ` +
+            `(or \`capabilities.provide\` on an attach() handle). To stop it: \`tranquil runs cancel ${id}\`.`,
         };
       }
       break;

@@ -128,6 +128,7 @@ describe('attach() to a Restate-backed tranquil serve', () => {
         return x.status === 'parked' ? x : undefined;
       });
       expect(parked.waitingFor).toMatchObject({ kind: 'capability', capability: 'browser.scrape', affinity: { partition: 'work' } });
+      expect(parked.next).toContain(`engine.capabilities.provide('browser.scrape', {"partition":"work"}, handler)`);
       const wrongCalls: unknown[] = [];
       await svc.capabilities.provide('browser.scrape', { partition: 'home' }, (input) => {
         wrongCalls.push(input);
