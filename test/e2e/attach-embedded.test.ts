@@ -4,15 +4,17 @@
 // loopback, token) once it owns the data dir; another engine with `control: true` that is
 // refused the dir leaves it alone; attach drives runs and serves a parked capability step
 // from here; stopping the app (by pid) removes serve.json. The channel itself is the serve's
-// (attach.test.ts, attach-restate.test.ts); this checks the engine option opens and closes it.
+// (attach.test.ts, attach-restate.test.ts); this checks the engine option opens and closes it,
+// on both backends.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attach, BackendUnavailableError, createEngine, DataDirInUseError, findService } from '@tranquil/engine';
 import { manual, workflow } from '@tranquil/sdk';
+import { removeDataDir } from '../restate/data-dir.ts';
 
 const APP = join(import.meta.dirname, 'fixtures', 'embedded-app.ts');
 
@@ -20,11 +22,12 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  // An app killed above leaves its restate-server: removeDataDir stops it by its recorded pid.
+  for (const d of dirs.splice(0)) removeDataDir(d);
 });
 
-function startApp(dataDir: string): Promise<{ child: ChildProcess; control: { host: string; port: number }; exit: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', APP], { env: { ...process.env, DATA_DIR: dataDir, BACKEND: 'sqlite' }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startApp(dataDir: string, backend: string): Promise<{ child: ChildProcess; control: { host: string; port: number }; exit: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', APP], { env: { ...process.env, DATA_DIR: dataDir, BACKEND: backend }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -38,11 +41,11 @@ function startApp(dataDir: string): Promise<{ child: ChildProcess; control: { ho
   });
 }
 
-describe('an engine embedded with control: true', () => {
+describe.each(['sqlite', 'restate'] as const)('an engine embedded with control: true (%s)', (backend) => {
   it('opens the control channel once it owns the dir, attach drives it, and stopping it closes the channel', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-attach-embedded-'));
+    const dataDir = mkdtempSync(join(tmpdir(), `tranquil-attach-embedded-${backend}-`));
     dirs.push(dataDir);
-    const { child, control, exit } = await startApp(dataDir);
+    const { child, control, exit } = await startApp(dataDir, backend);
     const file = join(dataDir, 'serve.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: child.pid, host: '127.0.0.1', port: control.port });
@@ -53,7 +56,7 @@ describe('an engine embedded with control: true', () => {
       w.trigger(manual());
       w.run(async () => null);
     });
-    const second = await createEngine({ dataDir, workflows: [noop], control: true });
+    const second = await createEngine({ backend, dataDir, workflows: [noop], control: true });
     const refused = await second.start().then(() => undefined, (e: unknown) => e);
     expect(refused).toBeInstanceOf(DataDirInUseError);
     expect((refused as DataDirInUseError).pid).toBe(child.pid);
@@ -64,7 +67,7 @@ describe('an engine embedded with control: true', () => {
     const app = await attach({ dataDir });
     try {
       expect(app.pid).toBe(child.pid);
-      expect(app.backend).toBe('sqlite');
+      expect(app.backend).toBe(backend);
       expect([...app.workflows].sort()).toEqual(['greet', 'scrape']);
       const { runId } = await app.trigger('greet', { name: 'ada' });
       expect(await app.result(runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: 'hello ada' });
