@@ -144,7 +144,8 @@ export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknow
     // Without the workflows an in-process engine would mark their runs blocked.
     throw new ValidationError(`no serve is running for ${project.dataDir} and no workflows were given: pass --config <file> or --workflows <dir>`);
   }
-  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
+  // A one-shot engine: no control channel of its own even if the project's config asks.
+  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows, control: false });
   await engine.start();
   try {
     const result = await applyOp(engine, op);

@@ -10,14 +10,14 @@
 // message naming the pid that owns it. It does not wait as a standby.
 import { createEngine } from '../compose/index.ts';
 import { DataDirInUseError, StorageError } from '../src/domain/errors.ts';
-import { startControl } from '../src/adapters/http/control-server.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
 import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
 
 export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
   const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
-  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows });
+  // The control channel (serve.json) opens with the engine, once it owns the data dir.
+  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows, control: true });
   try {
     await engine.start();
   } catch (err) {
@@ -26,14 +26,8 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     }
     throw err;
   }
-  const control = await startControl(engine, project.dataDir).catch(async (err) => {
-    await engine.stop();
-    throw err;
-  });
-
   // The Runs panel (docs/panel.md), on by default; --no-panel leaves it out.
   const panel = o.panel ? await servePanel(engine, { port: o.panel.port }).catch(async (err) => {
-    await control.stop();
     await engine.stop();
     throw err;
   }) : undefined;
@@ -48,14 +42,15 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     if (w.triggers.some((t) => t.type === 'webhook')) hooks[w.name] = await engine.webhookUrl(w.name);
   }
   const addr = engine.webhookAddress;
+  const control = engine.controlAddress!;
   out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${registered.length} workflow(s)`, {
     event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: registered.map((w) => w.name),
-    webhook: addr ?? null, hooks, control: { host: control.info.host, port: control.info.port }, panel: panel?.url ?? null,
+    webhook: addr ?? null, hooks, control: { host: control.host, port: control.port }, panel: panel?.url ?? null,
   });
   if (!o.json) {
     if (addr) console.log(`tranquil serve: webhooks on http://${addr.host}:${addr.port}`);
     for (const [name, url] of Object.entries(hooks)) console.log(`  hook ${name}: ${url}`);
-    console.log(`tranquil serve: control on ${control.info.host}:${control.info.port} (token in ${project.dataDir}/serve.json)`);
+    console.log(`tranquil serve: control on ${control.host}:${control.port} (token in ${project.dataDir}/serve.json)`);
     if (panel) console.log(`tranquil serve: Runs panel on ${panel.url}`);
     console.log('tranquil serve: ready (Ctrl-C to stop)');
   }
@@ -70,8 +65,7 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     process.exit(1);
   }, o.graceMs);
   await panel?.close();
-  await control.stop();
-  await engine.stop();
+  await engine.stop(); // closes the control channel first
   clearTimeout(bound);
   out('tranquil serve: stopped', { event: 'stopped' });
   return 0;

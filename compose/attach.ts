@@ -57,7 +57,8 @@ export interface ServiceClient {
   readonly runs: {
     get(runId: string): Promise<RunView>;
     list(filter?: RunFilter): Promise<RunList>;
-    cancel(runId: string): Promise<void>;
+    /** `options.by`: who asks, recorded and said by `why` (default: the service's 'api'). */
+    cancel(runId: string, options?: { by?: string }): Promise<void>;
     retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
     explain(runId: string): Promise<Explanation>;
   };
@@ -110,7 +111,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     if (!info) {
       const file = readServeFile(dataDir);
       if (file && 'refused' in file) throw new StorageError(`attach: ${file.refused}`);
-      throw new BackendUnavailableError(`attach: no tranquil serve owns ${dataDir} (no live serve.json there)`);
+      throw new BackendUnavailableError(`attach: no tranquil serve (nor an engine with control: true) owns ${dataDir} (no live serve.json there)`);
     }
     return sendOp(info, op, signal);
   };
@@ -220,8 +221,8 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
         if (page.next !== undefined) Object.defineProperty(list, 'next', { value: page.next, enumerable: false });
         return list;
       },
-      cancel: async (runId) => {
-        checked(resultSchemas.cancel, await send({ op: 'cancel', runId }), 'runs.cancel');
+      cancel: async (runId, opts = {}) => {
+        checked(resultSchemas.cancel, await send({ op: 'cancel', runId, ...(opts.by === undefined ? {} : { by: opts.by }) }), 'runs.cancel');
       },
       retry: async (runId, opts = {}) => {
         const { runId: _id, ...r } = checked(resultSchemas.retry, await send({ op: 'retry', runId, ...(opts.from === undefined ? {} : { from: opts.from }) }), 'runs.retry');

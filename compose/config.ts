@@ -72,6 +72,10 @@ export const configSchema = z
       .strict()
       .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')
       .optional(),
+    /** Open the control channel on start (docs/host.md, "An app's own engine"): another
+     *  process of this user (the app's other parts, the CLI) can then attach() to this
+     *  engine as to a `tranquil serve`. Loopback only, token in <dataDir>/serve.json (0600). */
+    control: z.boolean().default(false),
     /** 'full' = every acknowledged commit is fsync'd (default); 'normal' = WAL without fsync per commit. */
     durability: z.enum(['full', 'normal']).default('full'),
     maxConcurrentRuns: z.number().int().min(1).max(100_000).default(1000),

@@ -14,7 +14,7 @@ import type { Logger } from '../src/ports/logger.ts';
 import type { Scheduler } from '../src/ports/scheduler.ts';
 import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
-import { Engine } from '../src/runtime/engine.ts';
+import { Engine, type ControlFactory } from '../src/runtime/engine.ts';
 import { levelLogger } from '../src/runtime/logger.ts';
 import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
@@ -89,6 +89,10 @@ export async function loadBackend(config: ResolvedConfig): Promise<Overrides> {
 /** hono and its node server load only when a webhook listener actually starts. */
 const lazyWebhookListener: WebhookListenerFactory = async (options, handler) =>
   (await import('../src/adapters/http/webhook-listener.ts')).startWebhookListener(options, handler);
+
+/** The control channel (docs/host.md, `control: true`): hono loads only when it opens. */
+const lazyControl = (dataDir: string): ControlFactory => async (engine) =>
+  (await import('../src/adapters/http/control-server.ts')).startControl(engine, dataDir);
 
 /** What callers get from the container: resolution only, run with inversify's Reflect in place. */
 export interface Composition {
@@ -179,6 +183,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         close: overrides.runner?.close,
         capabilities,
         logger: ctx.get<Logger>(TOKENS.logger),
+        ...(ctx.get<ResolvedConfig>(TOKENS.config).control ? { control: lazyControl(ctx.get<ResolvedConfig>(TOKENS.config).dataDir) } : {}),
       }),
   );
   return c;

@@ -61,7 +61,7 @@ const quoted = (names: string[]): string =>
 function retryHint(r: RetryResult): string {
   if (!r.from) return 'runs.retry runs its code again from the last recorded step (nothing is discarded).';
   const n = r.discarded.length;
-  const again = r.discarded[0]?.kind === 'do' ? 'runs again with the same idempotency key' : r.discarded[0]?.kind === 'wait' ? 'waits again, its timeout counted anew' : 'runs again';
+  const again = r.discarded[0]?.kind === 'do' || r.discarded[0]?.kind === 'use' ? 'runs again with the same idempotency key' : r.discarded[0]?.kind === 'wait' ? 'waits again, its timeout counted anew' : 'runs again';
   return `runs.retry resumes it from step '${r.from.name}' and discards ${n} recorded step${n === 1 ? '' : 's'} (${quoted(r.discarded.map((d) => d.name))}); ` +
     `'${r.from.name}' ${again}.`;
 }
@@ -235,6 +235,9 @@ function explainState(run: RunView, now: number): Explanation {
           waitingFor: { kind: 'capability', step: parkedStep.name, capability: park.capability, affinity: park.affinity },
           summary: `${head} is parked in step '${parkedStep.name}': it waits for a provider of capability '${park.capability}' ` +
             `matching ${describeAffinity(park.affinity)}; it resumes as soon as one is provided (engine.capabilities.provide).`,
+          // Nothing to run from a shell: a provider lives in the app (docs/host.md).
+          next: `Provide it in the app: \`engine.capabilities.provide('${park.capability}', ${JSON.stringify(park.affinity)}, handler)\` ` +
+            `(or \`capabilities.provide\` on an attach() handle). To stop it: \`tranquil runs cancel ${id}\`.`,
         };
       }
       break;

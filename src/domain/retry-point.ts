@@ -26,11 +26,13 @@ export interface RetryResult {
   discarded: RecordedStepInfo[];
 }
 
-/** The default resume point: the earliest failed `do` step; with none, the earliest
- *  timed-out wait (a run that failed only because a wait timed out waits again). A caught
- *  timeout before a failed `do` is control flow (reminder loops, escalation) and is kept. */
+/** The default resume point: the earliest failed `do` or `use` step (a capability step has
+ *  step.do's retry rules: a provider's TerminalError or its exhausted retries fail it, and a
+ *  retry must ask the provider again, not replay the recorded failure); with none, the
+ *  earliest timed-out wait (a run that failed only because a wait timed out waits again). A
+ *  caught timeout before a failed step is control flow (reminder loops, escalation) and is kept. */
 function defaultPoint(steps: readonly RecordedStepInfo[]): RecordedStepInfo | undefined {
-  return steps.find((s) => s.kind === 'do' && s.status === 'failed') ?? steps.find((s) => s.kind === 'wait' && s.status === 'timedout');
+  return steps.find((s) => (s.kind === 'do' || s.kind === 'use') && s.status === 'failed') ?? steps.find((s) => s.kind === 'wait' && s.status === 'timedout');
 }
 
 /** The retry of a run with these recorded steps; undefined when `from` names no recorded

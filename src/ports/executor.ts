@@ -39,7 +39,7 @@ export interface DurableExecutor {
   /** `by`: who asks (already validated); recorded with the time of the first cancel, shown
    *  as RunView.cancel. */
   cancel(runId: string, by: string): Promise<void>;
-  /** Resumes a failed run at the earliest failed `do` step (or `options.from`), discarding
+  /** Resumes a failed run at the earliest failed `do` or `use` step (or `options.from`), discarding
    *  that step's record and everything recorded after it (domain/retry-point.ts); says what
    *  it discarded. An unknown `from` is refused and changes nothing. */
   retry(runId: string, options: RetryOptions): Promise<RetryResult>;

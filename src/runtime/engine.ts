@@ -111,7 +111,17 @@ export interface EngineOptions {
   /** The host's capability providers (shared with the executor, which calls them). */
   capabilities?: CapabilityRegistry;
   logger?: Logger;
+  /** Opens the control channel (docs/host.md, "An app's own engine: `control: true`") once
+   *  the engine owns its data dir; closed first by stop(). An adapter chosen in compose/. */
+  control?: ControlFactory;
 }
+
+/** The control channel an engine opens for attach() and the CLI: where it listens. */
+export interface RunningControl {
+  readonly info: { host: string; port: number };
+  stop(): Promise<void>;
+}
+export type ControlFactory = (engine: Engine) => Promise<RunningControl>;
 
 /** A workflow file's permission declaration as it is on disk, and its standing. */
 export interface DeclarationView {
@@ -150,7 +160,7 @@ export interface RunsApi {
   /** Asks the run to stop (docs/semantics.md, Cancel). `options.by` names who asks (default
    *  'api'); it is recorded with the time and `why` says it. */
   cancel(runId: string, options?: CancelOptions): Promise<void>;
-  /** Resumes a failed run: at its earliest failed `do` step, or at `options.from` (a recorded
+  /** Resumes a failed run: at its earliest failed `do` or `use` step, or at `options.from` (a recorded
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
   retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
   explain(runId: string): Promise<Explanation>;
@@ -170,6 +180,8 @@ export class Engine {
 
   private readonly closeExtras: (() => Promise<void>) | undefined;
   private readonly notifier: Notifier;
+  private readonly controlFactory: ControlFactory | undefined;
+  private control: RunningControl | undefined;
 
   constructor(
     readonly executor: DurableExecutor,
@@ -178,6 +190,7 @@ export class Engine {
     options: EngineOptions = {},
   ) {
     this.closeExtras = options.close;
+    this.controlFactory = options.control;
     this.providers = options.capabilities ?? new CapabilityRegistry();
     this.capabilities = capabilitiesApi(this.providers, async (c, a) => this.executor.wakeParked?.(c, a));
     this.notifier = new Notifier(executor, () => clock.now(), { logger: options.logger });
@@ -237,7 +250,21 @@ export class Engine {
       await this.executor.stop();
       throw err;
     }
+    // Only after the executor took the data dir's owner lease: an engine refused the dir
+    // (DataDirInUseError) never reaches this, so it cannot replace the owner's serve.json.
+    try {
+      this.control = await this.controlFactory?.(this);
+    } catch (err) {
+      await this.webhooks?.stop();
+      await this.executor.stop();
+      throw err;
+    }
     this.notifier.start();
+  }
+
+  /** Where the control channel listens (engine option `control: true`), once started. */
+  get controlAddress(): { host: string; port: number } | undefined {
+    return this.control && { host: this.control.info.host, port: this.control.info.port };
   }
 
   /** Lifecycle notifications (runtime/notifier.ts, docs/panel.md): the handler gets each
@@ -250,6 +277,10 @@ export class Engine {
   }
 
   async stop(): Promise<void> {
+    // The control channel first: no request reaches an engine that is winding down.
+    const control = this.control;
+    this.control = undefined;
+    await control?.stop();
     await this.notifier.stop();
     // The listener first: no new runs arrive while the executor winds down.
     await this.webhooks?.stop();

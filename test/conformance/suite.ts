@@ -16,6 +16,7 @@ import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
 import { plainScenarios } from './plain.ts';
 import { capabilityScenarios } from './capabilities.ts';
+import { capabilityRetryScenarios } from './capability-retry.ts';
 import { whyScenarios } from './why.ts';
 import { whyAskerScenarios } from './why-asker.ts';
 import { notificationScenarios } from './notifications.ts';
@@ -542,6 +543,7 @@ export function runConformance(target: ConformanceTarget): void {
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
     capabilityScenarios({ test, boot, restart, until });
+    capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });

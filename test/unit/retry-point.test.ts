@@ -11,6 +11,12 @@ describe('retryPlan(steps, from?)', () => {
     expect(retryPlan(steps)).toEqual({ from: { seq: 1, name: 'charge' }, discarded: steps.slice(1) });
   });
 
+  it('a failed capability step (use) is a retry point like a failed do: the provider is asked again', () => {
+    const steps = [s(0, 'read', 'do', 'succeeded'), s(1, 'browser.scrape', 'use', 'failed'), s(2, 'notify', 'do', 'succeeded')];
+    expect(retryPlan(steps)).toEqual({ from: { seq: 1, name: 'browser.scrape' }, discarded: steps.slice(1) });
+    expect(retryPlan([s(0, 'approval', 'wait', 'timedout'), s(1, 'device.write', 'use', 'failed')])?.from).toEqual({ seq: 1, name: 'device.write' });
+  });
+
   it('keeps a caught timed-out wait before a failed do (timeouts are control flow)', () => {
     const steps = [s(0, 'reply', 'wait', 'timedout'), s(1, 'remind', 'do', 'succeeded'), s(2, 'send', 'do', 'failed')];
     expect(retryPlan(steps)?.from).toEqual({ seq: 2, name: 'send' });

@@ -108,6 +108,16 @@ describe('why: every run state has one sentence and a next command', () => {
     expect(atOnce.summary).toBe(`${head} was cancelled by cli (ann@box) at 2026-03-28T07:30:00.000Z after 1 completed step.`);
   });
 
+  it('parked: the capability and affinity it waits for, and how to provide it', () => {
+    const parked: StepView = {
+      seq: 0, name: 'browser.scrape', kind: 'use', status: 'parked', attempts: 0,
+      error: { name: 'CapabilityUnavailableError', message: "no provider of capability 'browser.scrape' matching partition=work is registered", fields: { capability: 'browser.scrape', affinity: { partition: 'work' } } },
+    };
+    const e = explain(run('parked', [parked]), NOW);
+    expect(e.summary).toBe(`${head} is parked in step 'browser.scrape': it waits for a provider of capability 'browser.scrape' matching partition=work; it resumes as soon as one is provided (engine.capabilities.provide).`);
+    expect(e.next).toBe('Provide it in the app: `engine.capabilities.provide(\'browser.scrape\', {"partition":"work"}, handler)` (or `capabilities.provide` on an attach() handle). To stop it: `tranquil runs cancel r1`.');
+  });
+
   it('succeeded', () => {
     const e = explain(run('succeeded', [ok(0, 'a'), ok(1, 'b')]), NOW);
     expect(e.summary).toBe(`${head} succeeded after 2 completed steps, at 2026-03-28T07:30:00.000Z.`);
