@@ -18,7 +18,7 @@
 // (errors rebuild by class name); `node --enable-source-maps` maps stack traces back.
 //
 // `node scripts/build.mjs --bench` also bundles the benchmark children that measure the build
-// (bench/child-idle.ts, bench/history-child.ts) into bench/.build/. They import the engine
+// (bench/child-idle.ts, bench/history-child.ts, bench/child-citizen.ts) into bench/.build/. They import the engine
 // and the sdk from dist/ (external), so they measure exactly what dist ships.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -163,7 +163,7 @@ export async function buildBench() {
   toDist.set('@tranquil/engine/testing', join(DIST, 'testing.js'));
   const r = await esbuild.build({
     ...common,
-    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts' },
+    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts' },
     outdir: BENCH_OUT,
     splitting: true,
     chunkNames: '[name]-[hash]', // next to the entries: the relative paths to dist/ hold in every file
