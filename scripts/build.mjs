@@ -44,7 +44,7 @@ const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/
 // triggers), yaml and @marcbachmann/cel-js (src/runtime/plain/lazy-deps.ts: plain
 // workflows). esbuild cannot follow createRequire, so they stay external and resolve from
 // node_modules (they are dependencies) at that first use; bundled, their code would be read,
-// parsed and held in memory by every engine (docs/performance.md, idle RSS).
+// parsed and held in memory by every engine (README.md: idle RSS of the build).
 const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
 
 const common = {

@@ -1,7 +1,8 @@
 // yaml and @marcbachmann/cel-js load on first use, not with the engine: an engine whose
 // workflows are all code (no plainWorkflow(), no `plainWorkflows` files) never pays for them
-// (about 3 MiB of an idle process's memory, docs/performance.md). Synchronous (createRequire),
-// because loadPlainWorkflow() and plainWorkflow() are synchronous public APIs. cel-js is an ES
+// (with cron-parser and zod's unused locales, ~2.5 MiB of an idle built engine; README.md).
+// Synchronous (createRequire), because loadPlainWorkflow() and plainWorkflow() are
+// synchronous public APIs. cel-js is an ES
 // module: Node >= 20.19 require()s it (package.json engines). The production build keeps both
 // packages external (scripts/build.mjs), so they resolve from node_modules at that first use.
 // node:module is reached through process.getBuiltinModule, not a static import, as in
