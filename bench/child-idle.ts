@@ -5,7 +5,9 @@
 //   { mode: 'engine', backend, durability, dataDir }: start an engine on a fresh dir, finish one
 //     10-step run, then idle; prints one JSON line, then stays alive until the parent stops it.
 //   { mode: 'bare' }: node alone (or node + tsx loader), for the floor.
-const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
+//   { mode: 'sqlite', dataDir }: node + better-sqlite3 alone: a WAL file, one transaction of
+//     10 rows, then idle (what the SQLite driver costs before any engine code).
+const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare' | 'sqlite'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
 const keepAlive = setInterval(() => {}, 1 << 30);
 const report = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -13,6 +15,28 @@ async function main(): Promise<void> {
   if (a.mode === 'bare') {
     await new Promise((r) => setTimeout(r, a.idleMs));
     report({ ready: true, uptimeMs: performance.now() });
+    return;
+  }
+  if (a.mode === 'sqlite') {
+    const { default: Database } = await import('better-sqlite3');
+    const { join } = await import('node:path');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(a.dataDir!, { recursive: true });
+    const db = new Database(join(a.dataDir!, 'raw.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)');
+    const ins = db.prepare('INSERT OR REPLACE INTO t VALUES (?, ?)');
+    db.transaction(() => {
+      for (let i = 0; i < 10; i++) ins.run(`k${i}`, 'x'.repeat(200));
+    })();
+    await new Promise((r) => setTimeout(r, a.idleMs));
+    report({ ready: true });
+    process.once('SIGTERM', () => {
+      db.close();
+      clearInterval(keepAlive);
+      process.exit(0);
+    });
     return;
   }
   const tImport = performance.now();

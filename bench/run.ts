@@ -580,6 +580,7 @@ async function main(): Promise<void> {
         `| journaled steps/s (raw batched better-sqlite3: ${Math.round(c.rawPairsPerS)} pairs/s) | ${Math.round(c.lag.pool.stepsPerS)} (${(c.ratioPool * 100).toFixed(0)}% of raw) | ${Math.round(c.lag.inline.stepsPerS)} (${(c.ratioInline * 100).toFixed(0)}% of raw) |`,
         ...Object.entries(c.startAfterCrashMs).map(([n, ms]) => `| start after a crash, ${Number(n).toLocaleString('en')} runs in the file | ${ms.toFixed(0)} ms | |`),
         `| idle RSS, built (dist/, plain node), minus node alone | ${c.idleRssMiB.over.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.node.toFixed(1)}) | |`,
+        `| idle RSS, built, minus node + better-sqlite3 with a WAL file open (the engine's own share) | ${c.idleRssMiB.overDriver.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.driver.toFixed(1)}) | |`,
         ...Object.entries(c.verdicts).map(([k, v]) => `| verdict ${k} | ${v} | |`),
       ].join('\n');
     } catch (err) {

@@ -18,7 +18,7 @@
 // (errors rebuild by class name); `node --enable-source-maps` maps stack traces back.
 //
 // `node scripts/build.mjs --bench` also bundles the benchmark children that measure the build
-// (bench/child-idle.ts, bench/history-child.ts) into bench/.build/. They import the engine
+// (bench/child-idle.ts, bench/history-child.ts, bench/child-citizen.ts) into bench/.build/. They import the engine
 // and the sdk from dist/ (external), so they measure exactly what dist ships.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -39,12 +39,20 @@ const CLI_ENTRY = { cli: 'cli/main.ts' };
 /** Packages that must never load with the engine until used (lazy import() only). */
 const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander)(\/|$)/;
 
+// Packages the engine requires on first use through createRequire (sync, so an engine that
+// does not use them never loads them): cron-parser (sdk/cron-parser-loader.ts: schedule
+// triggers), yaml and @marcbachmann/cel-js (src/runtime/plain/lazy-deps.ts: plain
+// workflows). esbuild cannot follow createRequire, so they stay external and resolve from
+// node_modules (they are dependencies) at that first use; bundled, their code would be read,
+// parsed and held in memory by every engine (README.md: idle RSS of the build).
+const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
+
 const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@restatedev/*'],
+  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED],
   keepNames: true,
   minifyWhitespace: true,
   minifySyntax: true,
@@ -56,17 +64,20 @@ const common = {
   banner: { js: "import { createRequire as __tranquilCreateRequire } from 'node:module'; const require = __tranquilCreateRequire(import.meta.url);" },
 };
 
-// In the sources cron-parser is required on first use through createRequire (sync, so an
-// engine without schedules never loads it; see sdk/cron-parser-loader.ts).
-// esbuild cannot follow createRequire, so here the loader becomes a plain require(), which
-// esbuild bundles: one copy of cron-parser, initialised on first call.
-const bundledCronLoader = {
-  name: 'bundled-cron-loader',
+// zod's classic namespace (`z`) re-exports every locale (`z.locales`, ~300 KB of the bundle)
+// and the engine uses only English, which zod registers itself (zod/v4/classic/schemas.js
+// imports locales/en.js directly). The locale index becomes just `en`: the other locales are
+// never read. Nothing in the engine calls z.config or names z.locales.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
   setup(b) {
-    b.onLoad({ filter: /[\\/]sdk[\\/]cron-parser-loader\.ts$/ }, () => ({
-      contents: "let mod; export function cronParser() { return (mod ??= require('cron-parser')); }",
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (a) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(a.importer) ? { path: join(dirname(a.importer), '..', 'locales', 'index.js'), namespace: 'zod-locales' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (a) => ({
+      contents: "export { default as en } from './en.js';",
       loader: 'js',
-      resolveDir: join(REPO, 'sdk'),
+      resolveDir: dirname(a.path),
     }));
   },
 };
@@ -107,7 +118,7 @@ export async function buildDist() {
     outdir: DIST,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [bundledCronLoader],
+    plugins: [zodEnglishOnly],
   });
   checkLoadSet(r.metafile);
   const written = new Set(Object.keys(r.metafile.outputs).map((p) => join(REPO, p)));
@@ -152,7 +163,7 @@ export async function buildBench() {
   toDist.set('@tranquil/engine/testing', join(DIST, 'testing.js'));
   const r = await esbuild.build({
     ...common,
-    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts' },
+    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts' },
     outdir: BENCH_OUT,
     splitting: true,
     chunkNames: '[name]-[hash]', // next to the entries: the relative paths to dist/ hold in every file

@@ -2,8 +2,8 @@
 // workflows have no schedule trigger never pays for it. The first schedule() call loads it (to
 // validate the expression at definition time) and the cron calendar adapter reuses it.
 // Synchronous (createRequire), because schedule() and the SlotCalendar the planner calls are
-// synchronous. The production build (scripts/build.mjs) replaces this body with a bundled
-// require('cron-parser'): same module, one copy in dist.
+// synchronous. The production build (scripts/build.mjs) keeps cron-parser external: it
+// resolves from node_modules at that first use, and dist/ holds no copy of it.
 // node:module is reached through process.getBuiltinModule, not a static import: the sdk also
 // loads in Deno run children, where a node: import costs the Node compatibility layer at
 // start even when no schedule() is ever called.

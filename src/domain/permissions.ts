@@ -6,7 +6,7 @@
 // sdk loads it in Deno run children too); the flags below need node:path.
 import { isAbsolute, join, normalize } from 'node:path';
 import { permissionsSchema, type Permissions } from './permission-declaration.ts';
-import { RUNNER_TOKEN_ENV } from './runner-protocol.ts';
+import { RUNNER_TOKEN_ENV } from './runner-token.ts';
 
 export { permissionsSchema, RUNNER_TOKEN_ENV, type Permissions };
 

@@ -14,16 +14,11 @@
 import { z } from 'zod';
 import { TranquilError } from './errors.ts';
 
-/** The env var the runner's single-use token travels in (never argv, never a URL). Here, not
- *  in permissions.ts, so that the child does not load node:path with it. */
-export const RUNNER_TOKEN_ENV = 'TRANQUIL_RUNNER_TOKEN';
+export { RUNNER_TOKEN_ENV, TOKEN_BYTES, TOKEN_LINE_BYTES } from './runner-token.ts';
 
 /** A frame that could not be read (malformed, oversized, out of place): ends the attempt. */
 export class ProtocolError extends TranquilError {}
 
-export const TOKEN_BYTES = 32;
-/** 64 hex digits and a newline. */
-export const TOKEN_LINE_BYTES = TOKEN_BYTES * 2 + 1;
 /** A frame carries one payload (bounded by maxPayloadBytes) plus its envelope. */
 export const FRAME_ENVELOPE_BYTES = 1024 * 1024;
 

@@ -46,12 +46,16 @@ export class SqliteRetention {
   constructor(private readonly store: SqliteStore, private readonly queue: CommitQueue, private readonly settings: RetentionSettings) {
     const q = (sql: string) => store.db.prepare(sql);
     this.s = {
-      deleteRun: q(`DELETE FROM runs WHERE run_id = ? AND ${IN_FINISHED} AND updated_at <= ? RETURNING created_seq`),
+      deleteRun: q(`DELETE FROM runs WHERE run_id = ? AND ${IN_FINISHED} AND updated_at <= ? RETURNING created_seq, version`),
       deleteSteps: q(`DELETE FROM steps WHERE run_seq = ?`),
       deleteSignals: q(`DELETE FROM signals WHERE run_id = ?`),
       deleteOutput: q(`DELETE FROM run_output WHERE run_id = ?`),
       deleteEvents: q(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE created_at <= ? LIMIT ?)`),
-      versions: q(`SELECT DISTINCT version FROM runs`),
+      // No index has version: this stops at the first run found, and reads the whole table
+      // only for a version that is really gone (rare). `SELECT DISTINCT version` before and
+      // after every sweep read the table twice each time (~0.75 s each at 1,000,000 runs, on
+      // the host's event loop).
+      versionUsed: q(`SELECT 1 FROM runs WHERE version = ? LIMIT 1`),
       freePages: q(`PRAGMA freelist_count`),
     };
   }
@@ -87,15 +91,17 @@ export class SqliteRetention {
   private async sweep(now: number): Promise<GcReport> {
     const cutoff = cutoffOf(now, this.settings);
     const report: GcReport = { dryRun: false, cutoff: new Date(cutoff).toISOString(), runs: 0, sample: [], events: 0, batches: 0, pagesReclaimed: 0, unreferencedVersions: [] };
-    const versionsBefore = this.versions();
+    // Versions whose runs this sweep deleted: the candidates for "no run uses it any more".
+    const touched = new Set<string>();
     for (;;) {
       const batch = this.candidates(cutoff, this.settings.batchSize);
       if (batch.length === 0) break;
       const removed = await this.queue.enqueue(() => {
         let n = 0;
         for (const r of batch) {
-          const row = this.s.deleteRun.get(r.runId, cutoff) as { created_seq: number } | undefined;
+          const row = this.s.deleteRun.get(r.runId, cutoff) as { created_seq: number; version: string } | undefined;
           if (!row) continue; // retried (live again) since the look: left alone
+          touched.add(row.version);
           this.s.deleteSteps.run(row.created_seq);
           this.s.deleteSignals.run(r.runId);
           this.s.deleteOutput.run(r.runId);
@@ -118,14 +124,9 @@ export class SqliteRetention {
       report.pagesReclaimed += await this.reclaim();
       await new Promise((r) => setImmediate(r));
     }
-    const after = this.versions();
-    report.unreferencedVersions = [...versionsBefore].filter((v) => !after.has(v));
+    report.unreferencedVersions = [...touched].filter((v) => this.s.versionUsed.get(v) === undefined);
     if (this.settings.dropVersions && report.unreferencedVersions.length > 0) report.snapshotsRemoved = this.settings.dropVersions(report.unreferencedVersions);
     return report;
-  }
-
-  private versions(): Set<string> {
-    return new Set((this.s.versions.all() as { version: string }[]).map((r) => r.version));
   }
 
   /** Gives back up to VACUUM_PAGES_PER_BATCH free pages; returns how many. */

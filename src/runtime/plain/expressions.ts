@@ -2,8 +2,9 @@
 // `eval`, no host objects; an expression sees only the names it is given, which are the
 // run's recorded data (trigger input, persisted step outputs, instance id). Checked at load
 // time against the names that exist at that point of the workflow; evaluated at run time.
-import { Environment, Optional } from '@marcbachmann/cel-js';
+import type { Environment } from '@marcbachmann/cel-js';
 import type { Json } from '../../domain/json.ts';
+import { celModule } from './lazy-deps.ts';
 
 /** Names every expression may use besides the ids of the steps before it. */
 export const BUILTIN_NAMES = ['trigger', 'instance'] as const;
@@ -54,7 +55,7 @@ function environment(names: readonly string[]): Environment {
   const key = names.join(',');
   let env = environments.get(key);
   if (env) return env;
-  env = new Environment({ unlistedVariablesAreDyn: false, limits: { maxAstNodes: 2000, maxDepth: 50 } });
+  env = new (celModule().Environment)({ unlistedVariablesAreDyn: false, limits: { maxAstNodes: 2000, maxDepth: 50 } });
   for (const n of names) env.registerVariable(n, 'dyn');
   if (environments.size >= 64) environments.delete(environments.keys().next().value!);
   environments.set(key, env);
@@ -125,7 +126,7 @@ export function toJson(v: unknown, expr: string): Json {
   }
   // cel-js's uint (not exported from its entry): a bigint in `.value`.
   if ((v as object)?.constructor?.name === 'UnsignedInt') return toJson((v as { value: bigint }).value, expr);
-  if (v instanceof Optional) return v.hasValue() ? toJson(v.value(), expr) : null;
+  if (v instanceof celModule().Optional) return v.hasValue() ? toJson(v.value(), expr) : null;
   if (Array.isArray(v)) return v.map((x) => toJson(x, expr));
   if (v instanceof Map) {
     const o: Record<string, Json> = {};

@@ -5,12 +5,13 @@
 // a cron expression that does not parse. Whether each action is registered is checked when
 // an engine is built (the file alone cannot know), see plain-workflow.ts.
 import { createHash } from 'node:crypto';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import type { LineCounter, Node } from 'yaml';
 import type { Json } from '../../domain/json.ts';
 import { normalizeStepOptions } from '../../../sdk/step-options.ts';
 import { event, manual, schedule, triggerKey, webhook, type Trigger } from '../../../sdk/triggers.ts';
 import type { StepOptions } from '../../../sdk/types.ts';
 import { BUILTIN_NAMES, checkExpression, splitTemplate } from './expressions.ts';
+import { yamlModule } from './lazy-deps.ts';
 import { PlainWorkflowError } from './plain-error.ts';
 import { definitionSchema, type DefinitionData, type PlainTriggerData, type StepData } from './schema.ts';
 
@@ -65,6 +66,7 @@ class Locator {
 
   /** The deepest node along `path` (the key's node when `onKey`, for an unknown key). */
   place(path: Path, onKey = false): Place {
+    const { isMap, isPair, isScalar, isSeq } = yamlModule();
     let node: unknown = this.contents;
     let offset = rangeStart(node) ?? 0;
     for (let i = 0; i < path.length; i++) {
@@ -104,6 +106,7 @@ function rangeStart(n: unknown): number | undefined {
 export function loadPlainWorkflow(text: string, source = '<yaml>'): PlainDefinition {
   if (typeof text !== 'string') throw new PlainWorkflowError(source, 1, 1, '', 'expected the YAML text of a workflow (a string)');
   if (text.length > MAX_TEXT) throw new PlainWorkflowError(source, 1, 1, '', `the definition is ${text.length} characters; at most ${MAX_TEXT}`);
+  const { LineCounter, parseDocument } = yamlModule();
   const lines = new LineCounter();
   // uniqueKeys: a key given twice is an error, not a silent overwrite.
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, strict: true, version: '1.2', schema: 'core' });
