@@ -5,14 +5,11 @@
 // closed loop: `conc` clients each trigger a run and wait for its result (for the cluster,
 // half of them through each replica). Needs root, iproute2 and HAProxy (as the cluster test);
 // reported as n/a with the reason otherwise. The setup is test/cluster's.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type Engine } from '../../compose/index.ts';
-import { Haproxy, haproxyUnavailable } from '../../test/cluster/haproxy.ts';
-import { netnsUnavailable, TestNetwork } from '../../test/cluster/netns.ts';
-import { Replica } from '../../test/cluster/replica.ts';
-import { RestateCluster } from '../../test/cluster/restate-cluster.ts';
+import { haproxyUnavailable } from '../../test/cluster/haproxy.ts';
+import { netnsUnavailable } from '../../test/cluster/netns.ts';
+import { startTopology, type Topology } from '../../test/cluster/topology.ts';
 import { nowMs, summarize } from './stats.ts';
 import { STEPS_PER_RUN, tenSteps } from './workflows.ts';
 
@@ -24,8 +21,6 @@ export interface ClusterRow {
   runsPerRep: number;
   concurrency: number;
 }
-
-const ENDPOINT_PORT = 9080;
 
 export function clusterUnavailable(): string | undefined {
   return netnsUnavailable() ?? haproxyUnavailable();
@@ -47,35 +42,11 @@ export async function benchCluster(o: { quick: boolean; log: (...a: unknown[]) =
   const reps = o.quick ? 3 : 5;
   const runs = o.quick ? 40 : 100;
   const conc = 10;
-  const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-cluster-'));
-  const attempts = join(dir, 'attempts.log');
-  writeFileSync(attempts, '');
-  const net = new TestNetwork();
-  let cluster: RestateCluster | undefined;
-  let lb: Haproxy | undefined;
-  const replicas: Replica[] = [];
+  let topology: Topology | undefined;
   let embedded: Engine | undefined;
   try {
-    net.create();
-    cluster = new RestateCluster(net, dir);
-    const hosts = [net.addHost('r1', 21), net.addHost('r2', 22)];
-    lb = new Haproxy(net, net.lan, dir, `${net.lanAddress}:${ENDPOINT_PORT}`, hosts.map((h, i) => ({ name: `r${i + 1}`, address: `${h.address}:${ENDPOINT_PORT}` })));
-    cluster.startAll();
-    lb.start();
-    const starts = hosts.map((h, i) => {
-      const node = cluster!.nodes[i]!;
-      const r = new Replica(net, `r${i + 1}`, h.ns, { ATTEMPTS: attempts });
-      replicas.push(r);
-      return r.start({
-        dataDir: join(dir, `replica${i + 1}`),
-        restate: {
-          ingressUrl: node.ingressUrl, adminUrl: node.adminUrl, identityKeys: cluster!.publicKeys,
-          endpoint: { host: h.address, port: ENDPOINT_PORT, url: `http://${net.lanAddress}:${ENDPOINT_PORT}/` },
-          triggers: 'restate',
-        },
-      });
-    });
-    await Promise.all([...cluster.nodes.map((n) => cluster!.waitAdmin(n)), ...starts]);
+    topology = await startTopology('bench-cluster');
+    const { replicas, dir } = topology;
     embedded = await createEngine({ backend: 'restate', dataDir: join(dir, 'embedded'), workflows: [tenSteps], log: { level: 'error' } });
     await embedded.start();
     const e = embedded;
@@ -109,10 +80,6 @@ export async function benchCluster(o: { quick: boolean; log: (...a: unknown[]) =
     return { clusterStepsPerS: fig(c), embeddedStepsPerS: fig(s), ratio: summarize(c.map((x, i) => x / s[i]!)).median, runsPerRep: runs, concurrency: conc };
   } finally {
     await embedded?.stop().catch(() => {});
-    await Promise.all(replicas.map((r) => r.kill().catch(() => {})));
-    await lb?.stop().catch(() => {});
-    await cluster?.stopAll().catch(() => {});
-    net.remove();
-    rmSync(dir, { recursive: true, force: true });
+    await topology?.stop();
   }
 }

@@ -8,63 +8,32 @@
 // runs started on both replicas finish on the other after a SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Haproxy, haproxyUnavailable } from './haproxy.ts';
-import { netnsUnavailable, TestNetwork } from './netns.ts';
-import { Replica } from './replica.ts';
-import { RestateCluster } from './restate-cluster.ts';
+import { haproxyUnavailable } from './haproxy.ts';
+import { netnsUnavailable, type TestNetwork } from './netns.ts';
+import type { Replica } from './replica.ts';
+import type { RestateCluster } from './restate-cluster.ts';
+import { ENDPOINT_PORT, startTopology, type Topology } from './topology.ts';
 
 const skipReason = netnsUnavailable() ?? haproxyUnavailable();
 const LONG = process.env.TRANQUIL_CLUSTER_LONG === '1';
-const ENDPOINT_PORT = 9080;
 
 describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
   let net: TestNetwork;
-  let dir: string;
   let cluster: RestateCluster;
-  let lb: Haproxy;
   let attempts: string;
-  const replicas: Replica[] = [];
-  const configs = new Map<Replica, unknown>();
+  let replicas: Replica[] = [];
+  let configs = new Map<Replica, unknown>();
+  let topology: Topology | undefined;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tranquil-cluster-'));
-    attempts = join(dir, 'attempts.log');
-    writeFileSync(attempts, '');
-    net = new TestNetwork();
-    net.create();
-    cluster = new RestateCluster(net, dir);
-    const hosts = [net.addHost('r1', 21), net.addHost('r2', 22)];
-    lb = new Haproxy(net, net.lan, dir, `${net.lanAddress}:${ENDPOINT_PORT}`, hosts.map((h, i) => ({ name: `r${i + 1}`, address: `${h.address}:${ENDPOINT_PORT}` })));
-    cluster.startAll();
-    lb.start();
-    hosts.forEach((h, i) => {
-      const node = cluster.nodes[i]!;
-      const r = new Replica(net, `r${i + 1}`, h.ns, { ATTEMPTS: attempts });
-      configs.set(r, {
-        dataDir: join(dir, `replica${i + 1}`),
-        restate: {
-          ingressUrl: node.ingressUrl, adminUrl: node.adminUrl, identityKeys: cluster.publicKeys,
-          endpoint: { host: h.address, port: ENDPOINT_PORT, url: `http://${net.lanAddress}:${ENDPOINT_PORT}/` },
-          triggers: 'restate',
-        },
-      });
-      replicas.push(r);
-    });
-    // Both at once, while the nodes boot (the engine rides out an admin API that is not up
-    // yet): registration must come out as one deployment whoever is first.
-    await Promise.all([...cluster.nodes.map((n) => cluster.waitAdmin(n)), ...replicas.map((r) => r.start(configs.get(r)))]);
+    topology = await startTopology('cluster');
+    ({ net, cluster, attempts, replicas, configs } = topology);
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all(replicas.map((r) => r.kill().catch(() => {})));
-    await lb?.stop().catch(() => {});
-    await cluster?.stopAll().catch(() => {});
-    net?.remove();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await topology?.stop();
   }, 60_000);
 
   const lines = () => readFileSync(attempts, 'utf8').trim().split('\n').filter(Boolean);

@@ -10,11 +10,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attach, BackendUnavailableError, createEngine, DataDirInUseError, findService } from '@tranquil/engine';
 import { manual, workflow } from '@tranquil/sdk';
 import { removeDataDir } from '../restate/data-dir.ts';
+import { whenReady } from './ready-child.ts';
 
 const APP = join(import.meta.dirname, 'fixtures', 'embedded-app.ts');
 
@@ -26,19 +26,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) removeDataDir(d);
 });
 
-function startApp(dataDir: string, backend: string): Promise<{ child: ChildProcess; control: { host: string; port: number }; exit: Promise<number | null> }> {
+async function startApp(dataDir: string, backend: string): Promise<{ child: ChildProcess; control: { host: string; port: number }; exit: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', APP], { env: { ...process.env, DATA_DIR: dataDir, BACKEND: backend }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((ok, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = JSON.parse(line) as { ready?: boolean; control: { host: string; port: number } };
-      if (m.ready) ok({ child, control: m.control, exit });
-    });
-    void exit.then((code) => fail(new Error(`app exited early (${code}): ${stderr}`)));
-  });
+  const app = await whenReady(child, children, 'app', (m) => (m.ready ? (m.control as { host: string; port: number }) : undefined));
+  return { child, control: app.ready, exit: app.exit };
 }
 
 describe.each(['sqlite', 'restate'] as const)('an engine embedded with control: true (%s)', (backend) => {

@@ -14,9 +14,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attach, createEngine, DataDirInUseError, findService, StorageError, UnknownWorkflowError, ValidationError } from '@tranquil/engine';
+import { serveReady, until, whenReady } from './ready-child.ts';
 import { startControl } from '../../src/adapters/http/control-server.ts';
 import { sendOp } from '../../src/adapters/http/control-client.ts';
 import type { Op } from '../../src/adapters/http/control-protocol.ts';
@@ -40,25 +40,7 @@ afterEach(() => {
 function startServe(dataDir: string): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
   const env = { ...process.env, TRANQUIL_BACKEND: 'restate' };
   const child = spawn(process.execPath, [BIN, 'serve', '--json', '--no-panel', '--data-dir', dataDir, '--config', CONFIG], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((ok, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if ((JSON.parse(line) as { event: string }).event === 'ready') ok({ child, exit });
-    });
-    void exit.then((code) => fail(new Error(`serve exited early (${code}): ${stderr}`)));
-  });
-}
-
-async function until<T>(what: string, f: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 1000; i++) {
-    const v = await f();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`never: ${what}`);
+  return whenReady(child, children, 'serve', serveReady);
 }
 
 describe('attach() to a Restate-backed tranquil serve', () => {

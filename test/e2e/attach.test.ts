@@ -8,7 +8,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   attach, BackendUnavailableError, createEngine, DataDirInUseError, findService, StorageError, UnknownWorkflowError, ValidationError, type ServiceClient,
@@ -16,6 +15,7 @@ import {
 import { TerminalError } from '@tranquil/sdk';
 import config from './fixtures/tranquil.config.ts';
 import hostConfig from './fixtures/host.config.ts';
+import { serveReady, until as untilSome, whenReady } from './ready-child.ts';
 import { startControl } from '../../src/adapters/http/control-server.ts';
 import { sendOp } from '../../src/adapters/http/control-client.ts';
 import { applyOp, type Op } from '../../src/adapters/http/control-protocol.ts';
@@ -34,26 +34,10 @@ afterEach(() => {
 
 function startServe(dataDir: string, config = CONFIG): Promise<{ child: ChildProcess; exit: Promise<number | null> }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--json', '--no-panel', '--data-dir', dataDir, '--config', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return new Promise((ok, fail) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if ((JSON.parse(line) as { event: string }).event === 'ready') ok({ child, exit });
-    });
-    void exit.then((code) => fail(new Error(`serve exited early (${code}): ${stderr}`)));
-  });
+  return whenReady(child, children, 'serve', serveReady);
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 500; i++) {
-    const v = await f();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`never: ${what}`);
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>) => untilSome(what, f, 500);
 
 describe('attach() to the service that owns a data dir', () => {
   it('detects the serve, is refused the dir, drives runs through the handle, and notices the serve stop', async () => {
