@@ -45,6 +45,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'capability: parks with no provider, explains why, survives a restart, resumes only on a matching provider': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
   'capability: provider errors retry like step.do, a TerminalError is caught by the code, a withdrawn provider parks the run': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
   'capability: cancelling a parked run throws CancelledError into the parked step (its cleanup runs); bad names are refused; a parked branch beside a wait resumes': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
+  'capability: a run failed in step.use is retried at that step; the provider is asked again': 'the retry point is chosen from the journal at the engine (domain/retry-point.ts) and providers are host-side, whatever ran the code',
   'a step called while another is in flight starts its body at once, also after the code awaited a plain timer': 'the file form is the race of two step.do (frames arrive in different turns)',
   '100 signals sent at once to a waiting run: each consumed once, in one order that replay keeps': 'ported with 20 signals (a child per replay makes 100 slow)',
 };
