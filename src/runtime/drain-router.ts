@@ -37,6 +37,11 @@ export class DrainRouter implements DurableExecutor {
     this.backend = o.primary.backend;
   }
 
+  /** The Restate executor (diagnostics and tests reach its admin API through it). */
+  get primary(): DurableExecutor {
+    return this.o.primary;
+  }
+
   get triggers(): TriggerState {
     return this.o.primary.triggers;
   }

@@ -65,6 +65,9 @@ async function allSleeping(engine: Engine, n: number): Promise<void> {
   }
 }
 
+/** The Restate executor behind the engine's drain router (compose/container.ts). */
+const restateExecutor = (engine: Engine): unknown => (engine.executor as unknown as { primary: unknown }).primary;
+
 it('stop with 200 sleeping runs and 50 result() waiters prints no warning and no stack trace', async () => {
   const engine = await createEngine({ backend: 'restate', dataDir: dataDir(), workflows: [sleepy] });
   engines.push(engine);
@@ -124,7 +127,7 @@ it('the 40th signal to a run journals what the 1st did (no probing of earlier sl
   const { runId } = await engine.trigger('sink');
   for (let i = 0; i < N; i++) await engine.signal(runId, 'tick', 1);
   expect((await engine.result(runId, { timeout: '60s' })).output).toBe(N);
-  const admin = (engine.executor as unknown as { admin: AdminApi }).admin;
+  const admin = (restateExecutor(engine) as unknown as { admin: AdminApi }).admin;
   const invs = await admin.query<{ id: string }>(
     `SELECT id FROM sys_invocation WHERE target_service_name = 'tq_sink' AND target_handler_name = 'signal' AND target_service_key = '${runId}' ORDER BY created_at`,
   );
@@ -148,7 +151,7 @@ it('a slot resolved around the queue (a run from before it) is skipped once; ord
   await engine.start();
   const { runId } = await engine.trigger('legacy');
   // What the engine did before the queue existed: the shared handler, no slot given.
-  const ingress = (engine.executor as unknown as { ingress: string }).ingress;
+  const ingress = (restateExecutor(engine) as unknown as { ingress: string }).ingress;
   const res = await fetch(`${ingress}/tq_legacy/${runId}/signal`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'm', payload: 'old' }) });
   expect(res.status).toBe(200);
   await engine.signal(runId, 'm', 'new-1'); // the queue knows no counter: slot 1 is taken, slot 2
