@@ -2,4 +2,4 @@
 // runs the long version.
 import { simulateSeeds } from './sim/suite.ts';
 
-simulateSeeds(1, 1000);
+simulateSeeds(1, 750);
