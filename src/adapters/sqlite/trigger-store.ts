@@ -6,7 +6,7 @@
 // `writes`), so a due-run claim and the slots it fires commit in one transaction.
 import { randomUUID } from 'node:crypto';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
-import type { RunStatus } from '../../domain/run-status.ts';
+import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../domain/run-status.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
 import type { OutboxEntry, OutboxRun, ScheduleRecord, TriggerStore, TriggerWrites } from '../../ports/trigger-store.ts';
 import { checkCodec } from './codec-check.ts';
@@ -24,6 +24,10 @@ export interface SqliteTriggerStoreOptions {
   /** Payload codec (encryption at rest); default identity. Checked against the file on open. */
   codec?: PayloadCodec;
 }
+
+/** Started and not finished, as an SQL list: an IN list the (status, created_seq) index
+ *  answers, where NOT IN would read every run (a Restate data dir keeps one row per run). */
+const STARTED_UNFINISHED = RUN_STATUSES.filter((s) => s !== 'pending' && !TERMINAL.has(s)).map((s) => `'${s}'`).join(', ');
 
 export class SqliteTriggerStore implements TriggerStore {
   /** The open file; set by open(). The SQLite executor shares it (same adapter). */
@@ -134,7 +138,7 @@ export class SqliteTriggerStore implements TriggerStore {
 
   async startedUnfinishedRuns(limit: number): Promise<{ runId: string; status: string }[]> {
     return this.store.db
-      .prepare(`SELECT run_id AS runId, status FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled') AND run_id NOT IN (SELECT run_id FROM drain_runs) ORDER BY created_seq LIMIT ?`)
+      .prepare(`SELECT run_id AS runId, status FROM runs WHERE status IN (${STARTED_UNFINISHED}) AND run_id NOT IN (SELECT run_id FROM drain_runs) ORDER BY created_seq LIMIT ?`)
       .all(limit) as { runId: string; status: string }[];
   }
 
@@ -152,7 +156,7 @@ export class SqliteTriggerStore implements TriggerStore {
       this.store.db
         .prepare(
           `INSERT OR IGNORE INTO drain_runs (run_id, since)
-           SELECT run_id, @now FROM runs WHERE status NOT IN ('pending', 'succeeded', 'failed', 'cancelled')
+           SELECT run_id, @now FROM runs WHERE status IN (${STARTED_UNFINISHED})
              AND (@never = 1 OR status != 'running' OR EXISTS (SELECT 1 FROM steps WHERE steps.run_seq = runs.created_seq))`,
         )
         .run({ now, never });
