@@ -45,16 +45,19 @@ const durationField = z.union([z.number(), z.string()]).transform((v, c) => {
   return typeof ms === 'number' ? ms : 0;
 });
 
+/** A file system path: the OS refuses a NUL byte with a TypeError deep in fs; say it here. */
+const pathField = z.string().min(1).refine((p) => !p.includes('\0'), 'must not contain a NUL byte');
+
 export const configSchema = z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
-    dataDir: z.string().min(1).default('.tranquil'),
+    dataDir: pathField.default('.tranquil'),
     workflows: z.array(z.unknown()).default([]),
     /** Workflow files (paths): each runs in a sandboxed Deno child (docs/runner.md), never in
      *  this process. */
-    workflowFiles: z.array(z.string().min(1)).default([]),
+    workflowFiles: z.array(pathField).default([]),
     /** Plain-data workflows (YAML files, docs/plain-workflows.md), run in-process. */
-    plainWorkflows: z.array(z.string().min(1)).default([]),
+    plainWorkflows: z.array(pathField).default([]),
     /** The functions plain workflows' `action:` steps name: `{ 'mail.send_template': fn }`. */
     actions: z.record(z.string().min(1), z.custom<Action>((v) => typeof v === 'function', 'expected a function (input, ctx) => output')).default({}),
     /** The Deno runner: `binary` overrides the locked npm package's deno. */
