@@ -2,6 +2,9 @@
 // next to each). Seeds replay exactly: `npm run sim -- --seed N [--no-fault-points]
 // [--no-concurrency]` (the seeds below predate concurrent branches: they run the sequential
 // workflows they were found with).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine } from '@tranquil/engine/testing';
@@ -54,8 +57,19 @@ describe('fuzz findings', () => {
   });
 });
 
-it('a data dir that cannot be created (a NUL in the path, found by the CLI fuzzer) is a StorageError, not a TypeError', async () => {
-  const e = await createEngine({ dataDir: 'bad\u0000dir', workflows: [] });
-  await expect(e.start()).rejects.toBeInstanceOf(StorageError);
-  await expect(e.start()).rejects.toThrow(/cannot create data dir/);
+it('a data dir that cannot be created (a NUL in the path, found by the CLI fuzzer) is refused in one line, not a TypeError', async () => {
+  // Refused by the config's check, naming the field, before anything is created: a workflow
+  // file's runner (its DENO_DIR under the data dir) reached fs with it first (fuzz seed 1651282928).
+  await expect(createEngine({ dataDir: 'bad\u0000dir', workflows: [] })).rejects.toBeInstanceOf(ValidationError);
+  await expect(createEngine({ dataDir: 'bad\u0000dir', workflows: [] })).rejects.toThrow(/dataDir.*must not contain a NUL byte/);
+  // A data dir the OS refuses for another reason is still a StorageError at start.
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-notadir-'));
+  try {
+    writeFileSync(join(dir, 'file'), 'x');
+    const e = await createEngine({ dataDir: join(dir, 'file', 'sub'), workflows: [] });
+    await expect(e.start()).rejects.toBeInstanceOf(StorageError);
+    await expect(e.start()).rejects.toThrow(/cannot create data dir/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
