@@ -53,8 +53,10 @@ export interface StepLog {
    *  `attempt`): its result, or its error; CapabilityUnavailableError when no provider
    *  matches (the step parks). Absent: this log reaches no host (every use step parks). */
   capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
-  /** Records (inserts or replaces) the entry at entry.seq. */
-  record(entry: JournalEntry): Promise<void>;
+  /** Records (inserts or replaces) the entry at entry.seq. `resultText`: the JSON text of
+   *  entry.result when the session already produced it (a log may store it as is instead of
+   *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */
+  record(entry: JournalEntry, resultText?: string): Promise<void>;
   /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its
    *  payload as result, atomically; undefined when none is there. */
   takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined>;

@@ -18,6 +18,7 @@ import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
+import { AttemptInfo } from './attempt-info.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
@@ -56,11 +57,6 @@ interface Blocked {
   entry?: JournalEntry;
   signal?: string;
 }
-
-/** The JSON text of a recorded entry's result, when the session already produced it: the
- *  store writes it as is instead of serialising the parsed value a second time. Keyed by the
- *  entry object, so a copied or altered entry falls back to serialising its result. */
-export const resultTextOf = new WeakMap<JournalEntry, string>();
 
 /** Engine settings every session applies (config maxPayloadBytes, cancelGrace). */
 export interface SessionLimits {
@@ -108,7 +104,7 @@ export class RunSession {
   private cancelSeq = Infinity;
   private graceTimer: NodeJS.Timeout | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
-  private readonly aborts = new Set<AbortController>();
+  private readonly aborts = new Set<AttemptInfo>();
 
   constructor(
     private readonly log: StepLog,
@@ -454,7 +450,9 @@ export class RunSession {
     if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
     if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
     const opts = resolveStepOptions(call.name, this.stepDefaults, options);
-    await this.flushPending();
+    // Awaited only when there is something to flush: an await costs a turn of microtasks
+    // and its garbage on every step.
+    if (this.pendingWrites.length > 0) await this.flushPending();
     // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
     if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
     if (p.cancelled) return never();
@@ -470,9 +468,9 @@ export class RunSession {
       p.settled = true;
       const entry: JournalEntry = { ...base, status: 'succeeded', endedAt: this.log.now(), order: this.order.next() };
       if (res.value !== undefined) entry.result = res.value;
-      if (res.text !== undefined) resultTextOf.set(entry, res.text);
-      await this.io(this.log.record(entry));
-      await this.order.gate(entry.order);
+      await this.io(this.log.record(entry, res.text));
+      const turn = this.order.gate(entry.order);
+      if (turn) await turn;
       return res.value as T;
     }
     const error = res.error;
@@ -513,18 +511,17 @@ export class RunSession {
 
   /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
-    const idempotencyKey = idempotencyKeyOf(this.log.runId, call.name);
-    const ac = new AbortController();
-    this.aborts.add(ac);
+    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+    this.aborts.add(info);
     let value: unknown;
     try {
-      value = await withTimeout(() => this.callBody(() => body({ attempt, idempotencyKey, signal: ac.signal })), timeoutMs, call.name, attempt);
+      value = await withTimeout(() => this.callBody(() => body(info)), timeoutMs, call.name, attempt);
     } catch (err) {
       // Past its timeout the attempt is over: tell the body to stop its work.
-      if (err instanceof TimeoutError && !ac.signal.aborted) ac.abort(err);
+      if (err instanceof TimeoutError) info.abort(err);
       return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
     } finally {
-      this.aborts.delete(ac);
+      this.aborts.delete(info);
     }
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };

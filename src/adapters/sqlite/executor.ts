@@ -22,7 +22,6 @@ import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
-import { resultTextOf } from '../../runtime/run-session.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
@@ -579,9 +578,8 @@ export class SqliteExecutor implements DurableExecutor {
       if (error !== undefined) w.errorText = JSON.stringify(error);
       act.written.set(entry.seq, w);
     };
-    const record = (entry: JournalEntry) =>
+    const record = (entry: JournalEntry, text?: string) =>
       durable(queue.enqueue(() => {
-        const text = resultTextOf.get(entry);
         store.recordStep(runId, entry, text);
         wrote(entry, text);
       }));
@@ -598,7 +596,7 @@ export class SqliteExecutor implements DurableExecutor {
       // In-process: the body runs here; its outcome counts once because record() follows.
       attempt: (_call, _attempt, run) => run(),
       ...(this.o.capabilities ? { capability: (req, signal) => this.o.capabilities!.call(req, signal) } : {}),
-      record: faults ? (entry) => this.aroundStepCommit(faults, () => record(entry)) : record,
+      record: faults ? (entry, text) => this.aroundStepCommit(faults, () => record(entry, text)) : record,
       takeSignal: (signalName, entry) =>
         durable(queue.enqueue(() => {
           const got = store.takeSignal(runId, signalName, entry.seq);
