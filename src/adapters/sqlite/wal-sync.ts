@@ -1,9 +1,10 @@
 // Durable commits without blocking the event loop (durability 'full' on a file). The group
 // commit's transaction runs at synchronous=NORMAL (in WAL mode: COMMIT appends the frames to
 // the -wal file and does not fsync), then the -wal is fdatasync'ed on libuv's thread pool and
-// only then are the batch's callers answered. Commits that land while a sync is in flight
-// wait for the next one (one sync covers every frame written before it started), so the main
-// thread prepares and commits batch N+1 while batch N's sync runs.
+// only then are the batch's callers answered. A commit that lands while a sync is in flight
+// starts a second one at once (at most two in flight; later commits wait for the next one:
+// one sync covers every frame written before it started), so the main thread prepares and
+// commits batch N+1 while batch N's sync runs.
 //
 // Why nothing is acknowledged before it is durable (the argument, docs/reliability.md):
 //  - a batch's callers are settled only from the callback of an fdatasync that STARTED after
@@ -30,9 +31,21 @@ import { StorageError } from '../../domain/errors.ts';
 /** `settle(err?)`: called once the batch is durable, or with the error that means it is not. */
 type Settle = (err?: StorageError) => void;
 
+/** Syncs in flight at once. A batch committed while one sync runs starts the next at once
+ *  rather than waiting for it to end (a turn of the pool and of the event loop saved per
+ *  batch); more would only queue in the kernel behind the same journal commit. */
+const MAX_IN_FLIGHT = 2;
+
+interface Flight {
+  group: Settle[];
+}
+
 export class WalSync {
+  /** Batches committed after the last sync started: the next sync covers them. */
   private waiting: Settle[] = [];
-  private inFlight = false;
+  /** Syncs in flight, oldest first. A sync that ends covers its own group and every older
+   *  one (it started after all of them committed), whatever order the pool finishes in. */
+  private flights: Flight[] = [];
   private syncedIno: number | undefined;
   private readonly normal;
   private readonly full;
@@ -71,25 +84,31 @@ export class WalSync {
     if (this.failed) return settle(this.failed);
     this.pending++;
     this.waiting.push(settle);
-    if (!this.inFlight) this.start();
+    if (this.flights.length < MAX_IN_FLIGHT) this.start();
   }
 
   private start(): void {
-    this.inFlight = true;
-    const group = this.waiting;
+    const flight: Flight = { group: this.waiting };
     this.waiting = [];
+    this.flights.push(flight);
     this.stats.syncs++;
     const wal = `${this.db.name}-wal`;
     const done = (err: NodeJS.ErrnoException | null) => {
-      this.inFlight = false;
+      if (this.failed) return; // every caller already heard of the failure
+      const at = this.flights.indexOf(flight);
       // Closed meanwhile (only an abandoned engine closes with syncs in flight: a clean close
       // waits for them): no caller is told "stored"; they hear what a closed file tells
       // every later write.
-      if (!this.db.open) return this.fail(Object.assign(new Error('the database connection was closed before the commit was synced'), { code: 'ECLOSED' }), group);
-      if (err) return this.fail(err, group);
-      this.pending -= group.length;
-      for (const s of group) s();
-      if (this.waiting.length > 0) this.start();
+      if (!this.db.open) return this.fail(Object.assign(new Error('the database connection was closed before the commit was synced'), { code: 'ECLOSED' }));
+      if (err) return this.fail(err);
+      // at < 0: a younger sync already ended and answered this one's group.
+      if (at >= 0) {
+        for (const f of this.flights.splice(0, at + 1)) {
+          this.pending -= f.group.length;
+          for (const s of f.group) s();
+        }
+      }
+      if (this.waiting.length > 0 && this.flights.length < MAX_IN_FLIGHT) this.start();
     };
     open(wal, 'r', (err, fd) => {
       if (err) return done(err);
@@ -112,9 +131,10 @@ export class WalSync {
     });
   }
 
-  private fail(err: NodeJS.ErrnoException, group: Settle[]): void {
+  private fail(err: NodeJS.ErrnoException): void {
     this.failed = new StorageError(`storage: syncing ${this.db.name}-wal failed (${err.code ?? err.message}); the file can no longer promise durability, stop the engine and check the disk`);
-    const all = [...group, ...this.waiting];
+    const all = [...this.flights.flatMap((f) => f.group), ...this.waiting];
+    this.flights = [];
     this.waiting = [];
     this.pending = 0;
     for (const s of all) s(this.failed);
