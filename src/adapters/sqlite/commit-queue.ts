@@ -95,7 +95,7 @@ export class CommitQueue {
       return;
     }
     this.count(batch.length);
-    this.durable(() => batch.forEach((p, i) => p.resolve(results[i])), batch);
+    this.durable(() => answerSliced(batch, results), batch);
   }
 
   private flushOneByOne(batch: Pending[]): void {
@@ -137,4 +137,17 @@ function asStorageError(err: unknown): unknown {
   const code = (err as { code?: unknown })?.code;
   if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return err;
   return new StorageError(`storage: ${(err as Error).message} (${code}); nothing of this write was stored`);
+}
+
+/** Callers answered per turn of the event loop. Each answer runs that run's code up to its
+ *  next step (a body, the next write): 100 answers in one go held the host's event loop
+ *  ~5-10 ms. In slices, timers and I/O of the host run in between; the runs answered first
+ *  commit their next writes while the rest wait their turn (measured: lag p99 ~16 -> ~11 ms,
+ *  100 concurrent runs; bench --only=citizen). */
+const ANSWER_SLICE = 32;
+
+function answerSliced(batch: Pending[], results: unknown[], from = 0): void {
+  const end = Math.min(batch.length, from + ANSWER_SLICE);
+  for (let i = from; i < end; i++) batch[i]!.resolve(results[i]);
+  if (end < batch.length) setImmediate(() => answerSliced(batch, results, end));
 }
