@@ -63,8 +63,9 @@ export class Checkpoints {
   /** Set while the last pass runs: the group commit's next flush waits (see wait()). */
   private held: (() => void)[] | undefined;
   private readonly wal: WalBacklog;
-  /** `checkpoints`: started (a worker's may still run); `done`: completed; `failed`: errors. */
-  readonly stats = { checkpoints: 0, done: 0, failed: 0 };
+  /** `checkpoints`: started (a worker's may still run); `done`: completed; `failed`: errors;
+   *  `inline`: run on the main thread. */
+  readonly stats = { checkpoints: 0, done: 0, failed: 0, inline: 0 };
 
   static for(db: Database, opts: { inline?: boolean } = {}): Checkpoints | undefined {
     if (db.memory || db.readonly) return undefined;
@@ -130,11 +131,17 @@ export class Checkpoints {
     for (const resume of waiting) resume();
   }
 
-  /** Resolves once no checkpoint is in flight (a clean stop closes the worker after it). */
+  /** Resolves once no checkpoint is in flight (including a last pass that follows one). */
+  async idle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  /** Waits for the checkpoint in flight, then ends the worker (a clean stop: the owner's
+   *  connection then closes last). */
   async close(): Promise<void> {
     // Commits after this are checkpointed by the owner's last close, not by a new worker.
     this.closing = true;
-    if (this.inFlight) await this.inFlight;
+    await this.idle();
     await this.thread?.close();
     this.wal.close();
   }
@@ -174,6 +181,7 @@ export class Checkpoints {
 
   /** The checkpoint on this thread (the shape before the worker). */
   private inline(backlog: number): void {
+    this.stats.inline++;
     try {
       if (!this.disowned && this.current() !== this.last) this.disown();
       this.db.pragma('wal_checkpoint(PASSIVE)');
