@@ -5,7 +5,9 @@
 //      never written again by this engine (disown);
 //   2. PRAGMA wal_checkpoint(PASSIVE) at synchronous=FULL: SQLite syncs the -wal before it
 //      copies frames into the file, and syncs the file after (the main connection's commits
-//      go on meanwhile: PASSIVE takes no writer lock);
+//      go on meanwhile: PASSIVE takes no writer lock). A request marked `final` (the main
+//      thread holds its group commits for it) runs TRUNCATE instead: the few frames left are
+//      copied and the -wal is emptied, so it restarts;
 //   3. the file's new identity is written to the mark (temp file, then renamed over it).
 // Doing 1-3 here, back to back, keeps the window in which a SIGKILL leaves a mark that no
 // longer matches the file to the checkpoint itself (then the next start runs the full check).
@@ -19,7 +21,8 @@
 // Test-only fault point (env, since the worker has no FaultPoints registry; see
 // fault-points.ts): TRANQUIL_FAULT_CHECKPOINT=hold-before-mark makes the worker, after its
 // checkpoint changed the file and before the mark is written, post 'held' to the main thread
-// and wait there (up to 10 min), so a test can SIGKILL the process mid-checkpoint.
+// and wait there (up to 10 min), so a test can SIGKILL the process mid-checkpoint (first
+// passes only: a final pass holds the group commit, which the test needs running).
 
 /** The script (CommonJS, plain JavaScript). workerData: { file, driver, abandoned }. */
 export const CHECKPOINT_WORKER_SOURCE = String.raw`
@@ -66,23 +69,28 @@ function checkpoint(req) {
   let disowned = req.disowned;
   let last = req.last;
   if (!disowned && identity() !== last) disowned = disown();
-  const pass = () => db.pragma('wal_checkpoint(PASSIVE)')[0];
+  const pass = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
   let r;
   try {
-    // Frames committed while a pass ran keep the -wal from restarting (SQLite's next writer
-    // restarts it only once every frame is in the file), so catch up while passes find new ones.
-    r = pass();
-    for (let i = 1; i < 4; i++) {
-      const again = pass();
-      const grew = again.log !== r.log;
-      r = again;
-      if (!grew) break;
+    if (req.final) {
+      // The main thread holds its group commits meanwhile: copy the rest and empty the -wal
+      // (TRUNCATE waits for the writer lock and readers; it gets them within a commit's time).
+      r = pass('TRUNCATE');
+    } else {
+      // Frames committed while a pass ran are caught up while passes find new ones.
+      r = pass('PASSIVE');
+      for (let i = 1; i < 4; i++) {
+        const again = pass('PASSIVE');
+        const grew = again.log !== r.log;
+        r = again;
+        if (!grew) break;
+      }
     }
   } catch (err) {
     // The file may have changed part way: the mark is not renewed (a later checkpoint will).
     return { type: 'error', message: String(err && err.message || err), code: err && err.code, last, disowned };
   }
-  if (hold) {
+  if (hold && !req.final) {
     parentPort.postMessage({ type: 'held' });
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);
   }

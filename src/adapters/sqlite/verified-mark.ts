@@ -32,11 +32,6 @@ const markOf = (file: string) => `${file}.verified`;
 /** Bytes of -wal not yet in the file past which the owner checkpoints (SQLite's default
  *  autocheckpoint: 1000 pages). */
 const CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024;
-/** At most this much -wal left after a worker's checkpoint gets a last pass with commits held. */
-const LAST_PASS_MAX_BYTES = 1024 * 1024;
-/** Commits are never held longer than this for a last pass (a slow disk: the -wal just does
- *  not restart this time). */
-const LAST_PASS_HOLD_MS = 50;
 
 /** True when the file is exactly as its engine last recorded it. Never consumes the mark. */
 export function vouched(file: string): boolean {
@@ -109,17 +104,17 @@ export class Checkpoints {
   /** SQLite restarts the -wal from its start only when a writer finds EVERY frame already in
    *  the file. A worker's checkpoint runs while the main connection keeps committing, so it
    *  always ends a few frames short and the -wal would grow without end (and with it the
-   *  recovery after a crash). So once it is nearly caught up, one more pass runs with the
-   *  group commit's flushes held for it (a few ms at most LAST_PASS_HOLD_MS); the next commit
-   *  then restarts the -wal. */
+   *  recovery after a crash, which replays every valid frame). So once it is nearly caught
+   *  up, one more pass (TRUNCATE: the rest copied, the -wal emptied) runs with the group
+   *  commit's flushes held for it (a few ms: what was committed during the first pass; the
+   *  event loop runs on, writes just queue). Not released early on a timer: TRUNCATE holds
+   *  SQLite's writer lock, and a commit then would wait for it ON the main thread. */
   private lastPass(thread: CheckpointThread): void {
     const backlog = this.wal.backlogBytes();
-    if (backlog === 0 || backlog > LAST_PASS_MAX_BYTES || this.closing) return;
+    if (backlog === 0 || this.closing) return;
     this.held = [];
-    const timer = setTimeout(() => this.release(), LAST_PASS_HOLD_MS);
     this.stats.checkpoints++;
-    this.inFlight = thread.run({ last: this.last, disowned: this.disowned }).then((r) => {
-      clearTimeout(timer);
+    this.inFlight = thread.run({ last: this.last, disowned: this.disowned, final: true }).then((r) => {
       this.release();
       this.answered(r, backlog, true);
     });
