@@ -19,7 +19,7 @@ const IDLE_MS = 30_000;
 export interface CheckpointRequest {
   last: string | undefined;
   disowned: boolean;
-  /** The last pass of a cycle, run while the main thread holds its group commits (TRUNCATE). */
+  /** The last pass of a cycle, run while the main thread holds its group commits. */
   final?: boolean;
 }
 

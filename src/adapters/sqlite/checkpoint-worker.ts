@@ -5,9 +5,10 @@
 //      never written again by this engine (disown);
 //   2. PRAGMA wal_checkpoint(PASSIVE) at synchronous=FULL: SQLite syncs the -wal before it
 //      copies frames into the file, and syncs the file after (the main connection's commits
-//      go on meanwhile: PASSIVE takes no writer lock). A request marked `final` (the main
-//      thread holds its group commits for it) runs TRUNCATE instead: the few frames left are
-//      copied and the -wal is emptied, so it restarts;
+//      go on meanwhile: PASSIVE takes no writer lock, and never changes the wal-index header,
+//      so a main-thread transaction that began reading before it can still write after it).
+//      A request marked `final` runs while the main thread holds its group commits: it copies
+//      the frames left, so the main connection's next commit restarts the -wal;
 //   3. the file's new identity is written to the mark (temp file, then renamed over it).
 // Doing 1-3 here, back to back, keeps the window in which a SIGKILL leaves a mark that no
 // longer matches the file to the checkpoint itself (then the next start runs the full check).
@@ -69,22 +70,17 @@ function checkpoint(req) {
   let disowned = req.disowned;
   let last = req.last;
   if (!disowned && identity() !== last) disowned = disown();
-  const pass = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
+  const pass = () => db.pragma('wal_checkpoint(PASSIVE)')[0];
   let r;
   try {
-    if (req.final) {
-      // The main thread holds its group commits meanwhile: copy the rest and empty the -wal
-      // (TRUNCATE waits for the writer lock and readers; it gets them within a commit's time).
-      r = pass('TRUNCATE');
-    } else {
-      // Frames committed while a pass ran are caught up while passes find new ones.
-      r = pass('PASSIVE');
-      for (let i = 1; i < 4; i++) {
-        const again = pass('PASSIVE');
-        const grew = again.log !== r.log;
-        r = again;
-        if (!grew) break;
-      }
+    // Frames committed while a pass ran are caught up while passes find new ones (a final
+    // pass runs while the main thread holds its group commit: it catches up in one).
+    r = pass();
+    for (let i = 1; i < 4 && !req.final; i++) {
+      const again = pass();
+      const grew = again.log !== r.log;
+      r = again;
+      if (!grew) break;
     }
   } catch (err) {
     // The file may have changed part way: the mark is not renewed (a later checkpoint will).

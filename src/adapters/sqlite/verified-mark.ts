@@ -105,10 +105,11 @@ export class Checkpoints {
    *  the file. A worker's checkpoint runs while the main connection keeps committing, so it
    *  always ends a few frames short and the -wal would grow without end (and with it the
    *  recovery after a crash, which replays every valid frame). So once it is nearly caught
-   *  up, one more pass (TRUNCATE: the rest copied, the -wal emptied) runs with the group
-   *  commit's flushes held for it (a few ms: what was committed during the first pass; the
-   *  event loop runs on, writes just queue). Not released early on a timer: TRUNCATE holds
-   *  SQLite's writer lock, and a commit then would wait for it ON the main thread. */
+   *  up, one more PASSIVE pass runs with the group commit's flushes held for it (a few ms:
+   *  what was committed during the first pass; the event loop runs on, writes just queue);
+   *  the next group commit then restarts the -wal. Not TRUNCATE/RESTART: those rewrite the
+   *  wal-index header, and a main-thread transaction outside the group commit (a timer claim)
+   *  that began reading before would fail to write with SQLITE_BUSY (snapshot). */
   private lastPass(thread: CheckpointThread): void {
     const backlog = this.wal.backlogBytes();
     if (backlog === 0 || this.closing) return;
