@@ -13,7 +13,7 @@ import { createEngine } from '@tranquil/engine';
 import { manual, workflow } from '@tranquil/sdk';
 import { CommitQueue } from '../../src/adapters/sqlite/commit-queue.ts';
 import { openDatabase, SqliteStore } from '../../src/adapters/sqlite/store.ts';
-import { vouched } from '../../src/adapters/sqlite/verified-mark.ts';
+import { Checkpoints, vouched } from '../../src/adapters/sqlite/verified-mark.ts';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -95,3 +95,62 @@ it('a SIGKILL while the worker is mid-checkpoint leaves no mark for the changed 
   for (const id of ids) expect((await e.runs.get(id))?.status, id).toBe('succeeded');
   await e.stop();
 }, 120_000);
+
+/** ~5 MB of -wal written straight on the connection (wal_autocheckpoint is 0: all of it waits). */
+function fillWal(store: SqliteStore, from: number): void {
+  const pad = 'q'.repeat(20_000);
+  store.transaction(() => {
+    for (let i = from; i < from + 250; i++) store.insertRun({ runId: `f${i}`, workflow: 'w', version: 'v', input: pad, now: 1 });
+  });
+}
+
+it('a worker that cannot start (better-sqlite3 does not load in it) falls back to checkpoints on the main thread', async () => {
+  const dir = newDir();
+  const file = join(dir, 'tranquil.db');
+  const store = new SqliteStore(openDatabase(dir, 'full'));
+  const ck = Checkpoints.for(store.db, { thread: { driver: join(dir, 'no-such-driver.js') } })!;
+  const logged: unknown[] = [];
+  const error = console.error;
+  console.error = (...a: unknown[]) => void logged.push(a.join(' '));
+  try {
+    fillWal(store, 0);
+    ck.afterCommit();
+    await ck.idle();
+  } finally {
+    console.error = error;
+  }
+  expect(ck.worker).toBeUndefined();
+  expect(ck.stats.inline).toBe(1);
+  expect(ck.stats.done).toBe(1);
+  expect(String(logged[0])).toMatch(/checkpoint worker could not start.*main thread/);
+  expect(vouched(file)).toBe(true);
+  fillWal(store, 1000);
+  ck.afterCommit(); // synchronous now: done when it returns
+  expect(ck.stats.done).toBe(2);
+  expect(vouched(file)).toBe(true);
+  await ck.close();
+  store.close();
+});
+
+it('the worker starts at the first checkpoint and ends once idle; the next checkpoint starts a new one', async () => {
+  const dir = newDir();
+  const file = join(dir, 'tranquil.db');
+  const store = new SqliteStore(openDatabase(dir, 'full'));
+  const ck = Checkpoints.for(store.db, { thread: { idleMs: 50 } })!;
+  const thread = ck.worker!;
+  expect(thread.alive).toBe(false);
+  fillWal(store, 0);
+  ck.afterCommit();
+  expect(thread.alive).toBe(true);
+  await ck.idle();
+  for (let i = 0; i < 500 && thread.alive; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(thread.alive).toBe(false);
+  fillWal(store, 1000);
+  ck.afterCommit();
+  await ck.idle();
+  expect(thread.stats.started).toBe(2);
+  expect(ck.stats.done).toBeGreaterThanOrEqual(2);
+  expect(vouched(file)).toBe(true);
+  await ck.close();
+  store.close();
+});

@@ -16,6 +16,13 @@ import { CHECKPOINT_WORKER_SOURCE } from './checkpoint-worker.ts';
 /** An idle worker ends after this long (the next checkpoint starts a new one, ~20-40 ms off the loop). */
 const IDLE_MS = 30_000;
 
+export interface CheckpointThreadOptions {
+  /** The module the worker requires as better-sqlite3 (default: the one this package uses). */
+  driver?: string;
+  /** An idle worker ends after this long (default 30 s). */
+  idleMs?: number;
+}
+
 export interface CheckpointRequest {
   last: string | undefined;
   disowned: boolean;
@@ -43,14 +50,23 @@ export class CheckpointThread {
   /** Test-only: called when the worker holds mid-checkpoint (TRANQUIL_FAULT_CHECKPOINT). */
   onHeld: (() => void) | undefined;
 
-  constructor(private readonly file: string, private readonly idleMs = IDLE_MS) {
+  private readonly idleMs: number;
+
+  constructor(private readonly file: string, opts: CheckpointThreadOptions = {}) {
     // The same better-sqlite3 the main connection loaded (resolved from this module, so an
     // installed package finds its own dependency, whatever the host's cwd).
-    this.driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    this.driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3');
+    this.idleMs = opts.idleMs ?? IDLE_MS;
   }
 
+  /** A checkpoint is in flight. */
   get busy(): boolean {
     return this.inFlight !== undefined;
+  }
+
+  /** A worker thread exists (checkpointing or idle, not yet ended). */
+  get alive(): boolean {
+    return this.worker !== undefined;
   }
 
   /** Runs one checkpoint on the worker (starting it if needed). Never rejects. */

@@ -25,10 +25,11 @@
 import type { Database } from 'better-sqlite3';
 import { closeSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
-import { CheckpointThread, type CheckpointReply } from './checkpoint-thread.ts';
+import { CheckpointThread, type CheckpointReply, type CheckpointThreadOptions } from './checkpoint-thread.ts';
 import { identity } from './store.ts';
 
 const markOf = (file: string) => `${file}.verified`;
+const firstLine = (s: string) => s.split('\n')[0]!;
 /** Bytes of -wal not yet in the file past which the owner checkpoints (SQLite's default
  *  autocheckpoint: 1000 pages). */
 const CHECKPOINT_WAL_BYTES = 4 * 1024 * 1024;
@@ -62,16 +63,18 @@ export class Checkpoints {
    *  `inline`: run on the main thread. */
   readonly stats = { checkpoints: 0, done: 0, failed: 0, inline: 0 };
 
-  static for(db: Database, opts: { inline?: boolean } = {}): Checkpoints | undefined {
+  /** `inline`: on the main thread (default: TRANQUIL_CHECKPOINT=inline); `thread`: options of
+   *  the worker (tests: a driver that does not load, a short idle time). */
+  static for(db: Database, opts: { inline?: boolean; thread?: CheckpointThreadOptions } = {}): Checkpoints | undefined {
     if (db.memory || db.readonly) return undefined;
-    return new Checkpoints(db, opts.inline ?? process.env.TRANQUIL_CHECKPOINT === 'inline');
+    return new Checkpoints(db, opts.inline ?? process.env.TRANQUIL_CHECKPOINT === 'inline', opts.thread);
   }
 
-  private constructor(private readonly db: Database, inline: boolean) {
+  private constructor(private readonly db: Database, inline: boolean, threadOptions?: CheckpointThreadOptions) {
     this.file = db.name;
     db.pragma('wal_autocheckpoint = 0');
     this.wal = new WalBacklog(this.file);
-    if (!inline) this.thread = new CheckpointThread(this.file);
+    if (!inline) this.thread = new CheckpointThread(this.file, threadOptions);
     this.record();
   }
 
@@ -155,7 +158,7 @@ export class Checkpoints {
     if (this.abandoned) return;
     if (r.type === 'unavailable') {
       // The worker cannot run here: every later checkpoint runs on this thread, as before.
-      console.error(`tranquil: the checkpoint worker could not start (${r.message}); checkpoints run on the main thread`);
+      console.error(`tranquil: the checkpoint worker could not start (${firstLine(r.message)}); checkpoints run on the main thread`);
       this.thread = undefined;
       return this.inline(backlog);
     }
@@ -171,7 +174,7 @@ export class Checkpoints {
     // once, retried once another threshold's worth of -wal has accumulated.
     this.stats.failed++;
     this.dueAt = backlog + CHECKPOINT_WAL_BYTES;
-    if (!this.failureLogged) console.error(`tranquil: a WAL checkpoint failed (${r.code ?? r.message}); retried later`);
+    if (!this.failureLogged) console.error(`tranquil: a WAL checkpoint failed (${r.code ?? firstLine(r.message)}); retried later`);
     this.failureLogged = true;
   }
 
