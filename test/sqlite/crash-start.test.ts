@@ -25,16 +25,25 @@ const steady = workflow('steady', (w) => {
   w.run(async ({ input, step }) => step.do('a', () => input));
 });
 
-/** An engine process that runs `runs` runs of ~`size` bytes of input, then dies by SIGKILL. */
+/** An engine process that runs `runs` runs of ~`size` bytes of input, then dies by SIGKILL
+ *  once no checkpoint is running. Checkpoints run on a worker thread, so the last one may
+ *  still be copying when the last result is answered; killed then, the file no longer matches
+ *  the mark and the next start rightly runs the full check (test/sqlite/checkpoint-worker.
+ *  test.ts). So the child first waits until the mark has vouched for the file for 300 ms in a
+ *  row: an idle engine starts no new checkpoint (they follow commits), and the one pass that
+ *  may follow a checkpoint starts as soon as that one ends and changes the file within ms. */
 function crashAfterRuns(dataDir: string, runs: number, size: number): void {
   const child = spawnSync(process.execPath, ['--import', 'tsx', '-e', `
     import { createEngine } from '@tranquil/engine';
     import { manual, workflow } from '@tranquil/sdk';
+    import { vouched } from './src/adapters/sqlite/verified-mark.ts';
     const steady = workflow('steady', (w) => { w.trigger(manual()); w.run(async ({ input, step }) => step.do('a', () => input)); });
     const e = await createEngine({ dataDir: ${JSON.stringify(dataDir)}, workflows: [steady] });
     await e.start();
     const ids = await Promise.all(Array.from({ length: ${runs} }, async (_, i) => (await e.trigger('steady', { i, pad: 'x'.repeat(${size}) })).runId));
     await Promise.all(ids.map((id) => e.result(id, { timeout: '60s' })));
+    const file = ${JSON.stringify(join(dataDir, 'tranquil.db'))};
+    for (let i = 0, steady = 0; i < 3000 && steady < 30; i++, steady = vouched(file) ? steady + 1 : 0) await new Promise((r) => setTimeout(r, 10));
     process.kill(process.pid, 'SIGKILL');`], { cwd: process.cwd(), encoding: 'utf8', timeout: 120_000 });
   expect(child.signal, child.stderr).toBe('SIGKILL');
 }

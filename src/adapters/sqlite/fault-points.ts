@@ -11,6 +11,9 @@
 //            returns at once, a point inside a transaction throws (the transaction rolls back).
 //   pause  - at the next hit the caller waits until the test calls release(); async
 //            points only (a sync point cannot wait).
+// The checkpoint worker (checkpoint-worker.ts) runs in another isolate and has no registry:
+// its one point is armed by env, TRANQUIL_FAULT_CHECKPOINT=hold-before-mark (the worker holds
+// after its checkpoint changed the file, before the mark is written; a test SIGKILLs there).
 // Adding a point: name it in FAULT_POINTS (and ASYNC_POINTS if its caller can await), put
 // one hook line where it belongs. Hook forms:
 //   async:          const f = this.o.faults?.hit('x'); if (f) await f;

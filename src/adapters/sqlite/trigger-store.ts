@@ -73,6 +73,9 @@ export class SqliteTriggerStore implements TriggerStore {
     // Flush what is queued, so every acknowledged write is in the file.
     await new Promise((r) => setImmediate(r));
     while (this.queue.size > 0) await new Promise((r) => setImmediate(r));
+    // The checkpoint worker's connection closes first: the owner's close is then the last,
+    // which checkpoints the -wal into the file and removes it (the clean-stop mark needs that).
+    await this.queue.close();
     this.lease.release();
     this.lease = undefined;
     this.store.close({ clean: true });
@@ -83,6 +86,7 @@ export class SqliteTriggerStore implements TriggerStore {
   abandon(): void {
     this.lease?.abandon();
     this.lease = undefined;
+    this.queue?.abandon();
     this.store?.close();
   }
 
