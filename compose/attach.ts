@@ -232,8 +232,8 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     },
     capabilities: {
       provide: async (capability, attrs, handler) => {
-        const name = parseOrThrow(capabilityNameSchema, capability, 'capability name');
-        const a = parseOrThrow(attrsSchema, attrs ?? {}, `attributes of capability '${name}'`);
+        const name = parseOrThrow(capabilityNameSchema(), capability, 'capability name');
+        const a = parseOrThrow(attrsSchema(), attrs ?? {}, `attributes of capability '${name}'`);
         if (typeof handler !== 'function') throw new ValidationError(`capabilities.provide('${name}'): handler must be a function`);
         const p: Provision = { capability: name, attrs: a, handler, providerId: undefined, stopped: false, running: new Map(), polling: new AbortController() };
         await register(p);

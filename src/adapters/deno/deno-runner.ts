@@ -79,7 +79,7 @@ const descriptionSchema = z.object({
   name: workflowNameSchema,
   triggers: z.array(z.object({ type: z.string() }).passthrough()),
   stepDefaults: z.object({}).passthrough(),
-  permissions: permissionsSchema,
+  permissions: permissionsSchema(),
 });
 
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */

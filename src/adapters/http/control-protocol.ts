@@ -59,7 +59,7 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
   // Capability providers that live in an attached app (remote-providers.ts).
-  z.object({ op: z.literal('provide'), capability: capabilityNameSchema, attrs: attrsSchema }).strict(),
+  z.object({ op: z.literal('provide'), capability: capabilityNameSchema(), attrs: attrsSchema() }).strict(),
   z.object({ op: z.literal('poll'), providerId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
   z.object({
     op: z.literal('answer'), providerId: id(), callId: id(),
@@ -93,7 +93,7 @@ export const resultSchemas = once(() => ({
   retry: z.looseObject({ runId: z.string(), discarded: z.array(z.unknown()) }),
   provide: z.object({ providerId: z.string() }).strict(),
   poll: z.object({
-    calls: z.array(z.object({ callId: z.string(), input: json(), runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema }).strict()),
+    calls: z.array(z.object({ callId: z.string(), input: json(), runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema() }).strict()),
     aborted: z.array(z.string()),
   }).strict(),
   answer: z.object({ accepted: z.boolean() }).strict(),

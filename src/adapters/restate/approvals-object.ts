@@ -17,7 +17,7 @@ const approvalSchema = z
   .object({
     workflow: z.string().min(1).max(200),
     hash: z.string().regex(/^[0-9a-f]{16}$/),
-    declaration: permissionsSchema,
+    declaration: permissionsSchema(),
     approvedAt: z.number().int().nonnegative(),
   })
   .strict();
