@@ -1,6 +1,6 @@
 // Engine configuration: one zod-checked object. A bad field fails createEngine() with a
 // one-line message naming it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/domain/json.ts';

@@ -1,7 +1,7 @@
 // Trigger constructors. Each validates its arguments when called, so a bad cron or path
 // fails at definition time with a message naming the field. cron-parser loads on the first
 // schedule() call, not when the sdk is imported (cron-parser-loader.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { cronParser } from './cron-parser-loader.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';

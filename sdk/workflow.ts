@@ -1,6 +1,6 @@
 // workflow(name, builder): collects triggers and the run function into a frozen,
 // validated definition object that any backend can execute.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';

@@ -3,7 +3,7 @@
 // { affinity })`; the host registers providers with attributes. This file owns the pure
 // rules: what an affinity and a provider's attributes are, containment (the only routing
 // rule), and the error a capability step parks on.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Json } from './json.ts';
 import { once } from './once.ts';
 

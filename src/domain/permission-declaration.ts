@@ -3,7 +3,7 @@
 // node: imports, because the sdk loads it in every Deno run child (a node: import costs a
 // child the Node compatibility layer at start). The Deno flags computed from a declaration
 // are in permissions.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import { once } from './once.ts';
 
 /** Deno joins a flag's values with commas: an entry holding one would widen the grant. */

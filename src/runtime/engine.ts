@@ -2,7 +2,7 @@
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';

@@ -3,7 +3,7 @@
 // zod-validated union), the answer envelope, and applyOp, which carries a request out on an
 // Engine. The same code serves the CLI's mutating commands (over the channel or in-process)
 // and the embedding app's attach() (compose/attach.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Engine } from '../../runtime/engine.ts';
 import { RUN_STATUSES } from '../../domain/run-status.ts';
 import type { RunView } from '../../domain/run-view.ts';

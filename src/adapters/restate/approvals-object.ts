@@ -5,7 +5,7 @@
 // of the invocation sees what the first execution saw.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import { permissionsSchema } from '../../domain/permissions.ts';
 import { describeIssue } from '../../domain/validate.ts';

@@ -2,7 +2,7 @@
 // mapping is strict: an unknown key is an error naming the keys allowed there. Steps and
 // triggers are told apart by which key they carry (`action` / `wait` / `condition`;
 // `event` / `schedule` / `webhook` / `manual`), so an error speaks of that kind's fields.
-import { z } from 'zod';
+import * as z from 'zod';
 import { readDuration } from '../../domain/duration.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { BUILTIN_NAMES, CEL_RESERVED, celBuiltinName } from './expressions.ts';
