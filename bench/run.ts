@@ -579,8 +579,14 @@ async function main(): Promise<void> {
         `| host event-loop lag p50 / p99 / max, 100 x 10 steps, full | ${c.lag.pool.p50.toFixed(1)} / ${c.lag.pool.p99.toFixed(1)} / ${c.lag.pool.max.toFixed(1)} ms | ${c.lag.inline.p50.toFixed(1)} / ${c.lag.inline.p99.toFixed(1)} / ${c.lag.inline.max.toFixed(1)} ms |`,
         `| journaled steps/s (raw batched better-sqlite3: ${Math.round(c.rawPairsPerS)} pairs/s) | ${Math.round(c.lag.pool.stepsPerS)} (${(c.ratioPool * 100).toFixed(0)}% of raw) | ${Math.round(c.lag.inline.stepsPerS)} (${(c.ratioInline * 100).toFixed(0)}% of raw) |`,
         ...Object.entries(c.startAfterCrashMs).map(([n, ms]) => `| start after a crash, ${Number(n).toLocaleString('en')} runs in the file | ${ms.toFixed(0)} ms | |`),
-        `| idle RSS, built (dist/, plain node), minus node alone | ${c.idleRssMiB.over.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.node.toFixed(1)}) | |`,
-        `| idle RSS, built, minus node + better-sqlite3 with a WAL file open (the engine's own share) | ${c.idleRssMiB.overDriver.toFixed(1)} MiB (${c.idleRssMiB.engine.toFixed(1)} - ${c.idleRssMiB.driver.toFixed(1)}) | |`,
+        ...(['settled', 'oneSecond'] as const).flatMap((at) => {
+          const f = c.idleRssMiB[at];
+          const when = at === 'settled' ? 'settled (20 s idle)' : '1 s after the first run';
+          return [
+            `| idle RSS, built (dist/, plain node), minus node alone, ${when} | ${f.over.toFixed(1)} MiB (${f.engine.toFixed(1)} - ${f.node.toFixed(1)}) | |`,
+            `| idle RSS, built, minus node + better-sqlite3 with a WAL file open (the engine's own share), ${when} | ${f.overDriver.toFixed(1)} MiB (${f.engine.toFixed(1)} - ${f.driver.toFixed(1)}) | |`,
+          ];
+        }),
         ...Object.entries(c.verdicts).map(([k, v]) => `| verdict ${k} | ${v} | |`),
       ].join('\n');
     } catch (err) {

@@ -6,7 +6,7 @@
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
 import { Command, Option } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
 import { resolveConfig } from '../compose/config.ts';
 import { openRunReader } from '../compose/run-reader.ts';

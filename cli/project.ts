@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';

@@ -5,7 +5,7 @@
 // TRANQUIL_EVENT, TRANQUIL_RUN_ID, TRANQUIL_WORKFLOW, TRANQUIL_ERROR in its environment; the
 // POST sends the same JSON. Only loopback URLs are accepted: serve never calls out.
 import { spawn } from 'node:child_process';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 import type { LifecycleEvent } from '../src/runtime/notifier.ts';

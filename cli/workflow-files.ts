@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DenoRunner } from '../src/adapters/deno/deno-runner.ts';
 import { listSnapshots, readManifest } from '../src/adapters/deno/snapshot.ts';
 import { FileTables } from '../src/adapters/sqlite/file-tables.ts';

@@ -115,11 +115,11 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     }
     return sendOp(info, op, signal);
   };
-  const hello = checked(resultSchemas.hello, await send({ op: 'hello' }), 'hello');
+  const hello = checked(resultSchemas().hello, await send({ op: 'hello' }), 'hello');
   const provisions = new Set<Provision>();
 
   const register = async (p: Provision) => {
-    p.providerId = checked(resultSchemas.provide, await send({ op: 'provide', capability: p.capability, attrs: { ...p.attrs } }), 'capabilities.provide').providerId;
+    p.providerId = checked(resultSchemas().provide, await send({ op: 'provide', capability: p.capability, attrs: { ...p.attrs } }), 'capabilities.provide').providerId;
   };
 
   /** Runs one call in this process and sends the answer to the provider it came through. */
@@ -157,7 +157,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       try {
         if (p.providerId === undefined) await register(p);
         const providerId = p.providerId!;
-        const got = checked(resultSchemas.poll, await send({ op: 'poll', providerId, waitMs: POLL_WAIT_MS }, p.polling.signal), 'poll');
+        const got = checked(resultSchemas().poll, await send({ op: 'poll', providerId, waitMs: POLL_WAIT_MS }, p.polling.signal), 'poll');
         for (const id of got.aborted) p.running.get(id)?.abort(new Error('the engine aborted this call (timeout, cancel or stop)'));
         for (const call of got.calls) void serveCall(p, providerId, call);
       } catch {
@@ -186,7 +186,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     backend: hello.backend,
     workflows: hello.workflows,
     trigger: async (workflow, input = null, opts = {}) =>
-      checked(resultSchemas.trigger, await send({ op: 'trigger', workflow, input, ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
+      checked(resultSchemas().trigger, await send({ op: 'trigger', workflow, input, ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
     result: async (runId, opts = {}) => {
       let totalMs = MAX_DURATION_MS;
       if (opts.timeout !== undefined) {
@@ -200,7 +200,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       for (;;) {
         const slice = Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now()));
         try {
-          return checked(resultSchemas.result, await send({ op: 'result', runId, timeoutMs: slice }), 'result') as unknown as RunView;
+          return checked(resultSchemas().result, await send({ op: 'result', runId, timeoutMs: slice }), 'result') as unknown as RunView;
         } catch (err) {
           if (!(err instanceof TimeoutError)) throw err;
           if (Date.now() >= end) throw new TimeoutError(`run ${runId} did not finish within ${totalMs}ms`);
@@ -208,32 +208,32 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       }
     },
     signal: async (runId, name, payload = null) => {
-      checked(resultSchemas.signal, await send({ op: 'signal', runId, name, data: payload }), 'signal');
+      checked(resultSchemas().signal, await send({ op: 'signal', runId, name, data: payload }), 'signal');
     },
     emit: async (name, payload = null, opts = {}) =>
-      checked(resultSchemas.emit, await send({ op: 'emit', name, data: payload, ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
+      checked(resultSchemas().emit, await send({ op: 'emit', name, data: payload, ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
     runs: {
-      get: async (runId) => checked(resultSchemas.get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
+      get: async (runId) => checked(resultSchemas().get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
       list: async (filter = {}) => {
-        const page = checked(resultSchemas.list, await send({ op: 'list', filter: filter as Extract<Op, { op: 'list' }>['filter'] }), 'runs.list');
+        const page = checked(resultSchemas().list, await send({ op: 'list', filter: filter as Extract<Op, { op: 'list' }>['filter'] }), 'runs.list');
         // The same shape as engine.runs.list: an array with a non-enumerable `next`.
         const list = page.runs as unknown as RunList;
         if (page.next !== undefined) Object.defineProperty(list, 'next', { value: page.next, enumerable: false });
         return list;
       },
       cancel: async (runId, opts = {}) => {
-        checked(resultSchemas.cancel, await send({ op: 'cancel', runId, ...(opts.by === undefined ? {} : { by: opts.by }) }), 'runs.cancel');
+        checked(resultSchemas().cancel, await send({ op: 'cancel', runId, ...(opts.by === undefined ? {} : { by: opts.by }) }), 'runs.cancel');
       },
       retry: async (runId, opts = {}) => {
-        const { runId: _id, ...r } = checked(resultSchemas.retry, await send({ op: 'retry', runId, ...(opts.from === undefined ? {} : { from: opts.from }) }), 'runs.retry');
+        const { runId: _id, ...r } = checked(resultSchemas().retry, await send({ op: 'retry', runId, ...(opts.from === undefined ? {} : { from: opts.from }) }), 'runs.retry');
         return r as unknown as RetryResult;
       },
-      explain: async (runId) => checked(resultSchemas.explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
+      explain: async (runId) => checked(resultSchemas().explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
     },
     capabilities: {
       provide: async (capability, attrs, handler) => {
-        const name = parseOrThrow(capabilityNameSchema, capability, 'capability name');
-        const a = parseOrThrow(attrsSchema, attrs ?? {}, `attributes of capability '${name}'`);
+        const name = parseOrThrow(capabilityNameSchema(), capability, 'capability name');
+        const a = parseOrThrow(attrsSchema(), attrs ?? {}, `attributes of capability '${name}'`);
         if (typeof handler !== 'function') throw new ValidationError(`capabilities.provide('${name}'): handler must be a function`);
         const p: Provision = { capability: name, attrs: a, handler, providerId: undefined, stopped: false, running: new Map(), polling: new AbortController() };
         await register(p);

@@ -1,6 +1,6 @@
 // Engine configuration: one zod-checked object. A bad field fails createEngine() with a
 // one-line message naming it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../src/domain/json.ts';
@@ -22,7 +22,7 @@ const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::
 /** Where the SDK endpoint binds (`host`, `port`) and the URL Restate is told to call (`url`:
  *  the address every Restate node can reach, e.g. a load balancer in front of replicas).
  *  Defaults: 127.0.0.1, a free port remembered in the data dir, `http://<host>:<port>/`. */
-const endpointSchema = z
+const endpointSchema = () => z
   .object({
     host: z.string().min(1).default('127.0.0.1'),
     port: z.number().int().min(0).max(65535).optional(),
@@ -39,25 +39,30 @@ const endpointSchema = z
   });
 
 /** A duration (ms or '30d'), at least 1 ms. */
-const durationField = z.union([z.number(), z.string()]).transform((v, c) => {
+const durationField = () => z.union([z.number(), z.string()]).transform((v, c) => {
   const ms = readDuration(v);
   if (typeof ms === 'string' || ms < 1) c.addIssue({ code: 'custom', message: typeof ms === 'string' ? ms : 'must be positive' });
   return typeof ms === 'number' ? ms : 0;
 });
 
 /** A file system path: the OS refuses a NUL byte with a TypeError deep in fs; say it here. */
-const pathField = z.string().min(1).refine((p) => !p.includes('\0'), 'must not contain a NUL byte');
+const pathField = () => z.string().min(1).refine((p) => !p.includes('\0'), 'must not contain a NUL byte');
 
-export const configSchema = z
+// Built per resolveConfig call and dropped after it, not kept at module level: the config is
+// read once per engine, and its ~200 zod schemas would otherwise stay in every engine's heap
+// (README.md, "Idle memory"). Building it costs ~1 ms per createEngine once zod is warm
+// (measured under tsx, median of 200); the first build in a process pays zod's own set-up,
+// which the module-level schema paid at import.
+const configSchema = () => z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
-    dataDir: pathField.default('.tranquil'),
+    dataDir: pathField().default('.tranquil'),
     workflows: z.array(z.unknown()).default([]),
     /** Workflow files (paths): each runs in a sandboxed Deno child (docs/runner.md), never in
      *  this process. */
-    workflowFiles: z.array(pathField).default([]),
+    workflowFiles: z.array(pathField()).default([]),
     /** Plain-data workflows (YAML files, docs/plain-workflows.md), run in-process. */
-    plainWorkflows: z.array(pathField).default([]),
+    plainWorkflows: z.array(pathField()).default([]),
     /** The functions plain workflows' `action:` steps name: `{ 'mail.send_template': fn }`. */
     actions: z.record(z.string().min(1), z.custom<Action>((v) => typeof v === 'function', 'expected a function (input, ctx) => output')).default({}),
     /** The Deno runner: `binary` overrides the locked npm package's deno. */
@@ -117,7 +122,7 @@ export const configSchema = z
      *  removed with their journal, `batchSize` runs per transaction, swept every `sweepEvery`
      *  (default 10 minutes). On Restate the same age is the workflows' retention. */
     retention: z
-      .object({ maxAge: durationField.optional(), batchSize: z.number().int().min(1).max(10_000).optional(), sweepEvery: durationField.optional() })
+      .object({ maxAge: durationField().optional(), batchSize: z.number().int().min(1).max(10_000).optional(), sweepEvery: durationField().optional() })
       .strict()
       .optional(),
     /** Payload encryption at rest (docs/data.md): keys from `keyFile` (owner-only) or the env
@@ -131,13 +136,13 @@ export const configSchema = z
          *  use; every node must sign with one of them); the endpoint then serves only them. */
         identityKeys: z.array(z.string().regex(/^publickeyv1_[1-9A-HJ-NP-Za-km-z]+$/, 'expected publickeyv1_<base58>')).min(1).optional(),
         /** The SDK endpoint Restate calls (docs/restate.md, "Moving to a cluster"). */
-        endpoint: endpointSchema.optional(),
+        endpoint: endpointSchema().optional(),
         /** Where the event inbox, schedules and webhook secrets live: 'local' (the data dir's
          *  file, default) or 'restate' (shared by every replica; docs/restate.md). */
         triggers: z.enum(['local', 'restate']).default('local'),
         /** How often, while the engine runs, this app's deployments of earlier code that no
          *  live run is pinned to any more are removed (default 10 minutes; also at start). */
-        deploymentSweep: durationField.optional(),
+        deploymentSweep: durationField().optional(),
       })
       .strict()
       .superRefine((r, c) => {
@@ -151,11 +156,11 @@ export const configSchema = z
   })
   .strict();
 
-export type EngineConfig = z.input<typeof configSchema>;
-export type ResolvedConfig = z.output<typeof configSchema> & { backend: 'sqlite' | 'restate' };
+export type EngineConfig = z.input<ReturnType<typeof configSchema>>;
+export type ResolvedConfig = z.output<ReturnType<typeof configSchema>> & { backend: 'sqlite' | 'restate' };
 
 export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const data = parseOrThrow(configSchema, input ?? {}, 'engine config');
+  const data = parseOrThrow(configSchema(), input ?? {}, 'engine config');
   const fromEnv = env.TRANQUIL_BACKEND;
   if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {
     throw new ValidationError(`TRANQUIL_BACKEND: expected 'sqlite' or 'restate', got '${fromEnv}'`);

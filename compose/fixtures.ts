@@ -3,7 +3,7 @@
 // @tranquil/engine/testing) replays it against workflow code the way the engine would, with
 // no step body run, so a production incident becomes a regression test.
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { NonDeterminismError, ValidationError } from '../src/domain/errors.ts';
 import type { Json } from '../src/domain/json.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';

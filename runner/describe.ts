@@ -1,7 +1,7 @@
 // Describes a workflow file from inside a Deno child that has no permission at all: prints
 // one JSON line (name, triggers, step defaults, permission declaration) and exits. The engine
 // never imports a workflow file; this is how it learns what the file is.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 
 /** A webhook's `validate` as data: a zod schema crosses as its JSON Schema (the engine checks

@@ -1,5 +1,5 @@
 // Step options as the user writes them -> the normalised policy both backends execute.
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration, readDuration } from '../src/domain/duration.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';

@@ -1,10 +1,11 @@
 // Trigger constructors. Each validates its arguments when called, so a bad cron or path
 // fails at definition time with a message naming the field. cron-parser loads on the first
 // schedule() call, not when the sdk is imported (cron-parser-loader.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { cronParser } from './cron-parser-loader.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
+import { once } from '../src/domain/once.ts';
 
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
 
@@ -19,8 +20,8 @@ export type Trigger =
   | { type: 'schedule'; cron: string; timezone?: string; catchUp: CatchUpPolicy }
   | { type: 'webhook'; path: string; validate?: WebhookValidator };
 
-const nameSchema = z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only');
-const pathSchema = z.string().min(1).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only');
+const nameSchema = once(() => z.string().min(1).max(200).regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only'));
+const pathSchema = once(() => z.string().min(1).max(100).regex(/^[A-Za-z0-9_\-]+$/, 'letters, digits, _ and - only'));
 
 function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   return parseOrThrow(schema, value, field, { path: 'omit' });
@@ -31,7 +32,7 @@ export function manual(): Trigger {
 }
 
 export function event(name: string): Trigger {
-  return { type: 'event', name: check(nameSchema, name, 'event(name)') };
+  return { type: 'event', name: check(nameSchema(), name, 'event(name)') };
 }
 
 export function schedule(cron: string, options: { timezone?: string; catchUp?: CatchUpPolicy } = {}): Trigger {
@@ -60,7 +61,7 @@ export function schedule(cron: string, options: { timezone?: string; catchUp?: C
 
 export function webhook(options: { path: string; validate?: WebhookValidator }): Trigger {
   const opts = check(z.object({ path: z.unknown(), validate: z.unknown().optional() }).strict(), options, 'webhook options');
-  const path = check(pathSchema, opts.path, 'webhook path');
+  const path = check(pathSchema(), opts.path, 'webhook path');
   const v = opts.validate;
   const okValidator = v === undefined || typeof v === 'function' || (typeof v === 'object' && v !== null && typeof readSafeParse(v) === 'function');
   if (!okValidator) throw new ValidationError('webhook validate: expected a zod schema or a function');

@@ -1,6 +1,6 @@
 // workflow(name, builder): collects triggers and the run function into a frozen,
 // validated definition object that any backend can execute.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
@@ -58,7 +58,7 @@ export function workflow<I = any, O = any>(
   let permissions: Permissions | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
-    const opts = parseOrThrow(z.object({ permissions: permissionsSchema.optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
+    const opts = parseOrThrow(z.object({ permissions: permissionsSchema().optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
     permissions = opts.permissions && deepFreeze(opts.permissions);
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);

@@ -3,17 +3,18 @@
 // { affinity })`; the host registers providers with attributes. This file owns the pure
 // rules: what an affinity and a provider's attributes are, containment (the only routing
 // rule), and the error a capability step parks on.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Json } from './json.ts';
+import { once } from './once.ts';
 
 /** Attribute values are plain scalars: compared with ===, stored as JSON. */
 export type AttrValue = string | number | boolean;
 export type Attrs = Readonly<Record<string, AttrValue>>;
 
 export const CAPABILITY_NAME = /^[A-Za-z0-9_.:\-]+$/;
-export const capabilityNameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(CAPABILITY_NAME, 'letters, digits and _ . : - only');
-export const attrsSchema = z.record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number().finite(), z.boolean()]))
-  .refine((r) => Object.keys(r).length <= 32, 'at most 32 attributes');
+export const capabilityNameSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(CAPABILITY_NAME, 'letters, digits and _ . : - only'));
+export const attrsSchema = once(() => z.record(z.string().min(1).max(100), z.union([z.string().max(1000), z.number().finite(), z.boolean()]))
+  .refine((r) => Object.keys(r).length <= 32, 'at most 32 attributes'));
 
 /** Containment: a provider may serve a request only if it has every attribute the request's
  *  affinity names, with the same value. Never relaxed to make progress. */
@@ -59,7 +60,7 @@ export function parkOf(error: { name: string; fields?: { [k: string]: Json } } |
   if (error?.name !== CAPABILITY_UNAVAILABLE) return undefined;
   const f = error.fields ?? {};
   const capability = typeof f.capability === 'string' ? f.capability : undefined;
-  const parsed = attrsSchema.safeParse(f.affinity ?? {});
+  const parsed = attrsSchema().safeParse(f.affinity ?? {});
   if (!capability || !parsed.success) return undefined;
   return { capability, affinity: parsed.data };
 }

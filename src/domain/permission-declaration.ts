@@ -3,7 +3,8 @@
 // node: imports, because the sdk loads it in every Deno run child (a node: import costs a
 // child the Node compatibility layer at start). The Deno flags computed from a declaration
 // are in permissions.ts.
-import { z } from 'zod';
+import * as z from 'zod';
+import { once } from './once.ts';
 
 /** Deno joins a flag's values with commas: an entry holding one would widen the grant. */
 const entry = (what: string) =>
@@ -15,16 +16,17 @@ const entry = (what: string) =>
     .refine((s) => !/[\0\n\r]/.test(s), `${what} must not contain control characters`);
 
 /** host, host:port, [ipv6]:port; no scheme, no path, no wildcard. */
-const netHost = entry('a net host').refine((s) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(s), 'a net host is host or host:port (no scheme, no path, no wildcard)');
-const envName = entry('an env name').refine((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s), 'an env name is letters, digits and _ (no wildcard)');
+const netHost = () => entry('a net host').refine((s) => /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(s), 'a net host is host or host:port (no scheme, no path, no wildcard)');
+const envName = () => entry('an env name').refine((s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s), 'an env name is letters, digits and _ (no wildcard)');
 
-export const permissionsSchema = z
+// Built on first use (once): every engine imports this through the sdk, few declare permissions.
+export const permissionsSchema = once(() => z
   .object({
-    net: z.array(netHost).max(256).optional(),
+    net: z.array(netHost()).max(256).optional(),
     read: z.array(entry('a read path')).max(256).optional(),
     write: z.array(entry('a write path')).max(256).optional(),
-    env: z.array(envName).max(256).optional(),
+    env: z.array(envName()).max(256).optional(),
   })
-  .strict();
+  .strict());
 
-export type Permissions = z.infer<typeof permissionsSchema>;
+export type Permissions = z.infer<ReturnType<typeof permissionsSchema>>;

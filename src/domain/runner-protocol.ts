@@ -11,7 +11,7 @@
 //                    an attempt's body) and cancel
 //   child -> engine: requests (attempt, attemptResult, record, takeSignal, emit, open,
 //                    close, capability), heartbeat, log, and one final outcome
-import { z } from 'zod';
+import * as z from 'zod';
 import { TranquilError } from './errors.ts';
 
 export { RUNNER_TOKEN_ENV, TOKEN_BYTES, TOKEN_LINE_BYTES } from './runner-token.ts';

@@ -92,8 +92,8 @@ export interface CapabilitiesApi {
 export function capabilitiesApi(registry: CapabilityRegistry, wake: (capability: string, attrs: Attrs) => Promise<void>): CapabilitiesApi {
   return {
     provide(capability, attrs, handler) {
-      const name = parseOrThrow(capabilityNameSchema, capability, 'capability name');
-      const a = parseOrThrow(attrsSchema, attrs ?? {}, `attributes of capability '${name}'`);
+      const name = parseOrThrow(capabilityNameSchema(), capability, 'capability name');
+      const a = parseOrThrow(attrsSchema(), attrs ?? {}, `attributes of capability '${name}'`);
       if (typeof handler !== 'function') throw new ValidationError(`capabilities.provide('${name}'): handler must be a function`);
       const withdraw = registry.provide(name, a, handler);
       // Never throws into the host: a wake that fails is retried by the next provide or restart.

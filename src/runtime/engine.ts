@@ -2,7 +2,7 @@
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
@@ -13,6 +13,7 @@ import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
+import { once } from '../domain/once.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
@@ -27,9 +28,9 @@ import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './cap
 import type { Logger } from '../ports/logger.ts';
 import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 
-const idSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
-const nameSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters');
-const filterSchema = z
+const idSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only'));
+const nameSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters'));
+const filterSchema = once(() => z
   .object({
     status: z.enum(RUN_STATUSES).optional(),
     workflow: z.string().min(1).optional(),
@@ -38,7 +39,7 @@ const filterSchema = z
     since: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
     until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
   })
-  .strict();
+  .strict());
 
 /** A page of `runs.list`: the runs (an array, as before paging existed) and, when more runs
  *  match, `next` to pass as `cursor`. `next` is not enumerable, so the page still deep-equals
@@ -64,27 +65,28 @@ function jsonArg(value: unknown, what: string, maxBytes: number): Json {
   }
 }
 
-// Built once: a zod schema is costly to construct, and trigger/emit are hot paths.
-const triggerOptionsSchema = z.object({ runId: idSchema.optional() }).strict();
-const emitOptionsSchema = z.object({ id: idSchema.optional() }).strict();
-const resultOptionsSchema = z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict();
-const retryOptionsSchema = z.object({ from: nameSchema.optional() }).strict();
+// Built on first use and kept (once): a zod schema is costly to construct, and trigger/emit
+// are hot paths; an engine that never takes an API path never holds its schemas.
+const triggerOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
+const emitOptionsSchema = once(() => z.object({ id: idSchema().optional() }).strict());
+const resultOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
+const retryOptionsSchema = once(() => z.object({ from: nameSchema().optional() }).strict());
 // Printable text only: it is shown in `why` and the panel as is.
-const cancelOptionsSchema = z.object({
+const cancelOptionsSchema = once(() => z.object({
   by: z.string().min(1, 'must not be empty').max(MAX_CANCEL_BY, `at most ${MAX_CANCEL_BY} characters`).regex(/^[^\p{Cc}]+$/u, 'no control characters').optional(),
-}).strict();
-const approveOptionsSchema = z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict();
+}).strict());
+const approveOptionsSchema = once(() => z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict());
 
-const eventFilterSchema = z
+const eventFilterSchema = once(() => z
   .object({ name: z.string().min(1).optional(), unmatched: z.boolean().optional(), limit: z.number().int().min(1).max(10_000).optional() })
-  .strict();
-const slotFilterSchema = z
+  .strict());
+const slotFilterSchema = once(() => z
   .object({
     workflow: z.string().min(1).optional(),
     fate: z.enum(['fired', 'caught-up', 'missed', 'skipped']).optional(),
     limit: z.number().int().min(1).max(10_000).optional(),
   })
-  .strict();
+  .strict());
 
 export interface EventsApi {
   /** Newest first. `unmatched: true` = events no workflow subscribed to (kept, not dropped). */
@@ -199,19 +201,19 @@ export class Engine {
       ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
       : undefined;
     this.events = {
-      list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema, filter, 'events.list filter')),
+      list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema(), filter, 'events.list filter')),
     };
     this.schedules = {
       list: async () => this.triggerState().listSchedules(),
-      slots: async (filter = {}) => this.triggerState().listSlots(check(slotFilterSchema, filter, 'schedules.slots filter')),
-      explain: async (workflow) => this.explainSchedules(check(nameSchema, workflow, 'workflow')),
+      slots: async (filter = {}) => this.triggerState().listSlots(check(slotFilterSchema(), filter, 'schedules.slots filter')),
+      explain: async (workflow) => this.explainSchedules(check(nameSchema(), workflow, 'workflow')),
     };
     this.files = options.files;
     this.workflows = {
-      declaration: async (name) => this.declaration(check(nameSchema, name, 'workflow')),
+      declaration: async (name) => this.declaration(check(nameSchema(), name, 'workflow')),
       approve: async (name, options = {}) => {
-        const wf = check(nameSchema, name, 'workflow');
-        const opts = check(approveOptionsSchema, options, 'workflows.approve options');
+        const wf = check(nameSchema(), name, 'workflow');
+        const opts = check(approveOptionsSchema(), options, 'workflows.approve options');
         const d = await this.declaration(wf);
         if (opts.hash !== undefined && opts.hash !== d.hash) {
           throw new ValidationError(`workflow '${wf}': the declaration on disk is ${d.hash}, not ${opts.hash} (the file changed since it was shown); nothing approved`);
@@ -223,14 +225,14 @@ export class Engine {
     };
     this.runs = {
       get: async (runId) => this.view(runId),
-      list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema, filter, 'runs.list filter'))),
+      list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema(), filter, 'runs.list filter'))),
       cancel: async (runId, options = {}) => {
-        const id = check(idSchema, runId, 'runId');
-        return this.executor.cancel(id, check(cancelOptionsSchema, options, 'runs.cancel options').by ?? DEFAULT_CANCEL_BY);
+        const id = check(idSchema(), runId, 'runId');
+        return this.executor.cancel(id, check(cancelOptionsSchema(), options, 'runs.cancel options').by ?? DEFAULT_CANCEL_BY);
       },
       retry: async (runId, options = {}) => {
-        const id = check(idSchema, runId, 'runId');
-        return this.executor.retry(id, check(retryOptionsSchema, options, 'runs.retry options'));
+        const id = check(idSchema(), runId, 'runId');
+        return this.executor.retry(id, check(retryOptionsSchema(), options, 'runs.retry options'));
       },
       explain: async (runId) => explain(await this.view(runId), this.clock.now()),
     };
@@ -303,7 +305,7 @@ export class Engine {
 
   /** `http://127.0.0.1:<port>/hooks/<workflow>/<secret>` for a workflow with a webhook trigger. */
   async webhookUrl(workflow: string): Promise<string> {
-    const name = check(nameSchema, workflow, 'workflow');
+    const name = check(nameSchema(), workflow, 'workflow');
     if (!this.webhooks) throw new NotSupportedError('this engine was built without a webhook listener');
     return this.webhooks.url(name);
   }
@@ -314,26 +316,26 @@ export class Engine {
   }
 
   async trigger(workflow: string, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
-    const name = check(nameSchema, workflow, 'workflow');
+    const name = check(nameSchema(), workflow, 'workflow');
     this.registry.get(name);
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
-    const opts = check(triggerOptionsSchema, options, 'trigger options');
+    const opts = check(triggerOptionsSchema(), options, 'trigger options');
     const data = jsonArg(input, `input of trigger('${name}')`, this.maxPayloadBytes);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? randomUUID() });
   }
 
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {
-    const event = check(nameSchema, name, 'event name');
-    const opts = check(emitOptionsSchema, options, 'emit options');
+    const event = check(nameSchema(), name, 'event name');
+    const opts = check(emitOptionsSchema(), options, 'emit options');
     const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
     if (this.files) for (const w of this.registry.subscribers(event)) await this.files.refresh(w);
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? randomUUID() });
   }
 
   async signal(runId: string, name: string, payload: unknown = null): Promise<void> {
-    const id = check(idSchema, runId, 'runId');
-    const signal = check(nameSchema, name, 'signal name');
+    const id = check(idSchema(), runId, 'runId');
+    const signal = check(nameSchema(), name, 'signal name');
     // A wait's name is its signal's name, and step names cannot contain '#' (step-names.ts):
     // such a signal could never be taken.
     if (signal.includes(RESERVED_IN_NAMES)) throw new ValidationError(`signal name '${signal}' contains '#', which no waitForEvent name can (it is reserved for repeated step names)`);
@@ -341,8 +343,8 @@ export class Engine {
   }
 
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
-    const id = check(idSchema, runId, 'runId');
-    const opts = check(resultOptionsSchema, options, 'result options');
+    const id = check(idSchema(), runId, 'runId');
+    const opts = check(resultOptionsSchema(), options, 'result options');
     // No timeout: as long as any duration may be (the executors' timers chain past 24.8 days).
     let timeoutMs = MAX_DURATION_MS;
     if (opts.timeout !== undefined) {
@@ -382,7 +384,7 @@ export class Engine {
   }
 
   private async view(runId: string): Promise<RunView> {
-    const id = check(idSchema, runId, 'runId');
+    const id = check(idSchema(), runId, 'runId');
     const v = await this.executor.getRun(id);
     if (!v) throw new UnknownRunError(id);
     return v;

@@ -52,10 +52,10 @@ export function stepApi(p: StepPrimitives): StepApi {
     use<T>(capability: string, input?: Json, options?: UseOptions): Promise<T> {
       const what = `step.use('${String(capability)}')`;
       if (!p.use) return reject(`${what}: capability steps are not available here`);
-      const name = capabilityNameSchema.safeParse(capability);
+      const name = capabilityNameSchema().safeParse(capability);
       if (!name.success) return reject(`${what}: capability name ${name.error.issues[0]?.message ?? 'is invalid'}`);
       const { affinity, ...stepOptions } = options ?? {};
-      const aff = attrsSchema.safeParse(affinity ?? {});
+      const aff = attrsSchema().safeParse(affinity ?? {});
       if (!aff.success) {
         const issue = aff.error.issues[0];
         const at = issue?.path.length ? ` ${issue.path.map(String).join('.')}` : '';

@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
 import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
@@ -79,7 +79,7 @@ const descriptionSchema = z.object({
   name: workflowNameSchema,
   triggers: z.array(z.object({ type: z.string() }).passthrough()),
   stepDefaults: z.object({}).passthrough(),
-  permissions: permissionsSchema,
+  permissions: permissionsSchema(),
 });
 
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */

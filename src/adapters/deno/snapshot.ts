@@ -10,9 +10,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { localClosure } from './local-imports.ts';
 import { packageRoot } from './package-root.ts';
+import { once } from '../../domain/once.ts';
 
 const REPO = packageRoot(); // also right from the build (dist/chunks/*.js)
 const RUNNER = join(REPO, 'runner');
@@ -41,15 +42,15 @@ function paths(dataDir: string, digest: string): Snapshot {
 }
 
 /** What a snapshot holds (manifest.json): the live paths it was taken from and when. */
-export const manifestSchema = z.object({
+export const manifestSchema = once(() => z.object({
   source: z.string(),
   /** The main file, relative to `root` (its copy is `src/<main>`). */
   main: z.string(),
   root: z.string(),
   files: z.array(z.object({ path: z.string(), sha256: z.string() })),
   takenAt: z.number(),
-});
-export type Manifest = z.infer<typeof manifestSchema>;
+}));
+export type Manifest = z.infer<ReturnType<typeof manifestSchema>>;
 
 interface Closure {
   digest: string;
@@ -129,7 +130,7 @@ export function findSnapshot(dataDir: string, digest: string): Snapshot | undefi
 /** A snapshot's manifest; undefined for one taken before manifests existed (file only). */
 export function readManifest(dataDir: string, digest: string): Manifest | undefined {
   try {
-    const m = manifestSchema.safeParse(JSON.parse(readFileSync(join(snapshotsDir(dataDir), digest, MANIFEST), 'utf8')));
+    const m = manifestSchema().safeParse(JSON.parse(readFileSync(join(snapshotsDir(dataDir), digest, MANIFEST), 'utf8')));
     return m.success ? m.data : undefined;
   } catch {
     return undefined;

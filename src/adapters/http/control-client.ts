@@ -27,7 +27,7 @@ export function readServeFile(dataDir: string): ServeInfo | { refused: string } 
     if ((st.mode & 0o077) !== 0) return { refused: `${file} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); serve writes it 0600` };
   }
   try {
-    const parsed = serveFileSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    const parsed = serveFileSchema().safeParse(JSON.parse(readFileSync(file, 'utf8')));
     return parsed.success ? parsed.data : { refused: describeIssue(parsed.error.issues, file) };
   } catch (err) {
     return { refused: `${file}: ${(err as Error).message}` };
@@ -65,7 +65,7 @@ export async function sendOp(info: ServeInfo, op: Op, signal?: AbortSignal): Pro
   } catch {
     throw new BackendUnavailableError(`serve (pid ${info.pid}) answered ${res.status} with something that is not JSON`);
   }
-  const answer = answerSchema.safeParse(body);
+  const answer = answerSchema().safeParse(body);
   if (!answer.success) throw new BackendUnavailableError(`serve (pid ${info.pid}) answered ${res.status} with ${describeIssue(answer.error.issues, 'an invalid frame')}`);
   if ('error' in answer.data) throw fromErrorInfo(answer.data.error as Parameters<typeof fromErrorInfo>[0]);
   return answer.data.result;

@@ -3,28 +3,32 @@
 // zod-validated union), the answer envelope, and applyOp, which carries a request out on an
 // Engine. The same code serves the CLI's mutating commands (over the channel or in-process)
 // and the embedding app's attach() (compose/attach.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Engine } from '../../runtime/engine.ts';
 import { RUN_STATUSES } from '../../domain/run-status.ts';
 import type { RunView } from '../../domain/run-view.ts';
 import { attrsSchema, capabilityNameSchema } from '../../domain/capability.ts';
 import { NotSupportedError } from '../../domain/errors.ts';
 import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
+import { once } from '../../domain/once.ts';
 
 export const SERVE_FILE = 'serve.json';
 
+// Every schema here is built on first use (once): an engine that never serves the channel nor
+// attaches never holds them (~270 zod schemas; README.md, "Idle memory").
+
 /** Only loopback: the token never leaves the machine, and a planted file cannot send it away. */
-export const serveFileSchema = z.object({
+export const serveFileSchema = once(() => z.object({
   pid: z.number().int().positive(),
   host: z.enum(['127.0.0.1', '::1']),
   port: z.number().int().min(1).max(65_535),
   token: z.string().min(32).max(200),
-}).strict();
-export type ServeInfo = z.infer<typeof serveFileSchema>;
+}).strict());
+export type ServeInfo = z.infer<ReturnType<typeof serveFileSchema>>;
 
-const json = z.unknown();
-const id = z.string().min(1).max(200);
-const name = z.string().min(1).max(200);
+const json = () => z.unknown();
+const id = () => z.string().min(1).max(200);
+const name = () => z.string().min(1).max(200);
 
 /** A request body over this size is refused before it is parsed (payloads are limited by the
  *  engine anyway; this bounds what an authenticated but broken client can make serve buffer). */
@@ -32,56 +36,56 @@ export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** The longest one `result` request waits; a client wanting longer asks again. */
 export const MAX_RESULT_WAIT_MS = 60_000;
 
-export const opSchema = z.discriminatedUnion('op', [
+export const opSchema = once(() => z.discriminatedUnion('op', [
   // Who answers: the serve's pid, backend, data dir and workflows (attach() checks this).
   z.object({ op: z.literal('hello') }).strict(),
   // The CLI's `tranquil run`: trigger, then wait up to waitMs for the run to settle.
-  z.object({ op: z.literal('run'), workflow: name, input: json, runId: id.optional(), waitMs: z.number().int().min(0) }).strict(),
-  z.object({ op: z.literal('trigger'), workflow: name, input: json, runId: id.optional() }).strict(),
-  z.object({ op: z.literal('result'), runId: id, timeoutMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS) }).strict(),
-  z.object({ op: z.literal('get'), runId: id }).strict(),
+  z.object({ op: z.literal('run'), workflow: name(), input: json(), runId: id().optional(), waitMs: z.number().int().min(0) }).strict(),
+  z.object({ op: z.literal('trigger'), workflow: name(), input: json(), runId: id().optional() }).strict(),
+  z.object({ op: z.literal('result'), runId: id(), timeoutMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS) }).strict(),
+  z.object({ op: z.literal('get'), runId: id() }).strict(),
   z.object({
     op: z.literal('list'),
     // Validated again, exactly, by engine.runs.list.
-    filter: z.object({ status: z.enum(RUN_STATUSES).optional(), workflow: name.optional(), limit: z.number().int().optional(), cursor: z.string().optional(), since: z.string().optional(), until: z.string().optional() }).strict(),
+    filter: z.object({ status: z.enum(RUN_STATUSES).optional(), workflow: name().optional(), limit: z.number().int().optional(), cursor: z.string().optional(), since: z.string().optional(), until: z.string().optional() }).strict(),
   }).strict(),
-  z.object({ op: z.literal('explain'), runId: id }).strict(),
-  z.object({ op: z.literal('emit'), name: name, data: json, id: id.optional() }).strict(),
-  z.object({ op: z.literal('signal'), runId: id, name: name, data: json }).strict(),
+  z.object({ op: z.literal('explain'), runId: id() }).strict(),
+  z.object({ op: z.literal('emit'), name: name(), data: json(), id: id().optional() }).strict(),
+  z.object({ op: z.literal('signal'), runId: id(), name: name(), data: json() }).strict(),
   // `by`: who asks (recorded; `why` says it): `cli (<user>@<host>)` from the CLI.
-  z.object({ op: z.literal('cancel'), runId: id, by: z.string().min(1).max(200).optional() }).strict(),
-  z.object({ op: z.literal('retry'), runId: id, from: name.optional() }).strict(),
+  z.object({ op: z.literal('cancel'), runId: id(), by: z.string().min(1).max(200).optional() }).strict(),
+  z.object({ op: z.literal('retry'), runId: id(), from: name().optional() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
   // Capability providers that live in an attached app (remote-providers.ts).
-  z.object({ op: z.literal('provide'), capability: capabilityNameSchema, attrs: attrsSchema }).strict(),
-  z.object({ op: z.literal('poll'), providerId: id, waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
+  z.object({ op: z.literal('provide'), capability: capabilityNameSchema(), attrs: attrsSchema() }).strict(),
+  z.object({ op: z.literal('poll'), providerId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
   z.object({
-    op: z.literal('answer'), providerId: id, callId: id,
-    result: json.optional(),
-    error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json).optional() }).strict().optional(),
+    op: z.literal('answer'), providerId: id(), callId: id(),
+    result: json().optional(),
+    error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json()).optional() }).strict().optional(),
   }).strict(),
-  z.object({ op: z.literal('withdraw'), providerId: id }).strict(),
-]);
+  z.object({ op: z.literal('withdraw'), providerId: id() }).strict(),
+]));
 
-export type Op = z.infer<typeof opSchema>;
+export type Op = z.infer<ReturnType<typeof opSchema>>;
 
 /** Every answer: a result, or the error as the engine threw it (name, message, fields). */
-export const answerSchema = z.union([
-  z.object({ result: json }).strict(),
-  z.object({ error: z.object({ name: z.string().min(1), message: z.string(), fields: z.record(z.string(), json).optional(), cause: json.optional() }) }).strict(),
-]);
+export const answerSchema = once(() => z.union([
+  z.object({ result: json() }).strict(),
+  z.object({ error: z.object({ name: z.string().min(1), message: z.string(), fields: z.record(z.string(), json()).optional(), cause: json().optional() }) }).strict(),
+]));
 
 // The results attach() hands the app, checked before they are trusted (loose: a RunView's
 // full shape is the engine's; these are the fields a caller branches on).
-export const runViewSchema = z.looseObject({ runId: z.string(), workflow: z.string(), status: z.enum(RUN_STATUSES), steps: z.array(z.unknown()) });
-export const resultSchemas = {
+const runViewSchema = () => z.looseObject({ runId: z.string(), workflow: z.string(), status: z.enum(RUN_STATUSES), steps: z.array(z.unknown()) });
+export const resultSchemas = once(() => ({
   hello: z.object({ pid: z.number().int(), backend: z.string(), dataDir: z.string(), workflows: z.array(z.string()) }).strict(),
   trigger: z.object({ runId: z.string(), created: z.boolean() }).strict(),
-  result: runViewSchema,
-  get: runViewSchema,
-  list: z.object({ runs: z.array(runViewSchema), next: z.string().optional() }).strict(),
+  result: runViewSchema(),
+  get: runViewSchema(),
+  list: z.object({ runs: z.array(runViewSchema()), next: z.string().optional() }).strict(),
   explain: z.looseObject({ runId: z.string(), status: z.enum(RUN_STATUSES), summary: z.string(), details: z.array(z.string()), next: z.string() }),
   emit: z.object({ runIds: z.array(z.string()), duplicate: z.boolean() }).strict(),
   signal: z.object({ runId: z.string(), signal: z.string(), delivered: z.literal(true) }).strict(),
@@ -89,12 +93,12 @@ export const resultSchemas = {
   retry: z.looseObject({ runId: z.string(), discarded: z.array(z.unknown()) }),
   provide: z.object({ providerId: z.string() }).strict(),
   poll: z.object({
-    calls: z.array(z.object({ callId: z.string(), input: json, runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema }).strict()),
+    calls: z.array(z.object({ callId: z.string(), input: json(), runId: z.string(), idempotencyKey: z.string(), attempt: z.number().int(), affinity: attrsSchema() }).strict()),
     aborted: z.array(z.string()),
   }).strict(),
   answer: z.object({ accepted: z.boolean() }).strict(),
   withdraw: z.object({ withdrawn: z.boolean() }).strict(),
-} as const;
+} as const));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -51,7 +51,7 @@ export async function startControl(engine: Engine, dataDir: string, options: Con
     } catch {
       return c.json(refuse('ValidationError', 'request: not valid JSON'), 400);
     }
-    const parsed = opSchema.safeParse(frame);
+    const parsed = opSchema().safeParse(frame);
     if (!parsed.success) return c.json(refuse('ValidationError', describeIssue(parsed.error.issues, 'request')), 400);
     try {
       return c.json({ result: (await applyOp(engine, parsed.data, ctx)) ?? null });
@@ -80,7 +80,7 @@ export async function startControl(engine: Engine, dataDir: string, options: Con
 
 function ownPid(file: string): number | undefined {
   try {
-    return serveFileSchema.parse(JSON.parse(readFileSync(file, 'utf8'))).pid;
+    return serveFileSchema().parse(JSON.parse(readFileSync(file, 'utf8'))).pid;
   } catch {
     return undefined;
   }

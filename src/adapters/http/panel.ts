@@ -10,7 +10,7 @@
 // page cannot read the token either.
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { APPROVAL_REQUIRED } from '../../domain/approval.ts';
 import { toErrorInfo } from '../../domain/errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../../domain/run-status.ts';

@@ -5,7 +5,7 @@
 // of the invocation sees what the first execution saw.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import { permissionsSchema } from '../../domain/permissions.ts';
 import { describeIssue } from '../../domain/validate.ts';
@@ -17,7 +17,7 @@ const approvalSchema = z
   .object({
     workflow: z.string().min(1).max(200),
     hash: z.string().regex(/^[0-9a-f]{16}$/),
-    declaration: permissionsSchema,
+    declaration: permissionsSchema(),
     approvedAt: z.number().int().nonnegative(),
   })
   .strict();

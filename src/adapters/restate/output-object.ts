@@ -4,7 +4,7 @@
 // `runs describe` shows it from any replica or data dir. Written after each child, outside the
 // run's journal (the output of a replay's child is new); kept for the retention; read by
 // run-reader.ts.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ChildOutput } from '../../domain/run-view.ts';
 import type { AdminApi } from './admin-api.ts';
 import { expiringRecordObject, recordsOf } from './expiring-record.ts';

@@ -3,7 +3,7 @@
 // index is asked only for what Restate cannot know: a run written to the outbox and not yet
 // visible in Restate (answered as `pending`), and a divergence this engine recorded. The
 // engine's RestateExecutor and the CLI use this same class.
-import { z } from 'zod';
+import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';

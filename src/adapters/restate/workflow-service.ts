@@ -3,7 +3,7 @@
 // signal-queue.ts) and `retry` (resumes a parked-failed run).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import { MAX_CANCEL_BY } from '../../domain/cancel.ts';
 import type { Json } from '../../domain/json.ts';

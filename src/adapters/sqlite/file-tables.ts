@@ -27,7 +27,7 @@ export class FileTables {
     const rows = this.db.prepare(`SELECT * FROM workflow_approvals WHERE workflow = ? ORDER BY approved_at DESC, hash`).all(workflow) as ApprovalRow[];
     // A row this engine cannot read is skipped (it approves nothing), never fatal.
     return rows.flatMap((r) => {
-      const p = permissionsSchema.safeParse(safeJson(r.declaration));
+      const p = permissionsSchema().safeParse(safeJson(r.declaration));
       return p.success ? [{ workflow: r.workflow, hash: r.hash, declaration: p.data, approvedAt: r.approved_at }] : [];
     });
   }

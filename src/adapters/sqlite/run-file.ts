@@ -4,7 +4,7 @@
 // file is for moving a run and for bug reports; it is created owner-only) and sealed again by
 // the importing data dir's codec. Import is zod-checked, refuses a run id the data dir has,
 // and writes everything in one transaction: a run resumes from there when an engine starts.
-import { z } from 'zod';
+import * as z from 'zod';
 import { RunStateError } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import { FileTables } from './file-tables.ts';

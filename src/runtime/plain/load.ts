@@ -126,7 +126,7 @@ export function loadPlainWorkflow(text: string, source = '<yaml>'): PlainDefinit
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw at.error([], 'expected a mapping with workflow, version, trigger and steps');
   }
-  const r = definitionSchema.safeParse(data);
+  const r = definitionSchema().safeParse(data);
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');

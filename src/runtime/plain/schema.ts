@@ -2,10 +2,11 @@
 // mapping is strict: an unknown key is an error naming the keys allowed there. Steps and
 // triggers are told apart by which key they carry (`action` / `wait` / `condition`;
 // `event` / `schedule` / `webhook` / `manual`), so an error speaks of that kind's fields.
-import { z } from 'zod';
+import * as z from 'zod';
 import { readDuration } from '../../domain/duration.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { BUILTIN_NAMES, CEL_RESERVED, celBuiltinName } from './expressions.ts';
+import { once } from '../../domain/once.ts';
 
 /** A strict mapping whose unknown-key error lists what is allowed. */
 function strict<S extends z.ZodRawShape>(shape: S) {
@@ -15,81 +16,86 @@ function strict<S extends z.ZodRawShape>(shape: S) {
   }).strict();
 }
 
-const durationSchema = z.unknown().transform((v, ctx) => {
-  const ms = readDuration(v);
-  if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: `bad duration: ${ms}` });
-  else if (ms < 0) ctx.addIssue({ code: 'custom', message: `bad duration: ${String(v)} is negative` });
-  return typeof ms === 'number' ? ms : 0;
-});
+// The schemas are built on the first load of a plain workflow (once), not at import: an
+// engine without plain workflows never holds them (~130 zod schemas; README.md, "Idle memory").
+export const definitionSchema = once(buildDefinitionSchema);
 
-const eventNameSchema = z
-  .string({ error: 'expected an event name (a string)' })
-  .min(1, 'must not be empty')
-  .max(200, 'at most 200 characters')
-  .regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only');
+function buildDefinitionSchema() {
+  const durationSchema = z.unknown().transform((v, ctx) => {
+    const ms = readDuration(v);
+    if (typeof ms === 'string') ctx.addIssue({ code: 'custom', message: `bad duration: ${ms}` });
+    else if (ms < 0) ctx.addIssue({ code: 'custom', message: `bad duration: ${String(v)} is negative` });
+    return typeof ms === 'number' ? ms : 0;
+  });
 
-export const stepIdSchema = z
-  .string({ error: 'expected a step id (a string)' })
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a step id starts with a letter or _ and has letters, digits and _ only (expressions name steps by id)')
-  .max(100, 'at most 100 characters')
-  .refine((id) => !CEL_RESERVED.has(id) && !celBuiltinName(id), { error: (iss) => `'${String(iss.input)}' is a reserved word of the expression language` })
-  .refine((id) => !(BUILTIN_NAMES as readonly string[]).includes(id), { error: (iss) => `'${String(iss.input)}' is reserved (expressions use it for the run's ${String(iss.input)})` });
+  const eventNameSchema = z
+    .string({ error: 'expected an event name (a string)' })
+    .min(1, 'must not be empty')
+    .max(200, 'at most 200 characters')
+    .regex(/^[A-Za-z0-9_.:\-/]+$/, 'letters, digits and _ . : - / only');
 
-const actionNameSchema = z
-  .string({ error: 'expected an action name (a string)' })
-  .max(200, 'at most 200 characters')
-  .regex(/^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_\-]*)*$/, "an action name is dotted words, e.g. 'mail.send_template'");
+  const stepIdSchema = z
+    .string({ error: 'expected a step id (a string)' })
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a step id starts with a letter or _ and has letters, digits and _ only (expressions name steps by id)')
+    .max(100, 'at most 100 characters')
+    .refine((id) => !CEL_RESERVED.has(id) && !celBuiltinName(id), { error: (iss) => `'${String(iss.input)}' is a reserved word of the expression language` })
+    .refine((id) => !(BUILTIN_NAMES as readonly string[]).includes(id), { error: (iss) => `'${String(iss.input)}' is reserved (expressions use it for the run's ${String(iss.input)})` });
 
-const retrySchema = strict({
-  /** Total attempts, the first included. */
-  max: z.number({ error: 'expected a whole number of attempts' }).int('expected a whole number of attempts').min(1, 'at least 1').max(100, 'at most 100'),
-  backoff: z.enum(['constant', 'linear', 'exponential'], { error: "expected 'constant', 'linear' or 'exponential'" }),
-  base: durationSchema,
-  max_delay: durationSchema,
-  jitter: z.boolean({ error: 'expected true or false' }),
-  /** Failures never retried besides TerminalError: error names, or HTTP statuses like '404' / '4xx'. */
-  non_retryable: z.array(z.string().regex(/^([A-Za-z_][A-Za-z0-9_]*|[1-5](xx|\d\d))$/, "an error name (e.g. 'NotFoundError') or an HTTP status like '404' or '4xx'")),
-}).partial();
+  const actionNameSchema = z
+    .string({ error: 'expected an action name (a string)' })
+    .max(200, 'at most 200 characters')
+    .regex(/^[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_\-]*)*$/, "an action name is dotted words, e.g. 'mail.send_template'");
 
-const actionStep = strict({
-  id: stepIdSchema,
-  action: actionNameSchema,
-  /** JSON; strings may hold `{{ expr }}` templates. */
-  input: z.unknown().optional(),
-  /** Templated idempotency key handed to the action. */
-  key: z.string({ error: 'expected a string (may hold {{ }} templates)' }).min(1, 'must not be empty').max(500, 'at most 500 characters').optional(),
-  retry: retrySchema.optional(),
-  timeout: durationSchema.optional(),
-});
+  const retrySchema = strict({
+    /** Total attempts, the first included. */
+    max: z.number({ error: 'expected a whole number of attempts' }).int('expected a whole number of attempts').min(1, 'at least 1').max(100, 'at most 100'),
+    backoff: z.enum(['constant', 'linear', 'exponential'], { error: "expected 'constant', 'linear' or 'exponential'" }),
+    base: durationSchema,
+    max_delay: durationSchema,
+    jitter: z.boolean({ error: 'expected true or false' }),
+    /** Failures never retried besides TerminalError: error names, or HTTP statuses like '404' / '4xx'. */
+    non_retryable: z.array(z.string().regex(/^([A-Za-z_][A-Za-z0-9_]*|[1-5](xx|\d\d))$/, "an error name (e.g. 'NotFoundError') or an HTTP status like '404' or '4xx'")),
+  }).partial();
 
-const waitEvent = strict({ event: eventNameSchema, timeout: durationSchema.optional() });
+  const actionStep = strict({
+    id: stepIdSchema,
+    action: actionNameSchema,
+    /** JSON; strings may hold `{{ expr }}` templates. */
+    input: z.unknown().optional(),
+    /** Templated idempotency key handed to the action. */
+    key: z.string({ error: 'expected a string (may hold {{ }} templates)' }).min(1, 'must not be empty').max(500, 'at most 500 characters').optional(),
+    retry: retrySchema.optional(),
+    timeout: durationSchema.optional(),
+  });
 
-const waitStep = strict({
-  id: stepIdSchema,
-  /** A duration (sleep) or `{ event, timeout? }` (wait for a signal). */
-  wait: z.unknown().transform((v, ctx) => {
-    if (isMapping(v)) {
-      const w = forward(waitEvent, v, ctx);
-      return { event: w.event, timeoutMs: w.timeout };
-    }
-    return { sleepMs: forward(durationSchema, v, ctx) };
-  }),
-});
+  const waitEvent = strict({ event: eventNameSchema, timeout: durationSchema.optional() });
 
-const conditionStep = strict({
-  id: stepIdSchema,
-  condition: z.string({ error: 'expected a CEL expression (a string)' }).min(1, 'must not be empty').max(2000, 'at most 2000 characters'),
-});
+  const waitStep = strict({
+    id: stepIdSchema,
+    /** A duration (sleep) or `{ event, timeout? }` (wait for a signal). */
+    wait: z.unknown().transform((v, ctx) => {
+      if (isMapping(v)) {
+        const w = forward(waitEvent, v, ctx);
+        return { event: w.event, timeoutMs: w.timeout };
+      }
+      return { sleepMs: forward(durationSchema, v, ctx) };
+    }),
+  });
 
-const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep } as const;
-type StepKind = keyof typeof STEP_KINDS;
+  const conditionStep = strict({
+    id: stepIdSchema,
+    condition: z.string({ error: 'expected a CEL expression (a string)' }).min(1, 'must not be empty').max(2000, 'at most 2000 characters'),
+  });
 
-/** Runs `schema` on `v` inside a transform, forwarding its issues (paths relative to `v`). */
-function forward<T>(schema: z.ZodType<T>, v: unknown, ctx: z.RefinementCtx): T {
-  const r = schema.safeParse(v);
-  if (r.success) return r.data;
-  for (const i of r.error.issues) ctx.addIssue({ ...i } as never);
-  return z.NEVER;
+  const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep } as const;
+  type StepKind = keyof typeof STEP_KINDS;
+
+  /** Runs `schema` on `v` inside a transform, forwarding its issues (paths relative to `v`). */
+  function forward<T>(schema: z.ZodType<T>, v: unknown, ctx: z.RefinementCtx): T {
+    const r = schema.safeParse(v);
+    if (r.success) return r.data;
+    for (const i of r.error.issues) ctx.addIssue({ ...i } as never);
+    return z.NEVER;
 }
 
 const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -148,19 +154,20 @@ const oneTrigger = z.unknown().transform((v, ctx) => {
   return forward(TRIGGER_KINDS[kinds[0]!] as z.ZodType<Record<string, unknown>>, v, ctx) as PlainTriggerData;
 });
 
-export type PlainTriggerData =
-  | { event: string }
-  | { schedule: string; timezone?: string; catch_up?: 'latest' | 'all' | 'none' }
-  | { webhook: string }
-  | { manual: true };
-
-export const definitionSchema = strict({
+return strict({
   workflow: workflowNameSchema,
   version: z.number({ error: 'expected a whole number' }).int('expected a whole number').min(1, 'at least 1').max(1_000_000, 'at most 1000000'),
   description: z.string().max(2000, 'at most 2000 characters').optional(),
   trigger: z.unknown().transform((v, ctx) => (Array.isArray(v) ? forward(z.array(oneTrigger).min(1, 'at least one trigger'), v, ctx) : [forward(oneTrigger, v, ctx)])),
   steps: z.array(stepSchema, { error: 'expected a list of steps' }).min(1, 'at least one step'),
 });
+}
 
-export type DefinitionData = z.output<typeof definitionSchema>;
+export type PlainTriggerData =
+  | { event: string }
+  | { schedule: string; timezone?: string; catch_up?: 'latest' | 'all' | 'none' }
+  | { webhook: string }
+  | { manual: true };
+
+export type DefinitionData = z.output<ReturnType<typeof definitionSchema>>;
 export type StepData = DefinitionData['steps'][number];
