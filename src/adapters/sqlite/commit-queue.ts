@@ -66,11 +66,13 @@ export class CommitQueue {
    *  checkpoint worker's connection, so the owner's is the last (see SqliteStore.close). */
   async close(): Promise<void> {
     await this.checkpoints?.close();
+    this.walSync?.close();
   }
 
   /** A simulated crash: the checkpoint worker writes nothing more and never holds the process. */
   abandon(): void {
     this.checkpoints?.abandon();
+    this.walSync?.close();
   }
 
   enqueue<T>(write: () => T): Promise<T> {

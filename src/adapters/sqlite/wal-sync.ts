@@ -24,7 +24,7 @@
 // A reader on the same connection can see a committed batch while its sync is in flight
 // (never a caller of the write); see docs/reliability.md.
 import type { Database } from 'better-sqlite3';
-import { close, fdatasync, fstat, fsync, open } from 'node:fs';
+import { close, closeSync, fdatasync, fstatSync, fsync, open, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
 
@@ -38,6 +38,8 @@ const MAX_IN_FLIGHT = 2;
 
 interface Flight {
   group: Settle[];
+  /** The descriptor this sync runs on (closed once no sync uses it, if it was retired). */
+  fd: number;
 }
 
 export class WalSync {
@@ -47,6 +49,14 @@ export class WalSync {
    *  one (it started after all of them committed), whatever order the pool finishes in. */
   private flights: Flight[] = [];
   private syncedIno: number | undefined;
+  /** The -wal kept open across syncs (an open and a close per sync were two more trips
+   *  through the thread pool and the event loop), and the inode it names. */
+  private fd: number | undefined;
+  private fdIno: number | undefined;
+  private closed = false;
+  /** Syncs whose fdatasync has not returned (a flight answered by a younger sync may still
+   *  be running on its descriptor). */
+  private readonly running = new Set<Flight>();
   private readonly normal;
   private readonly full;
   /** Set by the first failed sync: the file can no longer promise anything. */
@@ -88,12 +98,21 @@ export class WalSync {
   }
 
   private start(): void {
-    const flight: Flight = { group: this.waiting };
+    let fd: number;
+    try {
+      fd = this.walFd();
+    } catch (err) {
+      // No -wal to sync (removed under the engine): nothing can be promised any more.
+      return this.fail(err as NodeJS.ErrnoException);
+    }
+    const flight: Flight = { group: this.waiting, fd };
     this.waiting = [];
     this.flights.push(flight);
+    this.running.add(flight);
     this.stats.syncs++;
-    const wal = `${this.db.name}-wal`;
+    const ino = this.fdIno;
     const done = (err: NodeJS.ErrnoException | null) => {
+      this.release(flight);
       if (this.failed) return; // every caller already heard of the failure
       const at = this.flights.indexOf(flight);
       // Closed meanwhile (only an abandoned engine closes with syncs in flight: a clean close
@@ -110,25 +129,54 @@ export class WalSync {
       }
       if (this.waiting.length > 0 && this.flights.length < MAX_IN_FLIGHT) this.start();
     };
-    open(wal, 'r', (err, fd) => {
-      if (err) return done(err);
-      const finish = (e: NodeJS.ErrnoException | null) => close(fd, () => done(e));
-      fdatasync(fd, (e) => {
-        if (e) return finish(e);
-        fstat(fd, (e2, st) => {
-          if (e2) return finish(e2);
-          if (st.ino === this.syncedIno) return finish(null);
-          // A new -wal inode: its directory entry must be durable as well.
-          open(dirname(wal), 'r', (e3, dfd) => {
-            if (e3) return finish(e3);
-            fsync(dfd, (e4) => close(dfd, () => {
-              if (!e4) this.syncedIno = st.ino;
-              finish(e4);
-            }));
-          });
-        });
+    fdatasync(fd, (e) => {
+      if (e || ino === this.syncedIno) return done(e);
+      // A new -wal inode: its directory entry must be durable as well.
+      open(dirname(`${this.db.name}-wal`), 'r', (e3, dfd) => {
+        if (e3) return done(e3);
+        fsync(dfd, (e4) => close(dfd, () => {
+          if (!e4) this.syncedIno = ino;
+          done(e4);
+        }));
       });
     });
+  }
+
+  /** The descriptor of the file the -wal path names now. The path is looked at on every sync
+   *  (a stat on this thread, microseconds): a -wal replaced by a new inode is the one synced. */
+  private walFd(): number {
+    const wal = `${this.db.name}-wal`;
+    const ino = statSync(wal).ino;
+    if (this.fd !== undefined && ino === this.fdIno) return this.fd;
+    const old = this.fd;
+    this.fd = openSync(wal, 'r');
+    this.fdIno = fstatSync(this.fd).ino;
+    if (old !== undefined && !this.inUse(old)) closeSync(old);
+    return this.fd;
+  }
+
+  /** A sync ended: its descriptor closes if it was replaced (or the queue closed) and no
+   *  other sync still runs on it. */
+  private release(flight: Flight): void {
+    this.running.delete(flight);
+    const fd = flight.fd;
+    if ((fd === this.fd && !this.closed) || this.inUse(fd)) return;
+    if (fd === this.fd) this.fd = undefined;
+    closeSync(fd);
+  }
+
+  private inUse(fd: number): boolean {
+    for (const f of this.running) if (f.fd === fd) return true;
+    return false;
+  }
+
+  /** The queue closed (clean stop: no sync in flight; abandoned: the last one closes it). */
+  close(): void {
+    this.closed = true;
+    if (this.fd !== undefined && !this.inUse(this.fd)) {
+      closeSync(this.fd);
+      this.fd = undefined;
+    }
   }
 
   private fail(err: NodeJS.ErrnoException): void {
