@@ -1,6 +1,6 @@
 // Child of bench/lib/citizen.ts: one measurement per process, argv[2] = JSON args, prints one
 // JSON line. TRANQUIL_FSYNC (env) picks where the commit's fsync runs (inline / thread pool).
-// Runs from the sources (node --import tsx bench/child-citizen.ts) or, for `start`, from the
+// Runs from the sources (node --import tsx bench/child-citizen.ts) or, for `lag` and `start`, from the
 // production build (node bench/.build/child-citizen.js, bundled by scripts/build.mjs --bench).
 //   lag:    100 concurrent clients x 10-step runs at durability 'full'; the host's event-loop
 //           delay (monitorEventLoopDelay, 1 ms resolution) and journaled steps/s while they run

@@ -1,5 +1,6 @@
 // Issue 17 rows ("a good citizen inside the host app"), one sitting, same-run ratios:
-//   - host event-loop lag p50/p99/max, 100 concurrent x 10-step runs, durability 'full':
+//   - host event-loop lag p50/p99/max, 100 concurrent x 10-step runs, durability 'full', on the
+//     production build:
 //     the fsync on the thread pool (WalSync, default) beside inline (TRANQUIL_FSYNC=inline,
 //     the commit's fsync on the event loop, as before), each in its own child process;
 //   - journaled steps/s of both against raw batched better-sqlite3 (FULL, 100 pairs per
@@ -125,8 +126,10 @@ export async function benchIdleRss(reps: number, log: (s: string) => void): Prom
 }
 
 export async function benchCitizen(quick: boolean, log: (s: string) => void): Promise<CitizenRows> {
-  const reps = quick ? 1 : 3;
-  const runs = quick ? 600 : 2000;
+  // --quick too runs long enough for a p99 of a few thousand loop samples (600 runs was half a
+  // second: one scavenge more or less moved the p99 by 10 ms).
+  const reps = quick ? 2 : 3;
+  const runs = quick ? 1500 : 2000;
   const lag = {} as CitizenRows['lag'];
   const samples: Record<'pool' | 'inline', Record<string, number>[]> = { pool: [], inline: [] };
   // Interleaved, so both modes see the same machine load.
@@ -134,7 +137,9 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
     for (const mode of ['pool', 'inline'] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
       try {
-        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: quick ? 100 : 300 }, { TRANQUIL_FSYNC: mode })!);
+        // The production build (dist/, plain node), as a host app runs it: under tsx every
+        // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step).
+        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: quick ? 200 : 300 }, { TRANQUIL_FSYNC: mode }, false, true)!);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
