@@ -24,6 +24,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import type { ErrorInfo as BlockReason } from '../../domain/errors.ts';
@@ -112,13 +113,14 @@ export class SqliteExecutor implements DurableExecutor {
   private parked!: ParkedRuns;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
-  private readonly active = new Map<string, ActiveRun>();
+  // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
+  private readonly active = new ChurnMap<ActiveRun>();
   private readonly ready: string[] = [];
   private readonly readySet = new Set<string>();
-  private readonly fresh = new Map<string, FreshRun>();
+  private readonly fresh = new ChurnMap<FreshRun>();
   private running = 0;
   /** result() callers per run: resolved with the finished view, or failed when the engine stops. */
-  private readonly terminalWaiters = new Map<string, Set<(v: RunView | Error) => void>>();
+  private readonly terminalWaiters = new ChurnMap<Set<(v: RunView | Error) => void>>();
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
