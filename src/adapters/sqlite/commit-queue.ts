@@ -157,9 +157,10 @@ function asStorageError(err: unknown): unknown {
 /** Callers answered per turn of the event loop. Each answer runs that run's code up to its
  *  next step (a body, the next write): 100 answers in one go held the host's event loop
  *  ~5-10 ms. In slices, timers and I/O of the host run in between; the runs answered first
- *  commit their next writes while the rest wait their turn (measured: lag p99 ~16 -> ~11 ms,
- *  100 concurrent runs; bench --only=citizen). */
-const ANSWER_SLICE = 32;
+ *  commit their next writes while the rest wait their turn. Measured on the built engine,
+ *  100 concurrent x 10-step runs (bench/child-citizen.ts lag), lag p99: all at once ~14 ms,
+ *  32 per turn 9-11, 16 per turn ~7 at about the same steps/s, 8 per turn ~9 and ~15% fewer. */
+const ANSWER_SLICE = 16;
 
 function answerSliced(batch: Pending[], results: unknown[], from = 0): void {
   const end = Math.min(batch.length, from + ANSWER_SLICE);

@@ -55,8 +55,9 @@ export class WalSync {
   private fdIno: number | undefined;
   private closed = false;
   /** Syncs whose fdatasync has not returned (a flight answered by a younger sync may still
-   *  be running on its descriptor). */
-  private readonly running = new Set<Flight>();
+   *  be running on its descriptor). An array, not a Set: a long-lived Set that churns keeps
+   *  its old tables, and what they held, alive through scavenges (src/runtime/churn-map.ts). */
+  private running: Flight[] = [];
   private readonly normal;
   private readonly full;
   /** Set by the first failed sync: the file can no longer promise anything. */
@@ -108,7 +109,7 @@ export class WalSync {
     const flight: Flight = { group: this.waiting, fd };
     this.waiting = [];
     this.flights.push(flight);
-    this.running.add(flight);
+    this.running.push(flight);
     this.stats.syncs++;
     const ino = this.fdIno;
     const done = (err: NodeJS.ErrnoException | null) => {
@@ -158,7 +159,7 @@ export class WalSync {
   /** A sync ended: its descriptor closes if it was replaced (or the queue closed) and no
    *  other sync still runs on it. */
   private release(flight: Flight): void {
-    this.running.delete(flight);
+    this.running = this.running.filter((f) => f !== flight);
     const fd = flight.fd;
     if ((fd === this.fd && !this.closed) || this.inUse(fd)) return;
     if (fd === this.fd) this.fd = undefined;
