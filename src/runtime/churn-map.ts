@@ -7,6 +7,9 @@
 // its entries reach (whole run sessions), then survive each scavenge until a full GC. On the
 // 100 x 10-step workload that was most of the ~2 MB promoted per scavenge and its 5-15 ms
 // pauses of the host's event loop. An object used as a dictionary rehashes with no such link.
+/** Keys are strings, or numbers used as such (a number and its decimal string are one key). */
+type Key = string | number;
+
 export class ChurnMap<V> {
   private table: Record<string, V> = Object.create(null) as Record<string, V>;
   private count = 0;
@@ -15,21 +18,21 @@ export class ChurnMap<V> {
     return this.count;
   }
 
-  get(key: string): V | undefined {
+  get(key: Key): V | undefined {
     return this.table[key];
   }
 
-  has(key: string): boolean {
+  has(key: Key): boolean {
     return key in this.table;
   }
 
-  set(key: string, value: V): this {
+  set(key: Key, value: V): this {
     if (!(key in this.table)) this.count++;
     this.table[key] = value;
     return this;
   }
 
-  delete(key: string): boolean {
+  delete(key: Key): boolean {
     if (!(key in this.table)) return false;
     delete this.table[key];
     this.count--;

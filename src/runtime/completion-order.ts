@@ -5,6 +5,8 @@
 // While other step calls are pending, one result goes per turn of the event loop, so the
 // code's reaction to one runs (and makes its calls) before the next arrives.
 
+import { ChurnMap } from './churn-map.ts';
+
 export interface CompletionOrderHooks {
   /** Step calls whose promise has not settled, the one asking included. */
   unsettled(): number;
@@ -21,7 +23,8 @@ export class CompletionOrder {
   private nextOrder: number;
   /** Orders handed out in this session and not yet delivered or given up. */
   private readonly open = new Set<number>();
-  private readonly waiting = new Map<number, () => void>();
+  /** A ChurnMap, not a Map: a long session churns it once per held result (churn-map.ts). */
+  private readonly waiting = new ChurnMap<() => void>();
   /** Recorded orders given up by skipHead: their results go at once if the code asks late. */
   private readonly skipped = new Set<number>();
   /** A result was handed back this turn of the event loop: the next one waits a turn. */

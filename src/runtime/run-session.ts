@@ -19,6 +19,7 @@ import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-na
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo } from './attempt-info.ts';
+import { ChurnMap } from './churn-map.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
@@ -35,6 +36,8 @@ class Finished extends Error {}
 
 /** A step call whose promise has not settled yet: a cancel rejects it with CancelledError. */
 interface PendingStep {
+  /** Its key among the session's pending steps. */
+  id: number;
   call?: StepCall;
   /** Hands back a recorded outcome: a cancel leaves it alone. */
   replay?: boolean;
@@ -93,7 +96,9 @@ export class RunSession {
   private returned = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
-  private readonly pendingSteps = new Set<PendingStep>();
+  /** Keyed by PendingStep.id, in call order (a ChurnMap: see src/runtime/churn-map.ts). */
+  private readonly pendingSteps = new ChurnMap<PendingStep>();
+  private nextPendingId = 0;
   /** Results reach the code in completion order (src/runtime/completion-order.ts). */
   private readonly order: CompletionOrder;
   /** A cancel: 'pending' until a CancelledError is thrown into the steps the code waits on
@@ -104,7 +109,8 @@ export class RunSession {
   private cancelSeq = Infinity;
   private graceTimer: NodeJS.Timeout | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
-  private readonly aborts = new Set<AttemptInfo>();
+  private readonly aborts = new ChurnMap<AttemptInfo>();
+  private nextAttemptId = 0;
 
   constructor(
     private readonly log: StepLog,
@@ -138,7 +144,7 @@ export class RunSession {
   /** Runs the workflow until it finishes, fails, suspends or is cancelled. */
   run(): Promise<RunOutcome> {
     this.log.onCancel?.((reason) => {
-      for (const ac of this.aborts) ac.abort(reason);
+      for (const ac of this.aborts.values()) ac.abort(reason);
       this.cancelArrived();
     });
     if (this.cancelPhase === 'delivered') this.armGrace();
@@ -206,7 +212,7 @@ export class RunSession {
    *  backoff, a body in flight), recording each as failed with it so a replay throws it at
    *  the same places. From here on new steps run: they are the code's cleanup. */
   private deliverCancel(): boolean {
-    const targets = [...this.pendingSteps].filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
+    const targets = this.pendingSteps.values().filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
     if (targets.length === 0) return false;
     this.cancelPhase = 'delivered';
     this.deliveredAt = this.log.now();
@@ -407,11 +413,11 @@ export class RunSession {
   private stepCall<T>(run: (p: PendingStep) => Promise<T>): Promise<T> {
     this.unsettled++;
     return new Promise<T>((resolve, reject) => {
-      const p: PendingStep = { cancelled: false, reject };
-      this.pendingSteps.add(p);
+      const p: PendingStep = { id: this.nextPendingId++, cancelled: false, reject };
+      this.pendingSteps.set(p.id, p);
       // Uncounted before the code's continuation runs (the completion-order gate reads `unsettled`).
       const done = () => {
-        this.pendingSteps.delete(p);
+        this.pendingSteps.delete(p.id);
         this.unsettled--;
       };
       run(p).then(
@@ -518,7 +524,8 @@ export class RunSession {
   /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
-    this.aborts.add(info);
+    const abortKey = this.nextAttemptId++;
+    this.aborts.set(abortKey, info);
     let value: unknown;
     try {
       value = await withTimeout(() => this.callBody(() => body(info)), timeoutMs, call.name, attempt);
@@ -527,7 +534,7 @@ export class RunSession {
       if (err instanceof TimeoutError) info.abort(err);
       return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
     } finally {
-      this.aborts.delete(info);
+      this.aborts.delete(abortKey);
     }
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
