@@ -9,13 +9,15 @@
 //    reaches then survives scavenges until a full GC: ~40% of all the engine's garbage
 //    survived, and each scavenge paused the host's event loop 5-15 ms. A getter on the
 //    prototype is shared, so nothing per attempt outlives the attempt.
-// `signal` is therefore not an own property: read it by name or destructure it.
+// `signal` is therefore not an own property: read it by name or destructure it; the own
+// properties are `attempt` and `idempotencyKey`, as before.
 import type { StepInfo } from '../../sdk/types.ts';
 
 export class AttemptInfo implements StepInfo {
-  private ac: AbortController | undefined;
-  private reason: unknown;
-  private aborted = false;
+  // #private: the body's own view of this object ({ ...info }, JSON) is just the two fields.
+  #ac: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
 
   constructor(
     readonly attempt: number,
@@ -23,18 +25,18 @@ export class AttemptInfo implements StepInfo {
   ) {}
 
   get signal(): AbortSignal {
-    if (!this.ac) {
-      this.ac = new AbortController();
+    if (!this.#ac) {
+      this.#ac = new AbortController();
       // Aborted before the body looked: the signal it gets is already aborted, same reason.
-      if (this.aborted) this.ac.abort(this.reason);
+      if (this.#aborted) this.#ac.abort(this.#reason);
     }
-    return this.ac.signal;
+    return this.#ac.signal;
   }
 
   abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.ac?.abort(reason);
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#ac?.abort(reason);
   }
 }
