@@ -103,10 +103,13 @@ export class CompletionOrder {
     this.hooks.moved();
     if (this.releasedThisTurn) return;
     this.releasedThisTurn = true;
-    setImmediate(() => {
-      this.releasedThisTurn = false;
-      this.releaseNext();
-    });
+    endOfTurn(this);
+  }
+
+  /** The turn in which this gate handed a result back has ended: the next may go. */
+  turnEnded(): void {
+    this.releasedThisTurn = false;
+    this.releaseNext();
   }
 
   /** Releases the held result whose turn came, if any. */
@@ -118,4 +121,20 @@ export class CompletionOrder {
     this.delivered(order!);
     resolve();
   }
+}
+
+// One setImmediate per turn of the event loop for every gate that handed a result back in
+// it, not one per result: with many runs in flight that was an Immediate, its closure and a
+// pass of the immediate queue per step. Gates of different sessions share nothing, so ending
+// their turns in one callback changes the order of no session's results.
+let endingTurn: CompletionOrder[] = [];
+
+function endOfTurn(order: CompletionOrder): void {
+  if (endingTurn.push(order) === 1) setImmediate(endTurns);
+}
+
+function endTurns(): void {
+  const gates = endingTurn;
+  endingTurn = [];
+  for (const g of gates) g.turnEnded();
 }
