@@ -110,7 +110,30 @@ export class CommitQueue {
       return;
     }
     this.count(batch.length);
-    this.durable(() => answerSliced(batch, results), batch);
+    this.durable(() => this.answer(batch, results), batch);
+  }
+
+  /** Durable batches whose callers are not all answered yet, oldest first. */
+  private readonly answering: { batch: Pending[]; results: unknown[]; next: number }[] = [];
+
+  /** Answers a durable batch's callers, ANSWER_SLICE per turn of the event loop across every
+   *  batch waiting: one sync often makes two or three batches durable at once, and a slice per
+   *  batch held the loop for 40-50 answers. Oldest batch first, so answers keep commit order. */
+  private answer(batch: Pending[], results: unknown[]): void {
+    if (this.answering.push({ batch, results, next: 0 }) === 1) this.answerSlice();
+  }
+
+  private answerSlice(): void {
+    let left = ANSWER_SLICE;
+    while (left > 0 && this.answering.length > 0) {
+      const a = this.answering[0]!;
+      const end = Math.min(a.batch.length, a.next + left);
+      for (let i = a.next; i < end; i++) a.batch[i]!.resolve(a.results[i]);
+      left -= end - a.next;
+      a.next = end;
+      if (end === a.batch.length) this.answering.shift();
+    }
+    if (this.answering.length > 0) setImmediate(() => this.answerSlice());
   }
 
   private flushOneByOne(batch: Pending[]): void {
@@ -161,9 +184,3 @@ function asStorageError(err: unknown): unknown {
  *  100 concurrent x 10-step runs (bench/child-citizen.ts lag), lag p99: all at once ~14 ms,
  *  32 per turn 9-11, 16 per turn ~7 at about the same steps/s, 8 per turn ~9 and ~15% fewer. */
 const ANSWER_SLICE = 16;
-
-function answerSliced(batch: Pending[], results: unknown[], from = 0): void {
-  const end = Math.min(batch.length, from + ANSWER_SLICE);
-  for (let i = from; i < end; i++) batch[i]!.resolve(results[i]);
-  if (end < batch.length) setImmediate(() => answerSliced(batch, results, end));
-}
