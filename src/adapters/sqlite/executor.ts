@@ -16,7 +16,6 @@ import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
-import type { StepLog } from '../../ports/step-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
@@ -36,11 +35,12 @@ import { FileTables } from './file-tables.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
-import { FaultCrash, type FaultPoints } from './fault-points.ts';
+import type { FaultPoints } from './fault-points.ts';
 import { toStepView, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
 import { SqliteRunReader } from './run-reader.ts';
 import { SqliteRetention } from './retention.ts';
+import { SqliteRunLog, type ActiveRun, type RunLogHost, type WrittenEntry } from './run-log.ts';
 import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS, type GcOptions, type GcReport, type RetentionSettings } from '../../domain/retention.ts';
 
 export interface SqliteExecutorOptions {
@@ -77,23 +77,6 @@ export interface SqliteExecutorOptions {
   drain?: { runIds: ReadonlySet<string>; publish: (req: EmitRequest) => Promise<unknown> };
 }
 
-interface ActiveRun {
-  /** requested: the session throws CancelledError into the code and lets cleanup run;
-   *  forced (a second cancel): it ends now. */
-  cancel: 'none' | 'requested' | 'forced';
-  /** Something happened while executing (a signal): run again after this outcome. */
-  again: boolean;
-  /** A journal write failed (disk full, lock held too long): the session is given up. */
-  lose?: (err: unknown) => void;
-  /** The session's abort of its step bodies in flight (a cancel, the engine stopping). */
-  abort?: (reason: Error) => void;
-  /** Every entry this run ever recorded, as committed (results as JSON text), when the
-   *  whole journal was written by this execution; lets the finished view skip a re-read. */
-  written?: Map<number, WrittenEntry>;
-}
-
-type WrittenEntry = Omit<JournalEntry, 'result' | 'error'> & { resultText?: string; errorText?: string };
-
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
  *  created (status pending, empty journal, input known), so the first dispatch skips
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
@@ -113,6 +96,7 @@ export class SqliteExecutor implements DurableExecutor {
   private parked!: ParkedRuns;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
+  private logHost!: RunLogHost;
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
   private readonly ready: string[] = [];
@@ -136,6 +120,26 @@ export class SqliteExecutor implements DurableExecutor {
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => this.now() });
   }
 
+  /** Built once at start: every execution's log shares it. */
+  private runLogHost(): RunLogHost {
+    const self = this;
+    const o = this.o;
+    return {
+      store: this.store,
+      queue: this.queue,
+      faults: o.faults,
+      get stopping() {
+        return self.stopping;
+      },
+      now: () => this.now(),
+      random: o.random,
+      capability: o.capabilities ? (req, signal) => o.capabilities!.call(req, signal) : undefined,
+      drain: o.drain,
+      publish: (event) => this.publish(event).created,
+      dispatch: (id) => this.dispatch(id),
+    };
+  }
+
   get commitStats(): { transactions: number; writes: number } {
     return this.queue.stats;
   }
@@ -150,6 +154,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
     const r = this.o.retention;
+    this.logHost = this.runLogHost();
     this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
     if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
@@ -499,7 +504,7 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
-        const log = this.journalFor(runId, workflow, input, entries ?? this.store.journal(runId), act);
+        const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
@@ -564,79 +569,7 @@ export class SqliteExecutor implements DurableExecutor {
     }
   }
 
-  private journalFor(runId: string, workflow: string, input: Json, entries: JournalEntry[], act: ActiveRun): StepLog {
-    const { store, queue } = this;
-    const faults = this.o.faults;
-    // A journal write that fails is a storage failure, not a step failure: the workflow
-    // never sees it; the session is given up (the write never settles) and execute() learns.
-    const durable = <T>(p: Promise<T>): Promise<T> => p.catch((err) => (act.lose?.(err), new Promise<never>(() => {})));
-    // A snapshot of what was written (text, not the object: the workflow may mutate its copy).
-    act.written = entries.length === 0 ? new Map() : undefined;
-    const wrote = (entry: JournalEntry, resultText?: string) => {
-      if (!act.written) return;
-      const { result, error, ...meta } = entry;
-      const w: WrittenEntry = meta;
-      if (result !== undefined) w.resultText = resultText ?? JSON.stringify(result);
-      if (error !== undefined) w.errorText = JSON.stringify(error);
-      act.written.set(entry.seq, w);
-    };
-    const record = (entry: JournalEntry, text?: string) =>
-      durable(queue.enqueue(() => {
-        store.recordStep(runId, entry, text);
-        wrote(entry, text);
-      }));
-    // Indexed by seq: steps called concurrently may be recorded past one still running.
-    const bySeq: JournalEntry[] = [];
-    for (const e of entries) bySeq[e.seq] = e;
-    return {
-      runId,
-      workflow,
-      input,
-      entries: bySeq,
-      now: () => this.now(),
-      random: this.o.random,
-      // In-process: the body runs here; its outcome counts once because record() follows.
-      attempt: (_call, _attempt, run) => run(),
-      ...(this.o.capabilities ? { capability: (req, signal) => this.o.capabilities!.call(req, signal) } : {}),
-      record: faults ? (entry, text) => this.aroundStepCommit(faults, () => record(entry, text)) : record,
-      takeSignal: (signalName, entry) =>
-        durable(queue.enqueue(() => {
-          const got = store.takeSignal(runId, signalName, entry.seq);
-          if (got) {
-            const taken = { ...entry, result: got.payload };
-            store.recordStep(runId, taken);
-            wrote(taken);
-          }
-          return got;
-        })),
-      emit: async (entry, event) => {
-        if (this.o.drain) {
-          await durable(this.o.drain.publish(event));
-          return record(entry);
-        }
-        const result = await durable(queue.enqueue(() => {
-          store.recordStep(runId, entry);
-          wrote(entry);
-          if (faults?.hit('mid-emit')) throw new FaultCrash('mid-emit');
-          return this.publish(event);
-        }));
-        for (const id of result.created) this.dispatch(id);
-      },
-      // A stopped (or crashed) engine starts no further step: the session ends at the next boundary.
-      cancelRequested: () => act.cancel === 'forced' || this.stopping,
-      cancelState: () => act.cancel,
-      onCancel: (listener) => (act.abort = listener),
-    };
-  }
 
-  /** Test-only: the step-commit fault points around one journal write. */
-  private async aroundStepCommit(faults: FaultPoints, write: () => Promise<void>): Promise<void> {
-    const before = faults.hit('before-step-commit');
-    if (before) await before;
-    await write();
-    const after = faults.hit('after-step-commit');
-    if (after) await after;
-  }
 
   private notifyTerminal(runId: string, written?: Map<number, WrittenEntry>): void {
     const waiters = this.terminalWaiters.get(runId);

@@ -1,0 +1,168 @@
+// The SQLite backend's StepLog for one execution of a run: journal writes go through the
+// commit queue (group commit, answered once durable), reads come from the journal the
+// executor loaded. A class, not an object of closures: one is made per execution, and at
+// 100 concurrent runs its ~15 closures (each with its context) lived as long as the run,
+// outlived two scavenges and were promoted (docs/architecture.md, "Garbage on the step path").
+import type { CapabilityRequest } from '../../domain/capability.ts';
+import type { ErrorInfo } from '../../domain/errors.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
+import type { Json } from '../../domain/json.ts';
+import type { StepCall } from '../../domain/replay.ts';
+import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { CommitQueue } from './commit-queue.ts';
+import { FaultCrash, type FaultPoints } from './fault-points.ts';
+import type { SqliteStore } from './store.ts';
+
+/** What the executor keeps of one run while it executes, shared with its log. */
+export interface ActiveRun {
+  /** requested: the session throws CancelledError into the code and lets cleanup run;
+   *  forced (a second cancel): it ends now. */
+  cancel: 'none' | 'requested' | 'forced';
+  /** Something happened while executing (a signal): run again after this outcome. */
+  again: boolean;
+  /** A journal write failed (disk full, lock held too long): the session is given up. */
+  lose?: (err: unknown) => void;
+  /** The session's abort of its step bodies in flight (a cancel, the engine stopping). */
+  abort?: (reason: Error) => void;
+  /** Every entry this run ever recorded, as committed (results as JSON text), when the
+   *  whole journal was written by this execution; lets the finished view skip a re-read. */
+  written?: Map<number, WrittenEntry>;
+}
+
+/** A journal entry as committed: result and error as their JSON text (the workflow may
+ *  mutate the objects it was handed). */
+export type WrittenEntry = Omit<JournalEntry, 'result' | 'error'> & { resultText?: string; errorText?: string };
+
+/** The executor's side of a run's log. */
+export interface RunLogHost {
+  readonly store: SqliteStore;
+  readonly queue: CommitQueue;
+  readonly faults: FaultPoints | undefined;
+  readonly stopping: boolean;
+  now(): number;
+  random(): number;
+  /** Calls a capability provider; absent when the engine has no capability registry. */
+  readonly capability: ((req: CapabilityRequest, signal: AbortSignal) => Promise<Json | undefined>) | undefined;
+  /** Restate's outbox, when this file is being drained to Restate: events go there. */
+  readonly drain: { publish(event: EmittedEvent): Promise<unknown> } | undefined;
+  /** Inside a transaction: records the event once; the ids of the runs it created. */
+  publish(event: EmittedEvent): string[];
+  dispatch(runId: string): void;
+}
+
+type EmittedEvent = { name: string; payload: Json; id: string };
+
+const never = () => new Promise<never>(() => {});
+
+export class SqliteRunLog implements StepLog {
+  readonly entries: JournalEntry[] = [];
+  /** Present only when the host can reach providers (absent: every use step parks). */
+  readonly capability?: (req: CapabilityRequest, signal: AbortSignal) => Promise<Json | undefined>;
+
+  constructor(
+    private readonly host: RunLogHost,
+    readonly runId: string,
+    readonly workflow: string,
+    readonly input: Json,
+    entries: readonly JournalEntry[],
+    private readonly act: ActiveRun,
+  ) {
+    // Indexed by seq: steps called concurrently may be recorded past one still running.
+    for (const e of entries) this.entries[e.seq] = e;
+    act.written = entries.length === 0 ? new Map() : undefined;
+    if (host.capability) this.capability = host.capability;
+  }
+
+  now(): number {
+    return this.host.now();
+  }
+
+  random(): number {
+    return this.host.random();
+  }
+
+  /** In-process: the body runs here; its outcome counts once because record() follows. */
+  attempt(_call: StepCall, _attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult> {
+    return run();
+  }
+
+  record(entry: JournalEntry, resultText?: string): Promise<void> {
+    const faults = this.host.faults;
+    return faults ? this.aroundStepCommit(faults, () => this.commit(entry, resultText)) : this.commit(entry, resultText);
+  }
+
+  takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
+    const { store } = this.host;
+    return this.durable(this.host.queue.enqueue(() => {
+      const got = store.takeSignal(this.runId, signalName, entry.seq);
+      if (got) {
+        const taken: JournalEntry = Object.assign({}, entry, { result: got.payload });
+        store.recordStep(this.runId, taken);
+        this.wrote(taken);
+      }
+      return got;
+    }));
+  }
+
+  async emit(entry: JournalEntry, event: EmittedEvent): Promise<void> {
+    const host = this.host;
+    if (host.drain) {
+      await this.durable(host.drain.publish(event));
+      return this.commit(entry, undefined);
+    }
+    const created = await this.durable(host.queue.enqueue(() => {
+      host.store.recordStep(this.runId, entry);
+      this.wrote(entry);
+      if (host.faults?.hit('mid-emit')) throw new FaultCrash('mid-emit');
+      return host.publish(event);
+    }));
+    for (const id of created) host.dispatch(id);
+  }
+
+  /** A stopped (or crashed) engine starts no further step: the session ends at the next boundary. */
+  cancelRequested(): boolean {
+    return this.act.cancel === 'forced' || this.host.stopping;
+  }
+
+  cancelState(): ActiveRun['cancel'] {
+    return this.act.cancel;
+  }
+
+  onCancel(listener: (reason: Error) => void): void {
+    this.act.abort = listener;
+  }
+
+  private commit(entry: JournalEntry, text: string | undefined): Promise<void> {
+    return this.durable(this.host.queue.enqueue(() => {
+      this.host.store.recordStep(this.runId, entry, text);
+      this.wrote(entry, text);
+    }));
+  }
+
+  /** A journal write that fails is a storage failure, not a step failure: the workflow never
+   *  sees it; the session is given up (the write never settles) and execute() learns. */
+  private durable<T>(p: Promise<T>): Promise<T> {
+    return p.catch((err) => (this.act.lose?.(err), never()));
+  }
+
+  /** A snapshot of what was written (text, not the object: the workflow may mutate its copy).
+   *  Field by field, not `{ ...meta }`: see run-session.ts on spreads that survive scavenges. */
+  private wrote(entry: JournalEntry, resultText?: string): void {
+    const written = this.act.written;
+    if (!written) return;
+    const w = {} as Record<string, unknown>;
+    for (const k in entry) if (k !== 'result' && k !== 'error') w[k] = entry[k as keyof JournalEntry];
+    if (entry.result !== undefined) w.resultText = resultText ?? JSON.stringify(entry.result);
+    if (entry.error !== undefined) w.errorText = JSON.stringify(entry.error as ErrorInfo);
+    written.set(entry.seq, w as WrittenEntry);
+  }
+
+  /** Test-only: the step-commit fault points around one journal write. */
+  private async aroundStepCommit(faults: FaultPoints, write: () => Promise<void>): Promise<void> {
+    const before = faults.hit('before-step-commit');
+    if (before) await before;
+    await write();
+    const after = faults.hit('after-step-commit');
+    if (after) await after;
+  }
+}
