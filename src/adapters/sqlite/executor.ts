@@ -367,8 +367,12 @@ export class SqliteExecutor implements DurableExecutor {
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {
     this.ensureStarted();
-    const row = this.requireRow(runId);
-    if (isTerminal(row.status)) return this.store.view(row, true);
+    // A run this engine executes, or is about to, exists and has not finished (its end is
+    // notified before it leaves `active`): no read of its row. A result() per run read it.
+    if (!this.active.has(runId) && !this.fresh.has(runId)) {
+      const row = this.requireRow(runId);
+      if (isTerminal(row.status)) return this.store.view(row, true);
+    }
     return new Promise<RunView>((resolve, reject) => {
       const waiters = this.terminalWaiters.get(runId) ?? new Set();
       this.terminalWaiters.set(runId, waiters);
