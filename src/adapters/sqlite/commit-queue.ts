@@ -93,11 +93,17 @@ export class CommitQueue {
   private flush(): void {
     // A checkpoint's last pass holds commits for a moment (verified-mark.ts); resumed after.
     if (this.checkpoints?.wait(() => this.flush())) return;
+    // Both syncs busy: a batch committed now would only wait for one of them to end. Held
+    // until then, it commits with what arrives meanwhile: fewer, larger transactions (each
+    // COMMIT writes the pages it dirtied to the -wal, ~16 frames of the same few hot pages
+    // at 100 concurrent runs). Its callers wait no longer for their answer but for the COMMIT
+    // itself (~0.2 ms), which now runs after the sync rather than during it.
+    const sync = this.walSync;
+    if (sync && !sync.failed && sync.saturated && this.queue.length < MAX_HELD) return sync.whenRoom(() => this.flush());
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    const sync = this.walSync;
     if (sync?.failed) {
       for (const p of batch) p.reject(sync.failed);
       return;
@@ -176,6 +182,9 @@ function asStorageError(err: unknown): unknown {
   if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return err;
   return new StorageError(`storage: ${(err as Error).message} (${code}); nothing of this write was stored`);
 }
+
+/** Writes held for a sync slot at most: bounds one transaction (and its time on the loop). */
+const MAX_HELD = 256;
 
 /** Callers answered per turn of the event loop. Each answer runs that run's code up to its
  *  next step (a body, the next write): 100 answers in one go held the host's event loop

@@ -58,6 +58,7 @@ export class WalSync {
    *  be running on its descriptor). An array, not a Set: a long-lived Set that churns keeps
    *  its old tables, and what they held, alive through scavenges (src/runtime/churn-map.ts). */
   private running: Flight[] = [];
+  private roomWaiter: (() => void) | undefined;
   private readonly normal;
   private readonly full;
   /** Set by the first failed sync: the file can no longer promise anything. */
@@ -88,6 +89,23 @@ export class WalSync {
     } finally {
       this.full.run();
     }
+  }
+
+  /** Every sync slot is taken: a batch committed now would only wait for one to free up. */
+  get saturated(): boolean {
+    return this.flights.length >= MAX_IN_FLIGHT;
+  }
+
+  /** Calls `then` once, when a sync slot frees up (or the file failed). One waiter: the
+   *  commit queue's held flush. */
+  whenRoom(then: () => void): void {
+    this.roomWaiter = then;
+  }
+
+  private room(): void {
+    const then = this.roomWaiter;
+    this.roomWaiter = undefined;
+    then?.();
   }
 
   /** Settles once every frame committed so far is on disk. */
@@ -129,6 +147,7 @@ export class WalSync {
         }
       }
       if (this.waiting.length > 0 && this.flights.length < MAX_IN_FLIGHT) this.start();
+      this.room();
     };
     fdatasync(fd, (e) => {
       if (e || ino === this.syncedIno) return done(e);
@@ -187,5 +206,6 @@ export class WalSync {
     this.waiting = [];
     this.pending = 0;
     for (const s of all) s(this.failed);
+    this.room();
   }
 }
