@@ -138,7 +138,7 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
       const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
       try {
         // The production build (dist/, plain node), as a host app runs it: under tsx every
-        // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step).
+        // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step), the build does not.
         samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: quick ? 200 : 300 }, { TRANQUIL_FSYNC: mode }, false, true)!);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });

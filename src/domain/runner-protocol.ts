@@ -17,7 +17,9 @@ import { TranquilError } from './errors.ts';
 export { RUNNER_TOKEN_ENV, TOKEN_BYTES, TOKEN_LINE_BYTES } from './runner-token.ts';
 
 /** A frame that could not be read (malformed, oversized, out of place): ends the attempt. */
-export class ProtocolError extends TranquilError {}
+export class ProtocolError extends TranquilError {
+  static override readonly errorName: string = 'ProtocolError';
+}
 
 /** A frame carries one payload (bounded by maxPayloadBytes) plus its envelope. */
 export const FRAME_ENVELOPE_BYTES = 1024 * 1024;

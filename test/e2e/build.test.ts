@@ -17,7 +17,7 @@ it('dist/ runs a workflow on plain node', () => {
   const script = join(dir, 'main.mjs');
   writeFileSync(script, `
     import { createEngine } from ${JSON.stringify(join(REPO, 'dist/index.js'))};
-    import { workflow, manual, TimeoutError } from ${JSON.stringify(join(REPO, 'dist/sdk.js'))};
+    import { workflow, manual, TimeoutError, TerminalError } from ${JSON.stringify(join(REPO, 'dist/sdk.js'))};
     const greet = workflow('greet', (w) => {
       w.trigger(manual());
       w.run(async ({ input, step }) => {
@@ -34,9 +34,19 @@ it('dist/ runs a workflow on plain node', () => {
     await engine.start();
     const done = await engine.result((await engine.trigger('greet', { name: 'dist' })).runId);
     const err = await engine.result((await engine.trigger('nap')).runId, { timeout: '50ms' }).catch((e) => e);
+    class PaymentDeclined extends TerminalError {}
+    const declined = workflow('declined', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.do('charge', () => { throw new PaymentDeclined('card declined'); }));
+    });
     await engine.stop();
-    console.log(JSON.stringify({ status: done.status, output: done.output, sharedErrors: err instanceof TimeoutError }));
+    const e2 = await createEngine({ dataDir: ${JSON.stringify(join(dir, 'data2'))}, workflows: [declined] });
+    await e2.start();
+    const failed = await e2.result((await e2.trigger('declined')).runId);
+    await e2.stop();
+    console.log(JSON.stringify({ status: done.status, output: done.output, sharedErrors: err instanceof TimeoutError, names: [err.name, failed.error?.name] }));
   `);
   const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop()!;
-  expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true });
+  // The build renames classes (minified, no keepNames): errors still carry their own names.
+  expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true, names: ['TimeoutError', 'PaymentDeclined'] });
 });

@@ -43,6 +43,13 @@ describe('fromErrorInfo', () => {
     expect(toErrorInfo(back)).toEqual(toErrorInfo(original));
   });
 
+  it('every class names itself (errorName), so a minified build renaming classes keeps the names; a subclass in user code keeps its own', () => {
+    for (const [name, Ctor] of classes) expect([name, Object.hasOwn(Ctor, 'errorName') && Ctor.errorName]).toEqual([name, name]);
+    class PaymentDeclined extends errors.TerminalError {}
+    expect(new PaymentDeclined('card declined').name).toBe('PaymentDeclined');
+    expect(toErrorInfo(new PaymentDeclined('card declined')).name).toBe('PaymentDeclined');
+  });
+
   it('keeps the fields a constructor derives its message from', () => {
     const nd = fromErrorInfo(toErrorInfo(new NonDeterminismError('r-1', 3, "step.do('b')", "step.do('a')"))) as NonDeterminismError;
     expect([nd.runId, nd.position, nd.expected, nd.recorded]).toEqual(['r-1', 3, "step.do('b')", "step.do('a')"]);

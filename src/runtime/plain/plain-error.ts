@@ -4,6 +4,7 @@
 import { ValidationError } from '../../domain/errors.ts';
 
 export class PlainWorkflowError extends ValidationError {
+  static override readonly errorName: string = 'PlainWorkflowError';
   constructor(
     readonly source: string,
     readonly line: number,
