@@ -521,21 +521,47 @@ export class RunSession {
     }
   }
 
-  /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
-  private async runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
+  /** One attempt of a step body, as data: the value with its JSON text, or why it failed.
+   *  Without a timeout, a body that returns a plain value settles with no async frame of
+   *  its own (this runs once per step: each await and async function here was garbage). */
+  private runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
     const abortKey = this.nextAttemptId++;
     this.aborts.set(abortKey, info);
+    if (timeoutMs !== undefined) return this.runTimedBody(call, attempt, timeoutMs, body, info, abortKey);
+    let value: T | Promise<T>;
+    try {
+      value = this.callBody(() => body(info));
+    } catch (err) {
+      this.aborts.delete(abortKey);
+      return Promise.resolve(failedAttempt(err));
+    }
+    if (!isThenable(value)) {
+      this.aborts.delete(abortKey);
+      return Promise.resolve(this.attemptValue(call, value));
+    }
+    return Promise.resolve(value).then(
+      (v) => (this.aborts.delete(abortKey), this.attemptValue(call, v)),
+      (err: unknown) => (this.aborts.delete(abortKey), failedAttempt(err)),
+    );
+  }
+
+  private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: number): Promise<AttemptResult> {
     let value: unknown;
     try {
       value = await withTimeout(() => this.callBody(() => body(info)), timeoutMs, call.name, attempt);
     } catch (err) {
       // Past its timeout the attempt is over: tell the body to stop its work.
       if (err instanceof TimeoutError) info.abort(err);
-      return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
+      return failedAttempt(err);
     } finally {
       this.aborts.delete(abortKey);
     }
+    return this.attemptValue(call, value);
+  }
+
+  /** A body's value as an attempt's outcome: with its JSON text, or fatal if it has none. */
+  private attemptValue(call: StepCall, value: unknown): AttemptResult {
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
     try {
@@ -683,4 +709,12 @@ function timeoutMsOf(e: JournalEntry): number {
 function replayed(entry: JournalEntry): Json | undefined {
   if (entry.status === 'succeeded') return entry.result;
   throw fromErrorInfo(entry.error ?? { name: 'Error', message: `step '${entry.name}' failed` });
+}
+
+function failedAttempt(err: unknown): AttemptResult {
+  return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
 }
