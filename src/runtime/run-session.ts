@@ -339,21 +339,23 @@ export class RunSession {
    *  else interrupted; workflow code never sees the error, so it cannot swallow it. */
   private io<T>(p: Promise<T>): Promise<T> {
     this.inflight++;
-    return p.then(
-      (v) => (this.settled(), v),
-      (cause: unknown) => {
-        this.settled();
-        if (cause instanceof CancelledError && this.log.cancelState?.() === 'requested') {
-          // The log (Restate) gave up what the invocation awaited because of a cancel: the
-          // step that waited on it gets the CancelledError (delivered once, to every target).
-          this.cancelArrived();
-          if (this.cancelPhase === 'delivered' || this.outcome) return never<T>();
-        }
-        this.finish(this.log.cancelRequested() || cause instanceof CancelledError ? { type: 'cancelled' } : { type: 'interrupted', cause });
-        return never<T>();
-      },
-    );
+    return p.then(this.ioDone as (v: T) => T, this.ioFailed as (cause: unknown) => Promise<T>);
   }
+
+  // io()'s callbacks, made once per session rather than twice per step-log operation.
+  private readonly ioDone = <T>(v: T): T => (this.settled(), v);
+
+  private readonly ioFailed = <T>(cause: unknown): Promise<T> => {
+    this.settled();
+    if (cause instanceof CancelledError && this.log.cancelState?.() === 'requested') {
+      // The log (Restate) gave up what the invocation awaited because of a cancel: the
+      // step that waited on it gets the CancelledError (delivered once, to every target).
+      this.cancelArrived();
+      if (this.cancelPhase === 'delivered' || this.outcome) return never<T>();
+    }
+    this.finish(this.log.cancelRequested() || cause instanceof CancelledError ? { type: 'cancelled' } : { type: 'interrupted', cause });
+    return never<T>();
+  };
 
   private settled(): void {
     this.inflight--;
@@ -467,9 +469,6 @@ export class RunSession {
     const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body), { timeoutMs: opts.timeoutMs }));
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
-    const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
-    // step.use with no eligible provider: parked until one is provided (not an attempt).
-    if (!res.ok && isPark(res)) return this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
     if (res.ok) {
       p.settled = true;
       // Spelled out, not `{ ...base, status, ... }`: on Node 20 objects made by a spread plus
@@ -477,7 +476,7 @@ export class RunSession {
       // promotes ~3.5 MB per scavenge), and this runs once per step. Elsewhere on the step
       // path Object.assign({}, x, {...}) stands in for such spreads (same keys, same order).
       const entry: JournalEntry = {
-        seq: base.seq, name: base.name, kind, attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(),
+        seq: call.seq, name: call.name, kind, attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(),
       };
       if (res.value !== undefined) entry.result = res.value;
       await this.io(this.log.record(entry, res.text));
@@ -485,6 +484,9 @@ export class RunSession {
       if (turn) await turn;
       return res.value as T;
     }
+    const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
+    // step.use with no eligible provider: parked until one is provided (not an attempt).
+    if (isPark(res)) return this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
     const error = res.error;
     if (res.fatal) {
       p.settled = true;

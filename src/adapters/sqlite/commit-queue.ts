@@ -76,13 +76,22 @@ export class CommitQueue {
   }
 
   enqueue<T>(write: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ write, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    return new Promise<T>((resolve, reject) => this.push(write, resolve as (v: unknown) => void, reject));
+  }
+
+  /** As enqueue, for a write whose failure is not its caller's to handle: `lost` hears of it
+   *  and the promise never settles (a run's journal writes: the session is given up). One
+   *  promise per write instead of two (this is every step's write). */
+  enqueueOrLose<T>(write: () => T, lost: (err: unknown) => void): Promise<T> {
+    return new Promise<T>((resolve) => this.push(write, resolve as (v: unknown) => void, lost));
+  }
+
+  private push(write: () => unknown, resolve: (v: unknown) => void, reject: (e: unknown) => void): void {
+    this.queue.push({ write, resolve, reject });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
 
   /** Writes not yet answered: queued, or committed and waiting for their sync. */

@@ -93,7 +93,7 @@ export class SqliteRunLog implements StepLog {
 
   takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
     const { store } = this.host;
-    return this.durable(this.host.queue.enqueue(() => {
+    return this.host.queue.enqueueOrLose(() => {
       const got = store.takeSignal(this.runId, signalName, entry.seq);
       if (got) {
         const taken: JournalEntry = Object.assign({}, entry, { result: got.payload });
@@ -101,7 +101,7 @@ export class SqliteRunLog implements StepLog {
         this.wrote(taken);
       }
       return got;
-    }));
+    }, this.lost);
   }
 
   async emit(entry: JournalEntry, event: EmittedEvent): Promise<void> {
@@ -110,12 +110,12 @@ export class SqliteRunLog implements StepLog {
       await this.durable(host.drain.publish(event));
       return this.commit(entry, undefined);
     }
-    const created = await this.durable(host.queue.enqueue(() => {
+    const created = await host.queue.enqueueOrLose(() => {
       host.store.recordStep(this.runId, entry);
       this.wrote(entry);
       if (host.faults?.hit('mid-emit')) throw new FaultCrash('mid-emit');
       return host.publish(event);
-    }));
+    }, this.lost);
     for (const id of created) host.dispatch(id);
   }
 
@@ -133,16 +133,18 @@ export class SqliteRunLog implements StepLog {
   }
 
   private commit(entry: JournalEntry, text: string | undefined): Promise<void> {
-    return this.durable(this.host.queue.enqueue(() => {
+    return this.host.queue.enqueueOrLose(() => {
       this.host.store.recordStep(this.runId, entry, text);
       this.wrote(entry, text);
-    }));
+    }, this.lost);
   }
 
   /** A journal write that fails is a storage failure, not a step failure: the workflow never
    *  sees it; the session is given up (the write never settles) and execute() learns. */
+  private readonly lost = (err: unknown): void => this.act.lose?.(err);
+
   private durable<T>(p: Promise<T>): Promise<T> {
-    return p.catch((err) => (this.act.lose?.(err), never()));
+    return p.catch((err) => (this.lost(err), never()));
   }
 
   /** A snapshot of what was written (text, not the object: the workflow may mutate its copy).
