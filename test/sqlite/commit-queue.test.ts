@@ -41,3 +41,21 @@ it('a write that throws fails alone; its neighbours commit', async () => {
   expect(s.listRunRows({ limit: 10 }).map((r) => r.run_id).sort()).toEqual(['a', 'b']);
   s.close();
 });
+
+it("callers answered in slices queue their next writes; those commit together once the last is answered, and every one resolves", async () => {
+  const s = store();
+  const q = new CommitQueue(s);
+  // 40 runs, each writing its next row as soon as its first is answered (a step, then the
+  // next step), as 40 concurrent runs do: their first writes share one transaction; the
+  // answers go out 16 per turn; the second writes wait for the last answer and share one.
+  const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
+  const second = await Promise.all(ids.map(async (runId) => {
+    await q.enqueue(() => s.insertRun({ runId, workflow: 'w', version: 'v', input: null, now: 1 }));
+    return q.enqueue(() => s.insertRun({ runId: `${runId}-next`, workflow: 'w', version: 'v', input: null, now: 2 }));
+  }));
+  expect(second.every(Boolean)).toBe(true);
+  expect(q.stats).toEqual({ transactions: 2, writes: 80 });
+  expect(s.listRunRows({ limit: 100 })).toHaveLength(80);
+  await q.close();
+  s.close();
+});

