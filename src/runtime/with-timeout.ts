@@ -4,8 +4,7 @@
 import { TimeoutError } from '../domain/errors.ts';
 import { setLongTimeout } from './long-timer.ts';
 
-export async function withTimeout<T>(body: () => T | Promise<T>, timeoutMs: number | undefined, name: string, attempt: number): Promise<T> {
-  if (timeoutMs === undefined) return await body();
+export async function withTimeout<T>(body: () => T | Promise<T>, timeoutMs: number, name: string, attempt: number): Promise<T> {
   let cancel: (() => void) | undefined;
   const timeout = new Promise<never>((_, reject) => {
     cancel = setLongTimeout(() => reject(new TimeoutError(`step '${name}' attempt ${attempt} timed out after ${timeoutMs}ms`)), timeoutMs);
