@@ -3,11 +3,15 @@
 // Runs from the sources (node --import tsx bench/child-citizen.ts) or, for `lag` and `start`, from the
 // production build (node bench/.build/child-citizen.js, bundled by scripts/build.mjs --bench).
 //   lag:    100 concurrent clients x 10-step runs at durability 'full'; the host's event-loop
-//           delay (monitorEventLoopDelay, 1 ms resolution) and journaled steps/s while they run
+//           delay (monitorEventLoopDelay, 1 ms resolution), journaled steps/s, the main
+//           thread's CPU time per step (/proc/self/task/<pid>/stat: steadier than steps/s on a
+//           noisy machine, and what a writer thread would have to cut) and the scavenges
+//           (minor GCs, each a pause of the loop) while they run
 //   fill:   a data dir with `runs` finished runs (one step each), then SIGKILL after one more
 //           run (start after a crash)
 //   start:  createEngine + start() on that data dir, timed
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
@@ -34,14 +38,32 @@ if (args.mode === 'lag') {
     await Promise.all(Array.from({ length: conc }, client));
   };
   await loop(args.warmRuns ?? 200, args.conc ?? 100);
+  // utime + stime of the main thread, in clock ticks (100 per second on Linux).
+  const mainCpuMs = () => {
+    const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  };
+  const scavenges: number[] = [];
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === 1) scavenges.push(e.duration);
+  });
+  gc.observe({ entryTypes: ['gc'] });
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
+  const cpu0 = mainCpuMs();
   const t0 = performance.now();
   await loop(args.runs ?? 1000, args.conc ?? 100);
   const seconds = (performance.now() - t0) / 1000;
+  const cpuMs = mainCpuMs() - cpu0;
   h.disable();
+  gc.disconnect();
   await engine.stop();
-  console.log(JSON.stringify({ p50: ns(h.percentile(50)), p99: ns(h.percentile(99)), max: ns(h.max), stepsPerS: ((args.runs ?? 1000) * STEPS_PER_RUN) / seconds }));
+  const steps = (args.runs ?? 1000) * STEPS_PER_RUN;
+  scavenges.sort((a, b) => a - b);
+  console.log(JSON.stringify({
+    p50: ns(h.percentile(50)), p99: ns(h.percentile(99)), max: ns(h.max), stepsPerS: steps / seconds,
+    mainCpuUsPerStep: (cpuMs * 1000) / steps, scavenges: scavenges.length, scavengeMedianMs: scavenges[scavenges.length >> 1] ?? 0,
+  }));
 } else if (args.mode === 'fill') {
   await (await open()).stop();
   await new Promise((r) => setTimeout(r, 50));

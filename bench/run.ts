@@ -578,6 +578,7 @@ async function main(): Promise<void> {
         '|---|---|---|',
         `| host event-loop lag p50 / p99 / max, 100 x 10 steps, full | ${c.lag.pool.p50.toFixed(1)} / ${c.lag.pool.p99.toFixed(1)} / ${c.lag.pool.max.toFixed(1)} ms | ${c.lag.inline.p50.toFixed(1)} / ${c.lag.inline.p99.toFixed(1)} / ${c.lag.inline.max.toFixed(1)} ms |`,
         `| journaled steps/s (raw batched better-sqlite3: ${Math.round(c.rawPairsPerS)} pairs/s) | ${Math.round(c.lag.pool.stepsPerS)} (${(c.ratioPool * 100).toFixed(0)}% of raw) | ${Math.round(c.lag.inline.stepsPerS)} (${(c.ratioInline * 100).toFixed(0)}% of raw) |`,
+        `| main thread's CPU per step; scavenges during the run (median pause) | ${c.lag.pool.mainCpuUsPerStep.toFixed(1)} us; ${c.lag.pool.scavenges} (${c.lag.pool.scavengeMedianMs.toFixed(1)} ms) | ${c.lag.inline.mainCpuUsPerStep.toFixed(1)} us; ${c.lag.inline.scavenges} (${c.lag.inline.scavengeMedianMs.toFixed(1)} ms) |`,
         ...Object.entries(c.startAfterCrashMs).map(([n, ms]) => `| start after a crash, ${Number(n).toLocaleString('en')} runs in the file | ${ms.toFixed(0)} ms | |`),
         ...(['settled', 'oneSecond'] as const).flatMap((at) => {
           const f = c.idleRssMiB[at];

@@ -48,7 +48,7 @@ function historyFixture(n: number, log: (s: string) => void): string {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export interface CitizenRows {
-  lag: Record<'pool' | 'inline', { p50: number; p99: number; max: number; stepsPerS: number }>;
+  lag: Record<'pool' | 'inline', { p50: number; p99: number; max: number; stepsPerS: number; mainCpuUsPerStep: number; scavenges: number; scavengeMedianMs: number }>;
   rawPairsPerS: number;
   ratioPool: number;
   ratioInline: number;
@@ -150,8 +150,10 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
   }
   for (const mode of ['pool', 'inline'] as const) {
     const s = samples[mode];
-    lag[mode] = { p50: median(s.map((x) => x.p50!)), p99: median(s.map((x) => x.p99!)), max: median(s.map((x) => x.max!)), stepsPerS: median(s.map((x) => x.stepsPerS!)) };
-    log(`citizen lag ${mode}: p50 ${lag[mode].p50.toFixed(1)} ms, p99 ${lag[mode].p99.toFixed(1)} ms, max ${lag[mode].max.toFixed(1)} ms, ${Math.round(lag[mode].stepsPerS)} steps/s`);
+    const m = (k: string) => median(s.map((x) => x[k]!));
+    lag[mode] = { p50: m('p50'), p99: m('p99'), max: m('max'), stepsPerS: m('stepsPerS'), mainCpuUsPerStep: m('mainCpuUsPerStep'), scavenges: m('scavenges'), scavengeMedianMs: m('scavengeMedianMs') };
+    const l = lag[mode];
+    log(`citizen lag ${mode}: p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms, ${Math.round(l.stepsPerS)} steps/s, main thread ${l.mainCpuUsPerStep.toFixed(1)} us CPU per step, ${l.scavenges} scavenges (median ${l.scavengeMedianMs.toFixed(1)} ms)`);
   }
   const rawDir = mkdtempSync(join(tmpdir(), 'citizen-raw-'));
   let rawPairsPerS: number;
