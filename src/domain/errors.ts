@@ -5,8 +5,9 @@ import type { Json } from './json.ts';
 
 export class TranquilError extends Error {
   /** The class's name, spelled out: the production build renames classes (esbuild's
-   *  keepNames would keep them, at a cost on every closure the engine makes). A subclass
-   *  without its own `errorName` (one in user code) is named by its class, as before. */
+   *  keepNames would keep them, at a cost on every closure the engine makes). Set for every
+   *  class of this file from KNOWN below; a subclass without its own `errorName` (one in
+   *  user code) is named by its class, as before. */
   static readonly errorName: string = 'TranquilError';
 
   constructor(message: string) {
@@ -17,24 +18,17 @@ export class TranquilError extends Error {
 }
 
 /** Thrown by a step body (or workflow code): never retried. */
-export class TerminalError extends TranquilError {
-  static override readonly errorName: string = 'TerminalError';
-}
+export class TerminalError extends TranquilError {}
 
 /** A step attempt, a waitForEvent or engine.result() ran past its timeout. */
-export class TimeoutError extends TranquilError {
-  static override readonly errorName: string = 'TimeoutError';
-}
+export class TimeoutError extends TranquilError {}
 
 /** Thrown into workflow code at the steps it waits on when its run is cancelled: `catch` /
  *  `finally` may run cleanup steps; the run then ends `cancelled`. */
-export class CancelledError extends TranquilError {
-  static override readonly errorName: string = 'CancelledError';
-}
+export class CancelledError extends TranquilError {}
 
 /** Replay met a journal that the code no longer matches. */
 export class NonDeterminismError extends TranquilError {
-  static override readonly errorName: string = 'NonDeterminismError';
   constructor(
     readonly runId: string,
     readonly position: number,
@@ -49,50 +43,37 @@ export class NonDeterminismError extends TranquilError {
 }
 
 /** Bad definition or bad argument to an engine call: names the field that was wrong. */
-export class ValidationError extends TranquilError {
-  static override readonly errorName: string = 'ValidationError';
-}
+export class ValidationError extends TranquilError {}
 
 export class UnknownWorkflowError extends TranquilError {
-  static override readonly errorName: string = 'UnknownWorkflowError';
   constructor(readonly workflow: string) {
     super(`unknown workflow '${workflow}'`);
   }
 }
 
 export class UnknownRunError extends TranquilError {
-  static override readonly errorName: string = 'UnknownRunError';
   constructor(readonly runId: string) {
     super(`unknown run '${runId}'`);
   }
 }
 
 /** The run is in a state where the operation makes no sense (cancel a finished run, ...). */
-export class RunStateError extends TranquilError {
-  static override readonly errorName: string = 'RunStateError';
-}
+export class RunStateError extends TranquilError {}
 
 /** A step's result could not be stored as JSON. */
-export class SerializationError extends TranquilError {
-  static override readonly errorName: string = 'SerializationError';
-}
+export class SerializationError extends TranquilError {}
 
 /** The backend cannot do this (named capability missing). */
-export class NotSupportedError extends TranquilError {
-  static override readonly errorName: string = 'NotSupportedError';
-}
+export class NotSupportedError extends TranquilError {}
 
 /** The data dir or database cannot be used (held by another engine, corrupt, a disk
  *  error, ...). Not transient: nothing retries it. */
-export class StorageError extends TranquilError {
-  static override readonly errorName: string = 'StorageError';
-}
+export class StorageError extends TranquilError {}
 
 /** start() refused: another live engine (a `tranquil serve`, the OS service, another app)
  *  owns the data dir's lease. `pid`/`host` name it; on this host an app can talk to a serve
  *  that owns it through `attach({ dataDir })` (docs/host.md). A StorageError, as before. */
 export class DataDirInUseError extends StorageError {
-  static override readonly errorName: string = 'DataDirInUseError';
   constructor(
     readonly pid: number,
     readonly host: string,
@@ -103,17 +84,13 @@ export class DataDirInUseError extends StorageError {
 
 /** The engine is not in a state to do this: not started yet, or stopped (also while a
  *  result() was waiting). A caller's ordering mistake, not a storage fault. */
-export class EngineStateError extends TranquilError {
-  static override readonly errorName: string = 'EngineStateError';
-}
+export class EngineStateError extends TranquilError {}
 
 /** The backend could not be reached or refused for now (Restate ingress/admin unreachable,
  *  connection reset, an answer that did not come in time, 429/5xx). Transient: retry loops
  *  key on this class. A subclass of StorageError so callers that caught StorageError for
  *  these keep working; a StorageError that is not this one is never retried. */
-export class BackendUnavailableError extends StorageError {
-  static override readonly errorName: string = 'BackendUnavailableError';
-}
+export class BackendUnavailableError extends StorageError {}
 
 export interface ErrorInfo {
   name: string;
@@ -225,6 +202,9 @@ const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
   EngineStateError,
   BackendUnavailableError,
 };
+// KNOWN's keys are the names as written (object keys survive minification): each class
+// names itself from them.
+for (const [name, cls] of Object.entries(KNOWN)) Object.defineProperty(cls, 'errorName', { value: name });
 
 /** The fields a class's constructor derives its message from, read back from that message. */
 const FIELDS: Record<string, (message: string) => Record<string, unknown> | undefined> = {

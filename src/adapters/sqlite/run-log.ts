@@ -148,7 +148,7 @@ export class SqliteRunLog implements StepLog {
   }
 
   /** A snapshot of what was written (text, not the object: the workflow may mutate its copy).
-   *  Field by field, not `{ ...meta }`: see run-session.ts on spreads that survive scavenges. */
+   *  Key by key, not `{ ...meta }`: see run-session.ts on spreads that survive scavenges. */
   private wrote(entry: JournalEntry, resultText?: string): void {
     const written = this.act.written;
     if (!written) return;
