@@ -6,12 +6,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { event, manual, workflow } from '@tranquil/sdk';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
-import { anyName, anyValue, snapshot, undocumented } from './oracle.ts';
+import { anyName, anyValue, StoredState, undocumented } from './oracle.ts';
 
 export const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
 
 let t: TestEngine;
-let dbFile: string;
+let stored: StoredState;
 const known: string[] = [];
 const unresolved: string[] = [];
 
@@ -27,14 +27,17 @@ beforeAll(async () => {
     });
   });
   t = await createTestEngine({ workflows: [fz] });
-  dbFile = join(t.dataDir, 'tranquil.db');
+  stored = new StoredState(join(t.dataDir, 'tranquil.db'));
   for (const [id, input] of [['ok-1', {}], ['failed-1', { fail: true }], ['waiting-1', { wait: true }]] as const) {
     await t.engine.trigger('fz', input, { runId: id });
     known.push(id);
   }
   await t.idle();
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  stored?.close();
+  await t?.close();
+});
 
 const runId = fc.oneof(fc.constantFrom('ok-1', 'failed-1', 'waiting-1', 'nope'), anyName);
 const options = fc.oneof(anyValue, fc.record({ runId: anyName }, { requiredKeys: [] }), fc.record({ id: anyName }, { requiredKeys: [] }));
@@ -72,7 +75,7 @@ it(`engine API: ${RUNS} random calls, only documented errors, rejected input cha
   await fc.assert(
     fc.asyncProperty(call, async (c) => {
       await t.idle();
-      const before = snapshot(dbFile);
+      const before = stored.now();
       let outcome: { ok: true; value: unknown } | { ok: false; err: unknown };
       try {
         const p = c.invoke();
@@ -92,7 +95,7 @@ it(`engine API: ${RUNS} random calls, only documented errors, rejected input cha
       const bad = undocumented(outcome.err);
       if (bad) unresolved.push(`${c.label}: ${bad}`);
       expect(bad, `${c.label} rejected with an undocumented error`).toBeUndefined();
-      expect(snapshot(dbFile), `${c.label} was rejected but changed the file`).toBe(before);
+      expect(stored.now(), `${c.label} was rejected but changed the file`).toBe(before);
     }),
     { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
   );

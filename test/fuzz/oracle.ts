@@ -16,14 +16,44 @@ export function undocumented(err: unknown, allowed: readonly Function[] = DOCUME
   return `${e?.constructor?.name ?? typeof err} ${e?.name}: ${e?.message ?? String(err)}`;
 }
 
+const TABLES = ['runs', 'steps', 'signals', 'events', 'schedules', 'schedule_slots', 'webhook_secrets'];
+
+function readAll(db: Database.Database): string {
+  return JSON.stringify(TABLES.map((t) => db.prepare(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()));
+}
+
 /** Everything stored, as text: equal before and after = nothing changed. */
 export function snapshot(dbFile: string): string {
   const db = new Database(dbFile, { readonly: true });
   try {
-    const tables = ['runs', 'steps', 'signals', 'events', 'schedules', 'schedule_slots', 'webhook_secrets'];
-    return JSON.stringify(tables.map((t) => db.prepare(`SELECT * FROM ${t}`).all().map((r) => JSON.stringify(r)).sort()));
+    return readAll(db);
   } finally {
     db.close();
+  }
+}
+
+/**
+ * `snapshot()` for a file read again and again: one read-only connection, and the text is read
+ * again only when another connection has committed since (`PRAGMA data_version`). A fuzz run
+ * that rejects most calls would otherwise re-read a file that grows with every accepted call.
+ */
+export class StoredState {
+  private readonly db: Database.Database;
+  private version = -1;
+  private text = '';
+  constructor(dbFile: string) {
+    this.db = new Database(dbFile, { readonly: true });
+  }
+  now(): string {
+    const v = this.db.pragma('data_version', { simple: true }) as number;
+    if (v !== this.version) {
+      this.text = readAll(this.db);
+      this.version = v;
+    }
+    return this.text;
+  }
+  close(): void {
+    this.db.close();
   }
 }
 

@@ -9,14 +9,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { manual, webhook, workflow } from '@tranquil/sdk';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
-import { snapshot } from './oracle.ts';
+import { StoredState } from './oracle.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 800);
 const LIMIT = 2048;
 let t: TestEngine;
 let port: number;
 let secret: string;
-let dbFile: string;
+let stored: StoredState;
 const errors = vi.spyOn(console, 'error');
 
 beforeAll(async () => {
@@ -32,9 +32,12 @@ beforeAll(async () => {
   const url = new URL(await t.engine.webhookUrl('hooked'));
   port = Number(url.port);
   secret = url.pathname.split('/')[3]!;
-  dbFile = join(t.dataDir, 'tranquil.db');
+  stored = new StoredState(join(t.dataDir, 'tranquil.db'));
 });
-afterAll(async () => t?.close());
+afterAll(async () => {
+  stored?.close();
+  await t?.close();
+});
 
 interface Req {
   /** Content-Length shorter than the body: the stray bytes break the connection (node answers 400 to them). */
@@ -128,7 +131,7 @@ it(`webhook listener: ${RUNS} random requests, documented statuses only, runs ex
     fc.asyncProperty(req, async (r) => {
       const realPath = r.path.replace('__right__', secret).replace('__same-length-wrong__', secret.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')));
       await t.idle();
-      const before = snapshot(dbFile);
+      const before = stored.now();
       const runsBefore = (await t.engine.runs.list({ limit: 10_000 })).length;
       const res = await send({ ...r, path: realPath });
       if ('clientError' in res) return; // the request could not be formed or the server closed early by design (413 drain)
@@ -143,7 +146,7 @@ it(`webhook listener: ${RUNS} random requests, documented statuses only, runs ex
         expect(runsAfter - runsBefore).toBe(answer.created ? 1 : 0);
         expect((await t.engine.runs.get(answer.runId)).workflow).toBe('hooked');
       } else {
-        expect(snapshot(dbFile), `${r.method} ${realPath} answered ${res.status} but changed the file`).toBe(before);
+        expect(stored.now(), `${r.method} ${realPath} answered ${res.status} but changed the file`).toBe(before);
         expect(res.text).not.toMatch(/at .*\.ts:\d+/); // no stack trace over HTTP
       }
     }),
