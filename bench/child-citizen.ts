@@ -6,7 +6,10 @@
 //           delay (monitorEventLoopDelay, 1 ms resolution), journaled steps/s, the main
 //           thread's CPU time per step (/proc/self/task/<pid>/stat: steadier than steps/s on a
 //           noisy machine, and what a writer thread would have to cut) and the scavenges
-//           (minor GCs, each a pause of the loop) while they run
+//           (minor GCs, each a pause of the loop) while they run. Each client checks a run's
+//           view and drops it; with `holdViews` it keeps it in its loop's frame until its next
+//           run ends (`const v = await ...` in a loop: V8 keeps the last value in the async
+//           frame), the harness's own garbage that survives scavenges
 //   fill:   a data dir with `runs` finished runs (one step each), then SIGKILL after one more
 //           run (start after a crash)
 //   start:  createEngine + start() on that data dir, timed
@@ -17,7 +20,7 @@ import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
 import { ALL_WORKFLOWS, STEP_RESULT, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 
-const args = JSON.parse(process.argv[2]!) as { mode: 'lag' | 'fill' | 'start'; dataDir: string; runs?: number; conc?: number; warmRuns?: number };
+const args = JSON.parse(process.argv[2]!) as { mode: 'lag' | 'fill' | 'start'; dataDir: string; runs?: number; conc?: number; warmRuns?: number; holdViews?: boolean };
 const open = async () => {
   const e = await createEngine({ dataDir: args.dataDir, workflows: ALL_WORKFLOWS, durability: 'full', maxConcurrentRuns: 1000 });
   await e.start();
@@ -29,10 +32,15 @@ if (args.mode === 'lag') {
   const engine = await open();
   const loop = async (runs: number, conc: number) => {
     let next = 0;
+    const check = (v: { status: string }) => {
+      if (v.status !== 'succeeded') throw new Error(`run ended ${v.status}`);
+    };
     const client = async () => {
       while (next++ < runs) {
-        const v = await engine.result((await engine.trigger(tenSteps.name, {})).runId, { timeout: '120s' });
-        if (v.status !== 'succeeded') throw new Error(`run ended ${v.status}`);
+        const { runId } = await engine.trigger(tenSteps.name, {});
+        // Not `const p = engine.result(...)`: the promise in the frame would hold the view too.
+        if (args.holdViews) check(await engine.result(runId, { timeout: '120s' }));
+        else await engine.result(runId, { timeout: '120s' }).then(check);
       }
     };
     await Promise.all(Array.from({ length: conc }, client));

@@ -48,7 +48,7 @@ function historyFixture(n: number, log: (s: string) => void): string {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export interface CitizenRows {
-  lag: Record<'pool' | 'inline', { p50: number; p99: number; max: number; stepsPerS: number; mainCpuUsPerStep: number; scavenges: number; scavengeMedianMs: number }>;
+  lag: Record<LagMode, { p50: number; p99: number; max: number; stepsPerS: number; mainCpuUsPerStep: number; scavenges: number; scavengeMedianMs: number }>;
   rawPairsPerS: number;
   ratioPool: number;
   ratioInline: number;
@@ -60,6 +60,11 @@ export interface CitizenRows {
   idleRssMiB: Record<'settled' | 'oneSecond', IdleFigure>;
   verdicts: Record<string, string>;
 }
+
+/** pool: the commit's fsync on the thread pool (the engine's way); inline: the fsync on the main
+ *  thread (before); held: pool, with each client keeping its last finished view alive until its
+ *  next run ends. The verdict is pool's: the lag the engine causes, not the harness's garbage. */
+export type LagMode = 'pool' | 'inline' | 'held';
 
 export interface IdleFigure { engine: number; node: number; over: number; driver: number; overDriver: number }
 
@@ -134,21 +139,25 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
   const reps = quick ? 2 : 3;
   const runs = quick ? 3000 : 5000;
   const lag = {} as CitizenRows['lag'];
-  const samples: Record<'pool' | 'inline', Record<string, number>[]> = { pool: [], inline: [] };
-  // Interleaved, so both modes see the same machine load.
+  const modes = ['pool', 'inline', 'held'] as const;
+  const samples: Record<LagMode, Record<string, number>[]> = { pool: [], inline: [], held: [] };
+  // Interleaved, so all modes see the same machine load.
   for (let r = 0; r < reps; r++) {
-    for (const mode of ['pool', 'inline'] as const) {
+    for (const mode of modes) {
       const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
       try {
         // The production build (dist/, plain node), as a host app runs it: under tsx every
         // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step), the build does not.
-        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: 1000 }, { TRANQUIL_FSYNC: mode }, false, true)!);
+        // held: a host whose client keeps each finished view (10 steps' results) until its next
+        // run ends; those views survive a scavenge or two, and their copying lengthens each pause.
+        const fsync = mode === 'inline' ? 'inline' : 'pool';
+        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: 1000, holdViews: mode === 'held' }, { TRANQUIL_FSYNC: fsync }, false, true)!);
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
     }
   }
-  for (const mode of ['pool', 'inline'] as const) {
+  for (const mode of modes) {
     const s = samples[mode];
     const m = (k: string) => median(s.map((x) => x[k]!));
     lag[mode] = { p50: m('p50'), p99: m('p99'), max: m('max'), stepsPerS: m('stepsPerS'), mainCpuUsPerStep: m('mainCpuUsPerStep'), scavenges: m('scavenges'), scavengeMedianMs: m('scavengeMedianMs') };
@@ -194,7 +203,7 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
   const ratioInline = lag.inline.stepsPerS / rawPairsPerS;
   const biggest = Object.keys(startAfterCrashMs).at(-1)!;
   const verdicts = {
-    lagP99: `${lag.pool.p99.toFixed(1)} ms (inline ${lag.inline.p99.toFixed(1)} ms; target <= 3 ms): ${lag.pool.p99 <= 3 ? 'met' : 'NOT met'}`,
+    lagP99: `${lag.pool.p99.toFixed(1)} ms (inline ${lag.inline.p99.toFixed(1)} ms; client holding its views ${lag.held.p99.toFixed(1)} ms; target <= 3 ms): ${lag.pool.p99 <= 3 ? 'met' : 'NOT met'}`,
     throughput: `${(ratioPool * 100).toFixed(0)}% of raw (inline ${(ratioInline * 100).toFixed(0)}%; target >= 35%): ${ratioPool >= 0.35 ? 'met' : 'NOT met'}`,
     idleRss: `${idleRssMiB.settled.over.toFixed(1)} MiB over node alone, settled (1 s after the run: ${idleRssMiB.oneSecond.over.toFixed(1)}; target <= 10 MiB; better-sqlite3 alone is ${(idleRssMiB.settled.driver - idleRssMiB.settled.node).toFixed(1)} of it): ${idleRssMiB.settled.over <= 10 ? 'met' : 'NOT met'}`,
     startAfterCrash: `${startAfterCrashMs[biggest]!.toFixed(0)} ms at ${biggest} runs (target <= 50 ms at 1,000,000): ${startAfterCrashMs[biggest]! <= 50 ? (biggest === '1000000' ? 'met' : 'met at this size') : 'NOT met'}`,
