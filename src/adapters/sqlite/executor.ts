@@ -36,7 +36,7 @@ import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import type { FaultPoints } from './fault-points.ts';
-import { toStepView, type SqliteStore } from './store.ts';
+import { toStepView, type CreatedRun, type SqliteStore } from './store.ts';
 import type { SqliteTriggerStore } from './trigger-store.ts';
 import { SqliteRunReader } from './run-reader.ts';
 import { SqliteRetention } from './retention.ts';
@@ -80,8 +80,7 @@ export interface SqliteExecutorOptions {
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
  *  created (status pending, empty journal, input known), so the first dispatch skips
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
-interface FreshRun {
-  workflow: string;
+interface FreshRun extends CreatedRun {
   input: Json;
 }
 
@@ -222,8 +221,10 @@ export class SqliteExecutor implements DurableExecutor {
     const wf = this.o.registry.get(req.workflow);
     const inputText = JSON.stringify(req.input);
     let blocked = false;
+    let createdAt = 0;
     const created = await this.queue.enqueue(() => {
-      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: this.now() });
+      createdAt = this.now();
+      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt });
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
@@ -232,7 +233,7 @@ export class SqliteExecutor implements DurableExecutor {
     });
     if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
-      this.fresh.set(req.runId, { workflow: req.workflow, input: JSON.parse(inputText) as Json });
+      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json });
       this.dispatch(req.runId);
     }
     return { runId: req.runId, created };
@@ -475,10 +476,13 @@ export class SqliteExecutor implements DurableExecutor {
         let entries: JournalEntry[] | undefined;
         let status: string;
         let version: string | undefined;
+        // A run created by startRun: its view at the end needs no read of its row.
+        let created: CreatedRun | undefined;
         if (fresh) {
           // Just created by startRun and not touched since: pending, empty journal.
           this.fresh.delete(runId);
           ({ workflow, input } = fresh);
+          created = fresh;
           entries = [];
           status = 'pending';
         } else {
@@ -522,7 +526,7 @@ export class SqliteExecutor implements DurableExecutor {
         if (outcome.type === 'interrupted') throw outcome.cause;
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
-        await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
+        const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
@@ -533,7 +537,13 @@ export class SqliteExecutor implements DurableExecutor {
           const cancel = act.cancel as ActiveRun['cancel']; // set by cancel() meanwhile
           if (cancel === 'forced' || (cancel === 'requested' && !session.cancelDelivered)) act.again = true;
         } else {
-          this.notifyTerminal(runId, act.written);
+          const o = outcome;
+          const c = created;
+          const known = !c ? undefined
+            : o.type === 'succeeded' ? () => this.store.finishedView(runId, c, 'succeeded', at, o.output)
+            : o.type === 'failed' ? () => this.store.finishedView(runId, c, 'failed', at, undefined, o.error)
+            : undefined;
+          this.notifyTerminal(runId, act.written, known);
           return;
         }
       } while (act.again);
@@ -561,32 +571,45 @@ export class SqliteExecutor implements DurableExecutor {
     });
   }
 
-  private applyOutcome(runId: string, o: RunOutcome): void {
+  /** Inside a transaction: records the session's outcome; the time it wrote. */
+  private applyOutcome(runId: string, o: RunOutcome): number {
     const now = this.now();
     switch (o.type) {
       case 'succeeded':
-        return this.store.finishRun(runId, 'succeeded', now, o.output);
+        this.store.finishRun(runId, 'succeeded', now, o.output);
+        break;
       case 'failed':
-        return this.store.finishRun(runId, 'failed', now, undefined, o.error);
+        this.store.finishRun(runId, 'failed', now, undefined, o.error);
+        break;
       case 'cancelled':
-        return this.store.finishRun(runId, 'cancelled', now);
+        this.store.finishRun(runId, 'cancelled', now);
+        break;
       case 'interrupted':
-        return;
+        break;
       case 'suspended':
         for (const entry of o.entries) this.store.recordStep(runId, entry);
-        return this.store.setStatus(runId, o.status, o.wakeAt, now);
+        this.store.setStatus(runId, o.status, o.wakeAt, now);
+        break;
     }
+    return now;
   }
 
 
 
-  private notifyTerminal(runId: string, written?: Map<number, WrittenEntry>): void {
+  /** Hands the run's final view to its result() waiters. `known`: the view without its steps,
+   *  built from what this engine wrote (a run it created and just finished), instead of a
+   *  read of the row (a result() per run read it: ~10 us, a sixth of the run's SQL time). */
+  private notifyTerminal(runId: string, written?: Map<number, WrittenEntry>, known?: () => RunView): void {
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.size === 0) return;
     this.terminalWaiters.delete(runId);
-    const row = this.store.getRunRow(runId);
-    if (!row) return;
-    const view = this.store.view(row, !written);
+    let view: RunView;
+    if (written && known) view = known();
+    else {
+      const row = this.store.getRunRow(runId);
+      if (!row) return;
+      view = this.store.view(row, !written);
+    }
     if (written) view.steps = [...written.values()].sort((a, b) => a.seq - b.seq).map(fromWritten);
     for (const w of waiters) w(view);
   }

@@ -36,6 +36,15 @@ export interface RunRow {
   cancel_at?: number | null;
 }
 
+/** What a run's creator knows of its row: enough for its view at the end (finishedView). */
+export interface CreatedRun {
+  workflow: string;
+  version: string;
+  /** The input's JSON text, before the codec. */
+  inputText: string;
+  createdAt: number;
+}
+
 interface StepRow {
   run_id: string;
   seq: number;
@@ -384,6 +393,20 @@ export class SqliteStore {
     if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
     // Shown once the run ended cancelled (Restate learns the asker only then: same view).
     if (row.status === 'cancelled' && row.cancel_by != null && row.cancel_at != null) v.cancel = { by: row.cancel_by, at: iso(row.cancel_at)! };
+    return v;
+  }
+
+  /** The view of a run this engine created and has just finished succeeded or failed, from
+   *  what it wrote (no read of the row): what view() reads back then. `inputText` is the
+   *  input's JSON as given to insertRun (before the codec). No cancel info: only a cancelled
+   *  run shows it. */
+  finishedView(runId: string, c: CreatedRun, status: 'succeeded' | 'failed', now: number, output?: Json, error?: ErrorInfo): RunView {
+    const v: RunView = {
+      runId, workflow: c.workflow, version: c.version, status, input: JSON.parse(c.inputText) as Json, createdAt: iso(c.createdAt)!, updatedAt: iso(now)!, steps: [],
+    };
+    // The output is the session's own round-tripped copy, stored as its JSON text.
+    if (output !== undefined) v.output = output;
+    if (error !== undefined) v.error = JSON.parse(JSON.stringify(error)) as ErrorInfo;
     return v;
   }
 
