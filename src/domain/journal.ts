@@ -28,7 +28,11 @@ export interface JournalEntry {
   order?: number;
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+// The last time formatted, kept: a run's steps (and a batch's runs) mostly start and end in
+// the same millisecond, and a finished view formats two times per step.
+let lastMs = NaN;
+let lastIso = '';
+const iso = (ms: number): string => (ms === lastMs ? lastIso : ((lastIso = new Date(ms).toISOString()), (lastMs = ms), lastIso));
 
 /** The reported shape of an entry, identical on every backend. */
 export function toStepView(e: JournalEntry): StepView {

@@ -25,8 +25,9 @@ export class CompletionOrder {
   private readonly open = new Set<number>();
   /** A ChurnMap, not a Map: a long session churns it once per held result (churn-map.ts). */
   private readonly waiting = new ChurnMap<() => void>();
-  /** Recorded orders given up by skipHead: their results go at once if the code asks late. */
-  private readonly skipped = new Set<number>();
+  /** Recorded orders given up by skipHead: their results go at once if the code asks late.
+   *  Made on first use: a Set lived (and was copied by every scavenge) with each run. */
+  private skipped: Set<number> | undefined;
   /** A result was handed back this turn of the event loop: the next one waits a turn. */
   private releasedThisTurn = false;
 
@@ -56,7 +57,7 @@ export class CompletionOrder {
     if (order === undefined) return undefined;
     // Skipped while the code waited on something that is not a step (a plain timer): its
     // turn is gone, so holding it would hang the code forever.
-    if (this.skipped.delete(order)) {
+    if (this.skipped?.delete(order)) {
       this.hooks.moved();
       return undefined;
     }
@@ -80,7 +81,7 @@ export class CompletionOrder {
   /** The result due next belongs to a step the code no longer calls (a changed workflow):
    *  skip it rather than hold every later result forever. */
   skipHead(): void {
-    if (this.released < this.recorded.length) this.skipped.add(this.recorded[this.released++]!);
+    if (this.released < this.recorded.length) (this.skipped ??= new Set()).add(this.recorded[this.released++]!);
     else {
       const h = this.head();
       if (h !== undefined) this.open.delete(h);

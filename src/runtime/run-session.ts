@@ -88,10 +88,11 @@ export class RunSession {
   private readonly blocked: Blocked[] = [];
   private drainWaiters: (() => void)[] = [];
   /** Per signal name: waits that looked and found nothing in this session (they keep their
-   *  place: a later wait of the name does not look past them). */
-  private readonly waitingOn = new Map<string, number>();
+   *  place: a later wait of the name does not look past them). This and lookTail are made by
+   *  the first wait: an empty Map lived (and was copied by every scavenge) with each run. */
+  private waitingOn: Map<string, number> | undefined;
   /** Per signal name: the look of the wait called last (the next one looks after it). */
-  private readonly lookTail = new Map<string, Promise<void>>();
+  private lookTail: Map<string, Promise<void>> | undefined;
   /** The workflow function returned or threw: the session only drains and finishes. */
   private returned = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
@@ -622,15 +623,16 @@ export class RunSession {
     const signal = String(rawName);
     // Waits of one name look in the order the code called them: a flush of pending writes
     // (or any other await) must not let a later wait look first.
-    const before = this.lookTail.get(signal);
+    const tails = (this.lookTail ??= new Map());
+    const before = tails.get(signal);
     let turnDone!: () => void;
-    this.lookTail.set(signal, new Promise<void>((r) => (turnDone = r)));
+    tails.set(signal, new Promise<void>((r) => (turnDone = r)));
     try {
       if (before) await before;
       await this.flushPending();
       // An earlier wait of this name looked and found nothing in this session: it keeps its
       // place, so this one does not look past it (the next signal is the earlier wait's).
-      if ((this.waitingOn.get(signal) ?? 0) > 0 && !(entry.wakeAt !== undefined && entry.wakeAt <= this.log.now())) {
+      if ((this.waitingOn?.get(signal) ?? 0) > 0 && !(entry.wakeAt !== undefined && entry.wakeAt <= this.log.now())) {
         return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
       }
       // The order is taken before looking (the log records a taken signal with it, atomically);
@@ -658,7 +660,8 @@ export class RunSession {
         await this.order.gate(timedOut);
         throw fromErrorInfo(error);
       }
-      this.waitingOn.set(signal, (this.waitingOn.get(signal) ?? 0) + 1);
+      const waiting = (this.waitingOn ??= new Map());
+      waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
       return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
     } finally {
       turnDone();
