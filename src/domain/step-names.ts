@@ -8,7 +8,10 @@ import { ValidationError } from './errors.ts';
 export const RESERVED_IN_NAMES = '#';
 
 export class StepNamer {
-  private readonly seen = new Map<string, number>();
+  /** A dictionary, not a Map: a Map that grows rehashes into a new table linked from the old
+   *  one, and a run-long namer in the old generation then keeps its newer tables (and the
+   *  names) alive past the run until a full GC (src/runtime/churn-map.ts). */
+  private readonly seen: Record<string, number> = Object.create(null) as Record<string, number>;
 
   next(name: unknown): string {
     if (typeof name !== 'string' || name.length === 0) {
@@ -17,8 +20,8 @@ export class StepNamer {
     if (name.includes(RESERVED_IN_NAMES)) {
       throw new ValidationError(`step name '${name}' contains '#', which is reserved for repeated names (the 2nd step named 'x' is 'x#2')`);
     }
-    const count = (this.seen.get(name) ?? 0) + 1;
-    this.seen.set(name, count);
+    const count = (this.seen[name] ?? 0) + 1;
+    this.seen[name] = count;
     return count === 1 ? name : `${name}#${count}`;
   }
 }

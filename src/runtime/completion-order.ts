@@ -21,8 +21,11 @@ export class CompletionOrder {
   private readonly recorded: number[];
   private released = 0;
   private nextOrder: number;
-  /** Orders handed out in this session and not yet delivered or given up. */
-  private readonly open = new Set<number>();
+  /** Orders handed out in this session and not yet delivered or given up, ascending (next()
+   *  hands them out in order). An array, not a Set: a Set churned by one add and one delete
+   *  per step rehashes into new tables linked from the old one, which a run-long session in
+   *  the old generation keeps alive past the run until a full GC (src/runtime/churn-map.ts). */
+  private readonly open: number[] = [];
   /** A ChurnMap, not a Map: a long session churns it once per held result (churn-map.ts). */
   private readonly waiting = new ChurnMap<() => void>();
   /** Recorded orders given up by skipHead: their results go at once if the code asks late.
@@ -48,7 +51,7 @@ export class CompletionOrder {
    *  looked for). Every order handed out is delivered (gate) or given up (abandon). */
   next(): number {
     const order = this.nextOrder++;
-    this.open.add(order);
+    this.open.push(order);
     return order;
   }
 
@@ -74,7 +77,7 @@ export class CompletionOrder {
 
   /** An order handed out whose result never reaches the code (a wait found no signal). */
   abandon(order: number): void {
-    this.open.delete(order);
+    this.close(order);
     if (!this.releasedThisTurn) this.releaseNext();
   }
 
@@ -84,7 +87,7 @@ export class CompletionOrder {
     if (this.released < this.recorded.length) (this.skipped ??= new Set()).add(this.recorded[this.released++]!);
     else {
       const h = this.head();
-      if (h !== undefined) this.open.delete(h);
+      if (h !== undefined) this.close(h);
     }
     this.hooks.moved();
     this.releaseNext();
@@ -93,14 +96,17 @@ export class CompletionOrder {
   /** The order whose result goes next: recorded ones first (replay), then this session's. */
   private head(): number | undefined {
     if (this.released < this.recorded.length) return this.recorded[this.released];
-    let min: number | undefined;
-    for (const o of this.open) if (min === undefined || o < min) min = o;
-    return min;
+    return this.open[0];
+  }
+
+  private close(order: number): void {
+    const i = this.open.indexOf(order);
+    if (i >= 0) this.open.splice(i, 1);
   }
 
   private delivered(order: number): void {
     if (this.released < this.recorded.length) this.released++;
-    else this.open.delete(order);
+    else this.close(order);
     this.hooks.moved();
     if (this.releasedThisTurn) return;
     this.releasedThisTurn = true;

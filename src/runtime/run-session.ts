@@ -19,7 +19,7 @@ import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-na
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo } from './attempt-info.ts';
-import { ChurnMap } from './churn-map.ts';
+import { Links, type Link } from './links.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
@@ -36,8 +36,6 @@ class Finished extends Error {}
 
 /** A step call whose promise has not settled yet: a cancel rejects it with CancelledError. */
 interface PendingStep {
-  /** Its key among the session's pending steps. */
-  id: number;
   call?: StepCall;
   /** Hands back a recorded outcome: a cancel leaves it alone. */
   replay?: boolean;
@@ -97,9 +95,8 @@ export class RunSession {
   private returned = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
-  /** Keyed by PendingStep.id, in call order (a ChurnMap: see src/runtime/churn-map.ts). */
-  private readonly pendingSteps = new ChurnMap<PendingStep>();
-  private nextPendingId = 0;
+  /** In call order (links, not a table: see src/runtime/links.ts). */
+  private readonly pendingSteps = new Links<PendingStep>();
   /** Results reach the code in completion order (src/runtime/completion-order.ts). */
   private readonly order: CompletionOrder;
   /** A cancel: 'pending' until a CancelledError is thrown into the steps the code waits on
@@ -110,8 +107,7 @@ export class RunSession {
   private cancelSeq = Infinity;
   private graceTimer: NodeJS.Timeout | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
-  private readonly aborts = new ChurnMap<AttemptInfo>();
-  private nextAttemptId = 0;
+  private readonly aborts = new Links<AttemptInfo>();
 
   constructor(
     private readonly log: StepLog,
@@ -416,11 +412,11 @@ export class RunSession {
   private stepCall<T>(run: (p: PendingStep) => Promise<T>): Promise<T> {
     this.unsettled++;
     return new Promise<T>((resolve, reject) => {
-      const p: PendingStep = { id: this.nextPendingId++, cancelled: false, reject };
-      this.pendingSteps.set(p.id, p);
+      const p: PendingStep = { cancelled: false, reject };
+      const link = this.pendingSteps.add(p);
       // Uncounted before the code's continuation runs (the completion-order gate reads `unsettled`).
       const done = () => {
-        this.pendingSteps.delete(p.id);
+        this.pendingSteps.remove(link);
         this.unsettled--;
       };
       run(p).then(
@@ -529,27 +525,26 @@ export class RunSession {
    *  its own (this runs once per step: each await and async function here was garbage). */
   private runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
-    const abortKey = this.nextAttemptId++;
-    this.aborts.set(abortKey, info);
+    const abortKey = this.aborts.add(info);
     if (timeoutMs !== undefined) return this.runTimedBody(call, attempt, timeoutMs, body, info, abortKey);
     let value: T | Promise<T>;
     try {
       value = this.callBody(() => body(info));
     } catch (err) {
-      this.aborts.delete(abortKey);
+      this.aborts.remove(abortKey);
       return Promise.resolve(failedAttempt(err));
     }
     if (!isThenable(value)) {
-      this.aborts.delete(abortKey);
+      this.aborts.remove(abortKey);
       return Promise.resolve(this.attemptValue(call, value));
     }
     return Promise.resolve(value).then(
-      (v) => (this.aborts.delete(abortKey), this.attemptValue(call, v)),
-      (err: unknown) => (this.aborts.delete(abortKey), failedAttempt(err)),
+      (v) => (this.aborts.remove(abortKey), this.attemptValue(call, v)),
+      (err: unknown) => (this.aborts.remove(abortKey), failedAttempt(err)),
     );
   }
 
-  private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: number): Promise<AttemptResult> {
+  private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: Link<AttemptInfo>): Promise<AttemptResult> {
     let value: unknown;
     try {
       value = await withTimeout(() => this.callBody(() => body(info)), timeoutMs, call.name, attempt);
@@ -558,7 +553,7 @@ export class RunSession {
       if (err instanceof TimeoutError) info.abort(err);
       return failedAttempt(err);
     } finally {
-      this.aborts.delete(abortKey);
+      this.aborts.remove(abortKey);
     }
     return this.attemptValue(call, value);
   }

@@ -30,6 +30,12 @@ describe('step names and keys', () => {
     expect([n.next('a'), n.next('b'), n.next('a'), n.next('a')]).toEqual(['a', 'b', 'a#2', 'a#3']);
     expect(idempotencyKey('r1', 'a#2')).toBe('r1/a#2');
   });
+  it('counts names that are Object.prototype members like any other', () => {
+    const n = new StepNamer();
+    const names = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '0'];
+    expect(names.map((x) => n.next(x))).toEqual(names);
+    expect(names.map((x) => n.next(x))).toEqual(names.map((x) => `${x}#2`));
+  });
   it('rejects empty names', () => expect(() => new StepNamer().next('')).toThrow(/non-empty/));
   it("refuses '#' in a name, so no name equals a repeat's automatic name", () => {
     const n = new StepNamer();
