@@ -155,7 +155,16 @@ export class CommitQueue {
     while (left > 0 && this.answering.length > 0) {
       const a = this.answering[0]!;
       const end = Math.min(a.batch.length, a.next + left);
-      for (let i = a.next; i < end; i++) a.batch[i]!.resolve(a.results[i]);
+      for (let i = a.next; i < end; i++) {
+        const p = a.batch[i]!;
+        const result = a.results[i];
+        a.results[i] = undefined;
+        p.resolve(result);
+        // Emptied once answered: a stale copy of a batch array (V8 leaves one behind each time
+        // an array grows) that reached the old generation keeps pointing at its writes until
+        // a full GC; an empty one reaches nothing (not the write's run, its entry, its promise).
+        p.write = p.resolve = p.reject = answered;
+      }
       left -= end - a.next;
       a.next = end;
       if (end === a.batch.length) this.answering.shift();
@@ -208,6 +217,8 @@ function asStorageError(err: unknown): unknown {
   if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return err;
   return new StorageError(`storage: ${(err as Error).message} (${code}); nothing of this write was stored`);
 }
+
+const answered = (): void => {};
 
 /** Writes held for a sync slot at most: bounds one transaction (and its time on the loop). */
 const MAX_HELD = 256;

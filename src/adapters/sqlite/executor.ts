@@ -99,11 +99,11 @@ export class SqliteExecutor implements DurableExecutor {
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
   private readonly ready: string[] = [];
-  private readonly readySet = new Set<string>();
+  private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
   private running = 0;
   /** result() callers per run: resolved with the finished view, or failed when the engine stops. */
-  private readonly terminalWaiters = new ChurnMap<Set<(v: RunView | Error) => void>>();
+  private readonly terminalWaiters = new ChurnMap<((v: RunView | Error) => void)[]>();
   private idleWaiters: (() => void)[] = [];
   private started = false;
   private stopping = false;
@@ -375,18 +375,21 @@ export class SqliteExecutor implements DurableExecutor {
       if (isTerminal(row.status)) return this.store.view(row, true);
     }
     return new Promise<RunView>((resolve, reject) => {
-      const waiters = this.terminalWaiters.get(runId) ?? new Set();
-      this.terminalWaiters.set(runId, waiters);
+      let waiters = this.terminalWaiters.get(runId);
+      if (!waiters) this.terminalWaiters.set(runId, (waiters = []));
       const done = (v: RunView | Error) => {
         cancelTimer();
         if (v instanceof Error) reject(v);
         else resolve(v);
       };
       const cancelTimer = setLongTimeout(() => {
-        waiters.delete(done);
+        const i = waiters.indexOf(done);
+        if (i >= 0) waiters.splice(i, 1);
+        // The last waiter gave up: nothing is kept for a run that may never finish.
+        if (waiters.length === 0 && this.terminalWaiters.get(runId) === waiters) this.terminalWaiters.delete(runId);
         reject(new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${this.store.getRunRow(runId)?.status})`));
       }, timeoutMs);
-      waiters.add(done);
+      waiters.push(done);
     });
   }
 
@@ -426,7 +429,7 @@ export class SqliteExecutor implements DurableExecutor {
       return;
     }
     if (this.readySet.has(runId)) return;
-    this.readySet.add(runId);
+    this.readySet.set(runId, true);
     this.ready.push(runId);
     this.pump();
   }
@@ -599,9 +602,9 @@ export class SqliteExecutor implements DurableExecutor {
   /** Hands the run's final view to its result() waiters. `known`: the view without its steps,
    *  built from what this engine wrote (a run it created and just finished), instead of a
    *  read of the row (a result() per run read it: ~10 us, a sixth of the run's SQL time). */
-  private notifyTerminal(runId: string, written?: Map<number, WrittenEntry>, known?: () => RunView): void {
+  private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
     const waiters = this.terminalWaiters.get(runId);
-    if (!waiters || waiters.size === 0) return;
+    if (!waiters || waiters.length === 0) return;
     this.terminalWaiters.delete(runId);
     let view: RunView;
     if (written && known) view = known();
@@ -610,8 +613,16 @@ export class SqliteExecutor implements DurableExecutor {
       if (!row) return;
       view = this.store.view(row, !written);
     }
-    if (written) view.steps = [...written.values()].sort((a, b) => a.seq - b.seq).map(fromWritten);
+    if (written) {
+      // Indexed by seq; a step called but never recorded leaves a hole.
+      const steps: StepView[] = [];
+      for (const w of written) if (w !== undefined) steps.push(fromWritten(w));
+      view.steps = steps;
+    }
     for (const w of waiters) w(view);
+    // A dictionary's replaced table may still point at this array until a full GC: emptied,
+    // it keeps no result promise (and its view) alive.
+    waiters.length = 0;
   }
 
   // ---- the timer source ------------------------------------------------------------

@@ -24,9 +24,11 @@ export interface ActiveRun {
   lose?: (err: unknown) => void;
   /** The session's abort of its step bodies in flight (a cancel, the engine stopping). */
   abort?: (reason: Error) => void;
-  /** Every entry this run ever recorded, as committed (results as JSON text), when the
-   *  whole journal was written by this execution; lets the finished view skip a re-read. */
-  written?: Map<number, WrittenEntry>;
+  /** Every entry this run ever recorded, as committed (results as JSON text), indexed by seq,
+   *  when the whole journal was written by this execution; lets the finished view skip a
+   *  re-read. An array, not a Map: a Map that grows rehashes into new tables linked from the
+   *  old one, kept alive past the run by an old-generation ActiveRun (src/runtime/churn-map.ts). */
+  written?: WrittenEntry[];
 }
 
 /** A journal entry as committed: result and error as their JSON text (the workflow may
@@ -69,7 +71,7 @@ export class SqliteRunLog implements StepLog {
   ) {
     // Indexed by seq: steps called concurrently may be recorded past one still running.
     for (const e of entries) this.entries[e.seq] = e;
-    act.written = entries.length === 0 ? new Map() : undefined;
+    act.written = entries.length === 0 ? [] : undefined;
     if (host.capability) this.capability = host.capability;
   }
 
@@ -156,7 +158,7 @@ export class SqliteRunLog implements StepLog {
     for (const k in entry) if (k !== 'result' && k !== 'error') w[k] = entry[k as keyof JournalEntry];
     if (entry.result !== undefined) w.resultText = resultText ?? JSON.stringify(entry.result);
     if (entry.error !== undefined) w.errorText = JSON.stringify(entry.error as ErrorInfo);
-    written.set(entry.seq, w as WrittenEntry);
+    written[entry.seq] = w as WrittenEntry;
   }
 
   /** Test-only: the step-commit fault points around one journal write. */
