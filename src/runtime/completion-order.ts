@@ -21,11 +21,12 @@ export class CompletionOrder {
   private readonly recorded: number[];
   private released = 0;
   private nextOrder: number;
-  /** Orders handed out in this session and not yet delivered or given up, ascending (next()
-   *  hands them out in order). An array, not a Set: a Set churned by one add and one delete
-   *  per step rehashes into new tables linked from the old one, which a run-long session in
-   *  the old generation keeps alive past the run until a full GC (src/runtime/churn-map.ts). */
+  /** Orders handed out in this session and not yet delivered or given up: open[0..openCount),
+   *  ascending (next() hands them out in order). Kept in place, never shrunk: no table to
+   *  rehash and nothing allocated per step (a Set rehashed every few steps; an array emptied
+   *  and refilled got a new backing store on every step). */
   private readonly open: number[] = [];
+  private openCount = 0;
   /** A ChurnMap, not a Map: a long session churns it once per held result (churn-map.ts). */
   private readonly waiting = new ChurnMap<() => void>();
   /** Recorded orders given up by skipHead: their results go at once if the code asks late.
@@ -51,7 +52,7 @@ export class CompletionOrder {
    *  looked for). Every order handed out is delivered (gate) or given up (abandon). */
   next(): number {
     const order = this.nextOrder++;
-    this.open.push(order);
+    this.open[this.openCount++] = order;
     return order;
   }
 
@@ -96,12 +97,17 @@ export class CompletionOrder {
   /** The order whose result goes next: recorded ones first (replay), then this session's. */
   private head(): number | undefined {
     if (this.released < this.recorded.length) return this.recorded[this.released];
-    return this.open[0];
+    return this.openCount > 0 ? this.open[0] : undefined;
   }
 
   private close(order: number): void {
-    const i = this.open.indexOf(order);
-    if (i >= 0) this.open.splice(i, 1);
+    const open = this.open;
+    const n = this.openCount;
+    let i = 0;
+    while (i < n && open[i] !== order) i++;
+    if (i === n) return;
+    for (; i < n - 1; i++) open[i] = open[i + 1]!;
+    this.openCount = n - 1;
   }
 
   private delivered(order: number): void {
