@@ -10,11 +10,18 @@
 //   - abandon() (a simulated crash): no mark is written after it, the thread is terminated and
 //     never keeps the process alive (it is unref'ed whenever it is not checkpointing).
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CHECKPOINT_WORKER_SOURCE } from './checkpoint-worker.ts';
 
 /** An idle worker ends after this long (the next checkpoint starts a new one, ~20-40 ms off the loop). */
 const IDLE_MS = 30_000;
+
+/** node:worker_threads, required when the first worker starts: loading it costs an engine that
+ *  never checkpoints (an idle one) ~0.45 MiB of RSS (node's worker, messaging and
+ *  event-loop-utilization modules; issue 17). */
+let workerClass: typeof Worker | undefined;
+const loadWorker = (): typeof Worker =>
+  (workerClass ??= (createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads')).Worker);
 
 export interface CheckpointThreadOptions {
   /** The module the worker requires as better-sqlite3 (default: the one this package uses). */
@@ -93,7 +100,8 @@ export class CheckpointThread {
   }
 
   private start(): Worker {
-    const w = new Worker(CHECKPOINT_WORKER_SOURCE, {
+    const Thread = loadWorker();
+    const w = new Thread(CHECKPOINT_WORKER_SOURCE, {
       eval: true,
       workerData: { file: this.file, driver: this.driver, abandoned: this.abandoned.buffer },
       // Not the host's --import/--require hooks (tsx, APMs): the script is plain CommonJS.
