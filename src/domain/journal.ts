@@ -3,6 +3,7 @@
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { StepKind, StepStatus, StepView } from './run-view.ts';
+import { isoTime } from './iso-time.ts';
 
 export interface JournalEntry {
   seq: number;
@@ -29,10 +30,11 @@ export interface JournalEntry {
 }
 
 // The last time formatted, kept: a run's steps (and a batch's runs) mostly start and end in
-// the same millisecond, and a finished view formats two times per step.
+// the same millisecond, and a finished view formats two times per step. isoTime, not
+// Date#toISOString, which looks up the local time zone through ICU (iso-time.ts).
 let lastMs = NaN;
 let lastIso = '';
-const iso = (ms: number): string => (ms === lastMs ? lastIso : ((lastIso = new Date(ms).toISOString()), (lastMs = ms), lastIso));
+const iso = (ms: number): string => (ms === lastMs ? lastIso : ((lastIso = isoTime(ms)), (lastMs = ms), lastIso));
 
 /** The reported shape of an entry, identical on every backend. */
 export function toStepView(e: JournalEntry): StepView {

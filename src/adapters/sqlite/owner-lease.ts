@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { DataDirInUseError } from '../../domain/errors.ts';
 import { pidAlive } from '../../platform/pid.ts';
 import type { Database } from 'better-sqlite3';
+import { isoTime } from '../../domain/iso-time.ts';
 
 interface OwnerRow {
   owner_id: string;
@@ -73,5 +74,5 @@ export function readOwner(db: Database, ttlMs = 15_000): { state: 'alive' | 'non
   if (!row) return { state: 'none' };
   const sameHost = row.host === hostname();
   const alive = sameHost ? pidAlive(row.pid) && Date.now() - row.heartbeat_at < ttlMs * 4 : Date.now() - row.heartbeat_at < ttlMs;
-  return { state: alive ? 'alive' : 'stale', pid: row.pid, host: row.host, heartbeatAt: new Date(row.heartbeat_at).toISOString() };
+  return { state: alive ? 'alive' : 'stale', pid: row.pid, host: row.host, heartbeatAt: isoTime(row.heartbeat_at) };
 }

@@ -11,6 +11,7 @@ import type { RunStatus } from '../../domain/run-status.ts';
 import type Database from 'better-sqlite3';
 import type { CommitQueue } from './commit-queue.ts';
 import type { SqliteStore } from './store.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 const IN_FINISHED = `status IN (${FINISHED.map((s) => `'${s}'`).join(', ')})`;
 /** Pages given back per batch: bounded, so the vacuum step is as short as a batch. */
@@ -21,7 +22,7 @@ function candidates(db: Database.Database, cutoff: number, limit: number): GcRun
   const rows = db.prepare(`SELECT run_id, workflow, status, updated_at FROM runs WHERE ${IN_FINISHED} AND updated_at <= ? ORDER BY updated_at LIMIT ?`).all(cutoff, limit) as {
     run_id: string; workflow: string; status: RunStatus; updated_at: number;
   }[];
-  return rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, status: r.status, finishedAt: new Date(r.updated_at).toISOString() }));
+  return rows.map((r) => ({ runId: r.run_id, workflow: r.workflow, status: r.status, finishedAt: isoTime(r.updated_at) }));
 }
 
 /** What a sweep at `now` would remove: SELECTs only, so the CLI runs it on a read-only open
@@ -30,7 +31,7 @@ export function gcDryRun(db: Database.Database, now: number, settings: Retention
   const cutoff = cutoffOf(now, settings);
   const count = (sql: string) => (db.prepare(sql).get(cutoff) as { n: number }).n;
   return {
-    dryRun: true, cutoff: new Date(cutoff).toISOString(),
+    dryRun: true, cutoff: isoTime(cutoff),
     runs: count(`SELECT count(*) AS n FROM runs WHERE ${IN_FINISHED} AND updated_at <= ?`),
     sample: candidates(db, cutoff, SAMPLE),
     events: count(`SELECT count(*) AS n FROM events WHERE created_at <= ?`),
@@ -90,7 +91,7 @@ export class SqliteRetention {
 
   private async sweep(now: number): Promise<GcReport> {
     const cutoff = cutoffOf(now, this.settings);
-    const report: GcReport = { dryRun: false, cutoff: new Date(cutoff).toISOString(), runs: 0, sample: [], events: 0, batches: 0, pagesReclaimed: 0, unreferencedVersions: [] };
+    const report: GcReport = { dryRun: false, cutoff: isoTime(cutoff), runs: 0, sample: [], events: 0, batches: 0, pagesReclaimed: 0, unreferencedVersions: [] };
     // Versions whose runs this sweep deleted: the candidates for "no run uses it any more".
     const touched = new Set<string>();
     for (;;) {

@@ -12,6 +12,7 @@ import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
 import { vouched } from './verified-mark.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 // Moved to the domain (every backend reports steps the same way); re-exported for callers here.
 export { toStepView };
@@ -187,7 +188,7 @@ function takeCleanMark(file: string): boolean {
   }
 }
 
-const iso = (ms: number | null | undefined): string | undefined => (ms == null ? undefined : new Date(ms).toISOString());
+const iso = (ms: number | null | undefined): string | undefined => (ms == null ? undefined : isoTime(ms)); // iso-time.ts: no ICU
 
 export class SqliteStore {
   private nextSeq: number;

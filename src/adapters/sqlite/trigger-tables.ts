@@ -9,6 +9,7 @@ import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts'
 import type { CatchUpPolicy, SlotFate } from '../../domain/schedule.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
 import type { SlotRecord } from '../../ports/trigger-store.ts';
+import { isoTime } from '../../domain/iso-time.ts';
 
 export interface ScheduleRow {
   id: string;
@@ -25,7 +26,7 @@ export interface ScheduleRow {
 /** Ledger rows kept per schedule; older ones are pruned as new ones arrive. */
 const LEDGER_KEEP = 1000;
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoTime; // not Date#toISOString: it loads ICU's time zone data (iso-time.ts)
 
 export class TriggerTables {
   /** `codec`: event payloads are stored through it (docs/data.md). */
