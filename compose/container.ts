@@ -28,6 +28,7 @@ import { preparePlainWorkflows } from './plain.ts';
 import { payloadCodecFor } from './codec.ts';
 import { snapshotDropper } from './snapshot-gc.ts';
 import { DEFAULT_GC_BATCH, DEFAULT_RETENTION_MS } from '../src/domain/retention.ts';
+import { randomUUID } from '../src/platform/random-uuid.ts';
 
 /** Config retention as the executors take it; the periodic sweep only on the system clock
  *  (a test's manual clock sweeps when the test calls engine.gc()). */
@@ -179,6 +180,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
+        newId: randomUUID,
         files: fileGate,
         close: overrides.runner?.close,
         capabilities,

@@ -1,7 +1,7 @@
 // The Engine: the public embedding API (README.md, Quick start), backend-neutral. It validates every
 // argument at the boundary, then delegates to the DurableExecutor chosen in compose/.
 import type { GcOptions, GcReport } from '../domain/retention.ts';
-import { randomUUID } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.ts';
 import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
@@ -102,6 +102,9 @@ export interface SchedulesApi {
 }
 
 export interface EngineOptions {
+  /** Makes the ids of runs and events started without one (default: node:crypto's randomUUID,
+   *  loaded on first use; compose passes src/platform/random-uuid.ts, which needs no node:crypto). */
+  newId?: () => string;
   webhook?: WebhookConfig;
   webhookListener?: WebhookListenerFactory;
   /** Largest JSON of a run's input, a signal's or an event's payload; default DEFAULT_MAX_PAYLOAD_BYTES. */
@@ -181,6 +184,7 @@ export class Engine {
   private readonly maxPayloadBytes: number;
 
   private readonly closeExtras: (() => Promise<void>) | undefined;
+  private readonly newId: () => string;
   private readonly notifier: Notifier;
   private readonly controlFactory: ControlFactory | undefined;
   private control: RunningControl | undefined;
@@ -192,6 +196,7 @@ export class Engine {
     options: EngineOptions = {},
   ) {
     this.closeExtras = options.close;
+    this.newId = options.newId ?? (() => nodeCrypto().randomUUID());
     this.controlFactory = options.control;
     this.providers = options.capabilities ?? new CapabilityRegistry();
     this.capabilities = capabilitiesApi(this.providers, async (c, a) => this.executor.wakeParked?.(c, a));
@@ -322,7 +327,7 @@ export class Engine {
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
     const data = jsonArg(input, `input of trigger('${name}')`, this.maxPayloadBytes);
-    return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? randomUUID() });
+    return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
   }
 
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {
@@ -330,7 +335,7 @@ export class Engine {
     const opts = check(emitOptionsSchema(), options, 'emit options');
     const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
     if (this.files) for (const w of this.registry.subscribers(event)) await this.files.refresh(w);
-    return this.executor.emit({ name: event, payload: data, id: opts.id ?? randomUUID() });
+    return this.executor.emit({ name: event, payload: data, id: opts.id ?? this.newId() });
   }
 
   async signal(runId: string, name: string, payload: unknown = null): Promise<void> {

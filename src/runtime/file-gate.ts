@@ -4,7 +4,7 @@
 // declaration, and the decision whether a run of a file's version may execute: only when
 // that version's declaration is one the user approved. It never approves by itself; the
 // approvals are stored by the backend's file (the executor) and passed in.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../domain/sha256.ts';
 import { APPROVAL_REQUIRED, approvalRequired, canonicalDeclaration, type ApprovalRecord } from '../domain/approval.ts';
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { Permissions } from '../domain/permissions.ts';
@@ -21,7 +21,7 @@ export interface FileDescriber {
 }
 
 export function declarationHash(p: Permissions): string {
-  return createHash('sha256').update(canonicalDeclaration(p)).digest('hex').slice(0, 16);
+  return sha256Hex(canonicalDeclaration(p)).slice(0, 16);
 }
 
 export class FileGate {

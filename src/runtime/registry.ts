@@ -1,6 +1,6 @@
 // The workflows an engine knows, by name, each with the version it was registered at.
 // The version is a digest of the definition's source, recorded on every run it starts.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../domain/sha256.ts';
 import { UnknownWorkflowError, ValidationError } from '../domain/errors.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
@@ -34,7 +34,7 @@ export interface RegisteredWorkflow {
 export function versionOf(def: WorkflowDefinition): string {
   if (def.version !== undefined) return def.version;
   const triggers = JSON.stringify(def.triggers.map((t) => ({ ...t, validate: undefined })));
-  return createHash('sha256').update(`${def.name}\n${triggers}\n${def.fn.toString()}`).digest('hex').slice(0, 12);
+  return sha256Hex(`${def.name}\n${triggers}\n${def.fn.toString()}`).slice(0, 12);
 }
 
 export class WorkflowRegistry {

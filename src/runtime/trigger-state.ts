@@ -2,7 +2,7 @@
 // port, rescan), built over the TriggerStore port, and what an engine writes into that store
 // at start: its schedules and the webhook secrets of its webhook workflows. Shared by both
 // backends.
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.ts';
 import type { TriggerState } from '../ports/triggers.ts';
 import type { TriggerStore, TriggerWrites } from '../ports/trigger-store.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -14,7 +14,7 @@ const WEBHOOK_PORT = 'webhook.port';
 export function mintWebhookSecret(w: TriggerWrites, workflow: string, now: number): string {
   const existing = w.webhookSecret(workflow);
   if (existing) return existing;
-  w.insertWebhookSecret(workflow, randomBytes(32).toString('base64url'), now);
+  w.insertWebhookSecret(workflow, nodeCrypto().randomBytes(32).toString('base64url'), now);
   return w.webhookSecret(workflow)!;
 }
 

@@ -4,7 +4,7 @@
 //
 // Port: a configured port is used as is. Port 0 first tries the port recorded in the
 // data dir last time (so URLs handed out stay valid across restarts), then any free port.
-import { randomUUID } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { hookRunId } from '../domain/ids.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../domain/json.ts';
@@ -67,7 +67,7 @@ export class WebhookHost {
       resolve: (segment: string) => this.targets.get(segment),
       secretFor: (workflow: string) => this.secret(workflow),
       startRun: (workflow: string, input: never, key: string | undefined) =>
-        this.executor.startRun({ workflow, input, runId: key === undefined ? randomUUID() : hookRunId(workflow, key) }),
+        this.executor.startRun({ workflow, input, runId: key === undefined ? nodeCrypto().randomUUID() : hookRunId(workflow, key) }),
     };
     // A listener that cannot start is the webhook config's problem (host, port) to the
     // caller of engine.start(): a ValidationError naming where, never a bare Error.

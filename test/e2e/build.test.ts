@@ -33,6 +33,9 @@ it('dist/ runs a workflow on plain node', () => {
     const engine = await createEngine({ dataDir: ${JSON.stringify(join(dir, 'data'))}, workflows: [greet, nap] });
     await engine.start();
     const done = await engine.result((await engine.trigger('greet', { name: 'dist' })).runId);
+    // Node built-ins an engine loads only when it needs them (idle RSS, issue 17): node:crypto
+    // (webhooks, keyrings, workflow files), node:worker_threads (the first WAL checkpoint).
+    const lazyBuiltins = process.moduleLoadList.filter((m) => m === 'NativeModule crypto' || m === 'NativeModule worker_threads');
     const err = await engine.result((await engine.trigger('nap')).runId, { timeout: '50ms' }).catch((e) => e);
     class PaymentDeclined extends TerminalError {}
     const declined = workflow('declined', (w) => {
@@ -44,9 +47,9 @@ it('dist/ runs a workflow on plain node', () => {
     await e2.start();
     const failed = await e2.result((await e2.trigger('declined')).runId);
     await e2.stop();
-    console.log(JSON.stringify({ status: done.status, output: done.output, sharedErrors: err instanceof TimeoutError, names: [err.name, failed.error?.name] }));
+    console.log(JSON.stringify({ status: done.status, output: done.output, sharedErrors: err instanceof TimeoutError, names: [err.name, failed.error?.name], lazyBuiltins }));
   `);
   const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop()!;
   // The build renames classes (minified, no keepNames): errors still carry their own names.
-  expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true, names: ['TimeoutError', 'PaymentDeclined'] });
+  expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true, names: ['TimeoutError', 'PaymentDeclined'], lazyBuiltins: [] });
 });

@@ -10,7 +10,7 @@
 //
 // Sealed text: `tq1.<keyId>.<base64url(iv 12 | tag 16 | ciphertext)>`. The key id and the
 // format tag are authenticated (AAD), so a sealed value cannot be relabelled to another key.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../../runtime/node-crypto.ts';
 import { readFileSync, statSync } from 'node:fs';
 import { StorageError, ValidationError } from '../../domain/errors.ts';
 import { isSealed, SEALED_PREFIX, sealedKeyId, type PayloadCodec } from '../../domain/payload-codec.ts';
@@ -63,6 +63,8 @@ export class AesGcmCodec implements PayloadCodec {
   readonly name = 'aes-256-gcm';
   readonly activeKeyId: string;
   readonly keyIds: readonly string[];
+  /** Loaded when a keyring is configured (this codec exists), not with every engine. */
+  private readonly crypto = nodeCrypto();
 
   constructor(private readonly ring: Keyring) {
     this.activeKeyId = ring.ids[0]!;
@@ -71,8 +73,8 @@ export class AesGcmCodec implements PayloadCodec {
 
   encode(text: string): string {
     const id = this.activeKeyId;
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.ring.keys.get(id)!, iv);
+    const iv = this.crypto.randomBytes(IV_BYTES);
+    const cipher = this.crypto.createCipheriv('aes-256-gcm', this.ring.keys.get(id)!, iv);
     cipher.setAAD(Buffer.from(`${SEALED_PREFIX}${id}`));
     const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
     return `${SEALED_PREFIX}${id}.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
@@ -85,7 +87,7 @@ export class AesGcmCodec implements PayloadCodec {
     if (!key) throw new StorageError(`payload is encrypted with key '${id ?? '?'}', which is not among the configured keys (${this.keyIds.join(', ')})`);
     const raw = Buffer.from(stored.slice(SEALED_PREFIX.length + id!.length + 1), 'base64url');
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
+      const decipher = this.crypto.createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
       decipher.setAAD(Buffer.from(`${SEALED_PREFIX}${id}`));
       decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');

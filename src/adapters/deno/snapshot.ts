@@ -5,7 +5,7 @@
 // of its recorded version, never the live files. Also: listing and removing snapshots (for
 // `workflows versions` and the retention of run data), and the shared import map that
 // resolves @tranquil/sdk and zod for children.
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../runtime/node-crypto.ts';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
@@ -29,7 +29,7 @@ export interface Snapshot {
 }
 
 export function digestOf(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 24);
+  return nodeCrypto().createHash('sha256').update(text).digest('hex').slice(0, 24);
 }
 
 export function snapshotsDir(dataDir: string): string {
@@ -74,7 +74,7 @@ function commonRoot(paths: readonly string[]): string {
 function closureOf(file: string): Closure {
   const found = localClosure(file);
   const root = commonRoot(found.map((f) => f.path));
-  const files = found.map((f) => ({ rel: relative(root, f.path).split(sep).join('/'), content: f.content, sha256: createHash('sha256').update(f.content).digest('hex') }));
+  const files = found.map((f) => ({ rel: relative(root, f.path).split(sep).join('/'), content: f.content, sha256: nodeCrypto().createHash('sha256').update(f.content).digest('hex') }));
   const main = files[0]!.rel;
   const digest = files.length === 1
     ? digestOf(files[0]!.content)

@@ -8,7 +8,7 @@
 // An app that stops polling for LEASE_MS is gone: its providers are withdrawn and the calls
 // it had not answered fail with CapabilityUnavailableError, so their steps park (not an
 // attempt, not a failure) until a provider appears again.
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../../platform/random-uuid.ts';
 import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.ts';
 import { fromErrorInfo, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';

@@ -4,7 +4,7 @@
 // and resolves once committed), and a clean close. On the SQLite backend the outbox rows ARE
 // the runs, and the SQLite executor works on the same connection (`store`, `queue`,
 // `writes`), so a due-run claim and the slots it fires commit in one transaction.
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../../platform/random-uuid.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../domain/run-status.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';

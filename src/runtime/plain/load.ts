@@ -4,7 +4,7 @@
 // condition or template naming a step that has not run yet or a name that does not exist,
 // a cron expression that does not parse. Whether each action is registered is checked when
 // an engine is built (the file alone cannot know), see plain-workflow.ts.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../domain/sha256.ts';
 import type { LineCounter, Node } from 'yaml';
 import type { Json } from '../../domain/json.ts';
 import { normalizeStepOptions } from '../../../sdk/step-options.ts';
@@ -156,7 +156,7 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
     steps.push(toStep(s, i, known, later, at));
   });
   const canonical = JSON.stringify(sortKeys(d as unknown as Json));
-  const hash = createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+  const hash = sha256Hex(canonical).slice(0, 12);
   const def: PlainDefinition = { workflow: d.workflow, version: d.version, triggers, steps, hash, versionId: `v${d.version}-${hash}`, source, text };
   if (d.description !== undefined) def.description = d.description;
   return def;
