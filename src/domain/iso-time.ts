@@ -7,9 +7,21 @@
 // idle RSS, issue 17. The UTC getters use V8's date cache without ICU.
 const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
+// The last instant formatted, kept: a run's steps (and a batch's runs) mostly start and end in
+// the same millisecond, and a finished view formats two instants per step.
+let lastMs = NaN;
+let lastIso = '';
+
 /** `new Date(ms).toISOString()`, identical output (extended years included); a RangeError for
  *  an invalid time, as toISOString throws. */
 export function isoTime(ms: number): string {
+  if (ms === lastMs) return lastIso;
+  lastIso = format(ms);
+  lastMs = ms;
+  return lastIso;
+}
+
+function format(ms: number): string {
   const d = new Date(ms);
   if (Number.isNaN(d.getTime())) throw new RangeError('Invalid time value');
   const y = d.getUTCFullYear();

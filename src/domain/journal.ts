@@ -29,12 +29,8 @@ export interface JournalEntry {
   order?: number;
 }
 
-// The last time formatted, kept: a run's steps (and a batch's runs) mostly start and end in
-// the same millisecond, and a finished view formats two times per step. isoTime, not
-// Date#toISOString, which looks up the local time zone through ICU (iso-time.ts).
-let lastMs = NaN;
-let lastIso = '';
-const iso = (ms: number): string => (ms === lastMs ? lastIso : ((lastIso = isoTime(ms)), (lastMs = ms), lastIso));
+// isoTime, not Date#toISOString, which looks up the local time zone through ICU (iso-time.ts).
+const iso = isoTime;
 
 /** The reported shape of an entry, identical on every backend. */
 export function toStepView(e: JournalEntry): StepView {
