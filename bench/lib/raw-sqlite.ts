@@ -1,10 +1,18 @@
 // The physical limit: raw better-sqlite3 with the engine's pragmas (WAL, synchronous FULL or
-// NORMAL, busy_timeout). A "pair" = INSERT one ~200 B journal row + UPDATE one run's cursor.
-// Same key layout as the engine's file (schema v3): journal rows appended by rowid and found
-// through a (run, seq) index, runs keyed by an integer; 100 runs in flight, each replaced by
-// a new run after 10 steps. A limit on a worse layout would flatter the engine.
+// NORMAL, busy_timeout), no engine code. Two shapes:
+//  - rawRep, a minimal two-table layout: a "pair" = INSERT one ~200 B journal row + UPDATE one
+//    run's cursor; journal rows appended by rowid and found through a (run, seq) index, runs
+//    keyed by an integer (the keys of the engine's schema v3, none of its other indexes or
+//    columns); 100 runs in flight, each replaced by a new run after 10 steps;
+//  - rawEngineLayoutRep, the engine's own file: its schema (every migration, so every index)
+//    and the very statements a 10-step run writes (RUN_WRITES in the SQLite adapter), with
+//    the values the engine writes, 100 runs in flight.
+// The engine's steps/s is reported against both (bench/lib/citizen.ts): the first says what
+// the engine's layout costs, the second how close the engine gets to SQLite on that layout.
 import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { openDatabase, RUN_WRITES } from '../../src/adapters/sqlite/store.ts';
 import { STEP_RESULT } from './workflows.ts';
 import { nowMs } from './stats.ts';
 
@@ -66,6 +74,61 @@ export function rawRep(dir: string, sync: 'FULL' | 'NORMAL', batch: number, seco
     }
     const s = (t - t0) / 1000;
     return { txPerS: txs / s, pairsPerS: (txs * batch) / s, txs };
+  } finally {
+    db.close();
+  }
+}
+
+export interface LayoutRep { stepsPerS: number; writesPerS: number; txs: number }
+
+/** One repetition on the engine's own file: transactions of `batch` writes, each write the
+ *  next one of a run in flight (insert, 'running', ten steps, finish), as the engine's group
+ *  commit carries them at 100 concurrent runs (~100 writes per transaction). Run ids are
+ *  random UUIDs, as the engine's (node's randomUUID: ~0.1 us per run of 13 writes). */
+export function rawEngineLayoutRep(dir: string, batch: number, seconds: number, warmupTx: number): LayoutRep {
+  const db = openDatabase(join(dir, `layout-${Math.random().toString(36).slice(2)}`), 'full');
+  try {
+    const insertRun = db.prepare(RUN_WRITES.insertRun);
+    const setStatus = db.prepare(RUN_WRITES.setStatus);
+    const upsertStep = db.prepare(RUN_WRITES.upsertStep);
+    const finishRun = db.prepare(RUN_WRITES.finishRun);
+    const names = Array.from({ length: STEPS }, (_, i) => `s${i}`);
+    let created = 0;
+    let steps = 0;
+    let k = 0;
+    // op: 0 insert, 1 'running', 2..11 the steps, 12 finish.
+    const slots = Array.from({ length: IN_FLIGHT }, () => ({ id: '', op: 0 }));
+    const tx = db.transaction((n: number, now: number) => {
+      for (let i = 0; i < n; i++) {
+        const s = slots[k++ % IN_FLIGHT]!;
+        if (s.op === 0) {
+          s.id = randomUUID();
+          insertRun.run(s.id, 'bench-ten-steps', 'v', '{}', now, now, ++created);
+        } else if (s.op === 1) setStatus.run('running', null, now, s.id);
+        else if (s.op <= STEPS + 1) {
+          const seq = s.op - 2;
+          upsertStep.run(s.id, s.id, seq, names[seq], 'do', 'succeeded', 1, RESULT, null, now, now, null, null, seq + 1, null);
+          steps++;
+        } else {
+          finishRun.run('succeeded', '{"steps":10}', null, now, s.id);
+          s.op = -1;
+        }
+        s.op++;
+      }
+    });
+    for (let i = 0; i < warmupTx; i++) tx(batch, Date.now());
+    steps = 0;
+    let txs = 0;
+    const t0 = nowMs();
+    const end = t0 + seconds * 1000;
+    let t = t0;
+    while (t < end) {
+      tx(batch, Date.now());
+      txs++;
+      t = nowMs();
+    }
+    const s = (t - t0) / 1000;
+    return { stepsPerS: steps / s, writesPerS: (txs * batch) / s, txs };
   } finally {
     db.close();
   }

@@ -68,6 +68,25 @@ export const DB_FILE = 'tranquil.db';
 /** The run's integer key in the steps table, looked up from its run_id. */
 const RUN_SEQ = '(SELECT created_seq FROM runs WHERE run_id = ?)';
 
+/** The statements a run's life writes (a 10-step run: insertRun, setStatus 'running', ten
+ *  upsertStep, finishRun). Exported for the bench's physical limit, which runs these same
+ *  statements on this same schema without the engine (bench/lib/raw-sqlite.ts). Hot
+ *  statements take positional parameters (cheaper to bind than named ones). */
+export const RUN_WRITES = {
+  insertRun: `INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, created_seq)
+              VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)
+              ON CONFLICT (run_id) DO NOTHING`,
+  setStatus: `UPDATE runs SET status = ?, wake_at = ?, updated_at = ? WHERE run_id = ?`,
+  finishRun: `UPDATE runs SET status = ?, output = ?, error = ?, wake_at = NULL, updated_at = ? WHERE run_id = ?`,
+  // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
+  upsertStep: `INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order, retry_limit)
+               VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
+                 attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
+                 ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at,
+                 done_order = excluded.done_order, retry_limit = excluded.retry_limit`,
+} as const;
+
 /** Opens the data dir's file for one owner: creates the schema's first version on a new
  *  file, takes the owner lease, and only then upgrades the schema, so a refused engine
  *  never changes the tables under the engine that owns the file. */
@@ -199,13 +218,10 @@ export class SqliteStore {
   constructor(readonly db: Database.Database, readonly codec: PayloadCodec = identityCodec) {
     const q = (sql: string) => db.prepare(sql);
     this.s = {
-      // Hot statements take positional parameters (cheaper to bind than named ones).
-      insertRun: q(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, created_seq)
-                    VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)
-                    ON CONFLICT (run_id) DO NOTHING`),
+      insertRun: q(RUN_WRITES.insertRun),
       getRun: q(`SELECT * FROM runs WHERE run_id = ?`),
-      setStatus: q(`UPDATE runs SET status = ?, wake_at = ?, updated_at = ? WHERE run_id = ?`),
-      finishRun: q(`UPDATE runs SET status = ?, output = ?, error = ?, wake_at = NULL, updated_at = ? WHERE run_id = ?`),
+      setStatus: q(RUN_WRITES.setStatus),
+      finishRun: q(RUN_WRITES.finishRun),
       requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now,
                           cancel_at = CASE WHEN cancel_by IS NULL AND @by IS NOT NULL THEN @now ELSE cancel_at END,
                           cancel_by = coalesce(cancel_by, @by) WHERE run_id = @run_id`),
@@ -214,15 +230,9 @@ export class SqliteStore {
                           cancel_by = coalesce(cancel_by, @by) WHERE run_id = @run_id`),
       resetForRetry: q(`UPDATE runs SET status = 'pending', error = NULL, output = NULL, wake_at = NULL, cancel_requested = 0,
                           cancel_by = NULL, cancel_at = NULL, updated_at = @now WHERE run_id = @run_id`),
-      // Steps are keyed by the run's created_seq (schema v3: locality of runs in flight).
       steps: q(`SELECT * FROM steps WHERE run_seq = ${RUN_SEQ} ORDER BY seq`),
       truncateSteps: q(`DELETE FROM steps WHERE run_seq = ${RUN_SEQ} AND seq >= ?`),
-      upsertStep: q(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at, done_order, retry_limit)
-                     VALUES (${RUN_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                     ON CONFLICT (run_seq, seq) DO UPDATE SET name = excluded.name, kind = excluded.kind, status = excluded.status,
-                       attempts = excluded.attempts, result = excluded.result, error = excluded.error, started_at = excluded.started_at,
-                       ended_at = excluded.ended_at, wake_at = excluded.wake_at, next_retry_at = excluded.next_retry_at,
-                       done_order = excluded.done_order, retry_limit = excluded.retry_limit`),
+      upsertStep: q(RUN_WRITES.upsertStep),
       // A due sleep is finished by the claim itself, so the woken run replays past it. Sleeps
       // due together complete in wake time order, after every step completed before.
       wakeSleep: q(`UPDATE steps SET status = 'succeeded', ended_at = @now, done_order = w.base + w.rn
