@@ -5,9 +5,12 @@
 //   { mode: 'engine', backend, durability, dataDir }: start an engine on a fresh dir, finish one
 //     10-step run, then idle; prints one JSON line, then stays alive until the parent stops it.
 //   { mode: 'bare' }: node alone (or node + tsx loader), for the floor.
+//   { mode: 'warm' }: node alone after one hot loop, so V8's optimizing compiler (TurboFan) has
+//     run once: its code, ~4 MiB of node's binary, is then mapped, as in any host that has run
+//     hot code (loading better-sqlite3's files alone makes node's path code hot enough).
 //   { mode: 'sqlite', dataDir }: node + better-sqlite3 alone: a WAL file, one transaction of
 //     10 rows, then idle (what the SQLite driver costs before any engine code).
-const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare' | 'sqlite'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
+const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare' | 'warm' | 'sqlite'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
 const keepAlive = setInterval(() => {}, 1 << 30);
 const report = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -15,6 +18,14 @@ async function main(): Promise<void> {
   if (a.mode === 'bare') {
     await new Promise((r) => setTimeout(r, a.idleMs));
     report({ ready: true, uptimeMs: performance.now() });
+    return;
+  }
+  if (a.mode === 'warm') {
+    const f = (s: number, i: number) => (s + i * 7) % 1_000_003;
+    let s = 0;
+    for (let i = 0; i < 2_000_000; i++) s = f(s, i);
+    await new Promise((r) => setTimeout(r, a.idleMs));
+    report({ ready: true, s });
     return;
   }
   if (a.mode === 'sqlite') {
