@@ -84,8 +84,8 @@ const SETTLE_MS = 20_000;
 type IdleKind = 'engine' | 'node' | 'warm' | 'driver';
 
 /** One repetition of the idle children (the engine after one 10-step run, node alone, node
- *  alone after one hot loop, node + better-sqlite3), each its own process: RSS once it has been idle 1 s (it reports ready then),
- *  and again SETTLE_MS later. The children start one after another; their settling overlaps
+ *  alone after one hot loop, node + better-sqlite3), each its own process: RSS once it has
+ *  been idle 1 s (it reports ready then), and again SETTLE_MS later. The children start one after another; their settling overlaps
  *  (an idle child does nothing that another's start could disturb). */
 async function idleRssRep(dataDir: string): Promise<Record<IdleKind, { oneSecond: number; settled: number }>> {
   const kinds: [IdleKind, Record<string, unknown>][] = [
@@ -119,7 +119,7 @@ function idleFigure(reps: Record<IdleKind, { oneSecond: number; settled: number 
   return { engine: m('engine'), node: m('node'), over: m('engine') - m('node'), warm: m('warm'), overWarm: m('engine') - m('warm'), driver: m('driver'), overDriver: m('engine') - m('driver') };
 }
 
-/** The idle RSS rows: `reps` repetitions of the three idle children, medians. */
+/** The idle RSS rows: `reps` repetitions of the four idle children, medians. */
 export async function benchIdleRss(reps: number, log: (s: string) => void): Promise<CitizenRows['idleRssMiB']> {
   const idleReps: Record<IdleKind, { oneSecond: number; settled: number }>[] = [];
   for (let r = 0; r < reps; r++) {
