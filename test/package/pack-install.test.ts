@@ -3,8 +3,10 @@
 // (a wrong type must fail), compiled, and run on plain node (no tsx); `npx tranquil runs list`
 // reads the run back through the installed bin (dist/cli.js).
 //
-// Long variant (TRANQUIL_PACK_TEST=1): the full build runs tsc for the declarations and npm
-// extracts the dependencies, ~1.5-2 min on a shared 2-core machine. The install is
+// Long variant (TRANQUIL_PACK_TEST=1; .ci/run runs it after `npm test`, not inside it: it
+// rebuilds dist/, which test/e2e/build.test.ts also writes): the full build runs tsc for the
+// declarations and npm extracts the dependencies, ~20 s on an idle 2-core machine, up to ~2 min
+// on a loaded one. The install is
 // `--offline --ignore-scripts --omit=optional` (dependencies from the npm cache this checkout
 // was installed from; no Restate/Deno platform binaries, which the test does not use), and
 // better-sqlite3's native addon is copied from the repo's own install (same version, same
@@ -46,7 +48,7 @@ console.log(JSON.stringify({ status: view.status, output: view.output, testing: 
 `;
 const TSCONFIG = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', skipLibCheck: true, types: [] }, files: ['main.ts'] };
 
-describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TRANQUIL_PACK_TEST=1: builds with tsc and installs, ~2 min)', () => {
+describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TRANQUIL_PACK_TEST=1, run by .ci/run after npm test: builds dist/ with tsc and installs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-pack-'));
   const project = join(dir, 'app');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
