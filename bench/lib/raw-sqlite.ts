@@ -63,16 +63,7 @@ export function rawRep(dir: string, sync: 'FULL' | 'NORMAL', batch: number, seco
       }
     });
     for (let i = 0; i < warmupTx; i++) tx(batch);
-    let txs = 0;
-    const t0 = nowMs();
-    const end = t0 + seconds * 1000;
-    let t = t0;
-    while (t < end) {
-      tx(batch);
-      txs++;
-      t = nowMs();
-    }
-    const s = (t - t0) / 1000;
+    const { txs, s } = repeatFor(seconds, () => tx(batch));
     return { txPerS: txs / s, pairsPerS: (txs * batch) / s, txs };
   } finally {
     db.close();
@@ -118,18 +109,23 @@ export function rawEngineLayoutRep(dir: string, batch: number, seconds: number, 
     });
     for (let i = 0; i < warmupTx; i++) tx(batch, Date.now());
     steps = 0;
-    let txs = 0;
-    const t0 = nowMs();
-    const end = t0 + seconds * 1000;
-    let t = t0;
-    while (t < end) {
-      tx(batch, Date.now());
-      txs++;
-      t = nowMs();
-    }
-    const s = (t - t0) / 1000;
+    const { txs, s } = repeatFor(seconds, () => tx(batch, Date.now()));
     return { stepsPerS: steps / s, writesPerS: (txs * batch) / s, txs };
   } finally {
     db.close();
   }
+}
+
+/** Runs `tx` back to back for `seconds`: how many ran, and the seconds they took. */
+function repeatFor(seconds: number, tx: () => void): { txs: number; s: number } {
+  let txs = 0;
+  const t0 = nowMs();
+  const end = t0 + seconds * 1000;
+  let t = t0;
+  while (t < end) {
+    tx();
+    txs++;
+    t = nowMs();
+  }
+  return { txs, s: (t - t0) / 1000 };
 }
