@@ -1,6 +1,10 @@
 // Restate's admin API as the engine uses it: SQL introspection, deployments, invocation
 // cancel. Every call is bounded; a non-2xx answer becomes a BackendUnavailableError naming
-// what failed (the server refused now: callers that retry, retry on that class).
+// what failed (the server refused now: callers that retry, retry on that class). A query (a
+// read) that the server answers with a 5xx is itself retried for a few seconds first: a
+// cluster node answers 500 ("expecting a partition store") while one of its partitions'
+// stores is still opening or moving, and that passes. A server that does not answer at all
+// (stopped, unreachable) is not waited for here: the callers decide.
 import { BackendUnavailableError } from '../../domain/errors.ts';
 import { httpJson } from './http-json.ts';
 
@@ -11,19 +15,30 @@ export const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
  *  their timeouts tick. Queued here they wait without a timer and the server stays responsive. */
 const MAX_QUERIES_IN_FLIGHT = 8;
 
+/** How long a query keeps being retried after a 5xx answer, from its first attempt. */
+export const QUERY_SETTLE_MS = 5000;
+
 export class AdminApi {
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    private readonly settleMs = QUERY_SETTLE_MS,
+  ) {}
 
   async query<T>(sql: string): Promise<T[]> {
     if (this.inFlight < MAX_QUERIES_IN_FLIGHT) this.inFlight++;
     else await new Promise<void>((r) => this.waiting.push(r)); // the slot is handed over
     try {
-      const r = await httpJson('POST', `${this.url}/query`, { query: sql }, { timeoutMs: 15_000 });
-      if (!r.ok) throw new BackendUnavailableError(`restate admin query failed (${r.status}): ${r.text.slice(0, 300)}`);
-      return ((r.json as { rows?: T[] })?.rows ?? []) as T[];
+      const deadline = Date.now() + this.settleMs;
+      for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+        const r = await httpJson('POST', `${this.url}/query`, { query: sql }, { timeoutMs: 15_000 });
+        if (r.ok) return ((r.json as { rows?: T[] })?.rows ?? []) as T[];
+        // A 4xx: the query itself was refused, and asking again cannot help.
+        if (r.status < 500 || Date.now() + wait > deadline) throw new BackendUnavailableError(`restate admin query failed (${r.status}): ${r.text.slice(0, 300)}`);
+        await new Promise((res) => setTimeout(res, wait));
+      }
     } finally {
       const next = this.waiting.shift();
       if (next) next();
