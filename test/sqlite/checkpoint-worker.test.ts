@@ -145,10 +145,14 @@ it('the worker starts at the first checkpoint and ends once idle; the next check
   await ck.idle();
   for (let i = 0; i < 500 && thread.alive; i++) await new Promise((r) => setTimeout(r, 10));
   expect(thread.alive).toBe(false);
+  // At once, while the retired worker may still be ending: its end must not be taken for the
+  // new worker's (that answered the new checkpoint "unavailable", and every later checkpoint
+  // then ran on the main thread for good).
   fillWal(store, 1000);
   ck.afterCommit();
   await ck.idle();
   expect(thread.stats.started).toBe(2);
+  expect(ck.worker).toBe(thread);
   expect(ck.stats.done).toBeGreaterThanOrEqual(2);
   expect(vouched(file)).toBe(true);
   await ck.close();

@@ -45,8 +45,9 @@ export type CheckpointReply =
 
 export class CheckpointThread {
   private worker: Worker | undefined;
-  private ready = false;
-  private answer: ((r: CheckpointReply) => void) | undefined;
+  /** The request in flight and the worker it went to: only that worker's reply, error or end
+   *  answers it (a retired worker can still be ending while its successor checkpoints). */
+  private pending: { worker: Worker; answer: (r: CheckpointReply) => void } | undefined;
   private inFlight: Promise<CheckpointReply> | undefined;
   private idle: NodeJS.Timeout | undefined;
   private exited: Promise<void> | undefined;
@@ -85,15 +86,15 @@ export class CheckpointThread {
     // Kept alive while it checkpoints (a host that ends its script lets the checkpoint finish).
     w.ref();
     this.inFlight = new Promise<CheckpointReply>((resolve) => {
-      this.answer = (r) => {
-        this.answer = undefined;
+      this.pending = { worker: w, answer: (r) => {
+        this.pending = undefined;
         this.inFlight = undefined;
         if (this.worker === w) {
           w.unref();
           if (r.type !== 'unavailable') this.idle = setTimeout(() => void this.retire(), this.idleMs).unref();
         }
         resolve(r);
-      };
+      } };
     });
     w.postMessage({ type: 'checkpoint', ...req });
     return this.inFlight;
@@ -111,23 +112,30 @@ export class CheckpointThread {
     });
     w.unref();
     this.worker = w;
-    this.ready = false;
     this.stats.started++;
+    // This worker's own: a retired worker that ends after its successor started must neither
+    // answer the successor's request nor speak for its readiness. (Both were shared once, and
+    // the old worker's end answered the new one's first checkpoint "unavailable": checkpoints
+    // then ran on the main thread for the rest of the process.)
+    let ready = false;
+    const answer = (r: CheckpointReply) => {
+      if (this.pending?.worker === w) this.pending.answer(r);
+    };
     w.on('message', (m: { type: string } & Record<string, unknown>) => {
-      if (m.type === 'ready') this.ready = true;
+      if (m.type === 'ready') ready = true;
       else if (m.type === 'held') this.onHeld?.();
-      else if (m.type === 'failed') this.answer?.({ type: 'unavailable', message: String(m.message) });
-      else this.answer?.(m as CheckpointReply);
+      else if (m.type === 'failed') answer({ type: 'unavailable', message: String(m.message) });
+      else answer(m as CheckpointReply);
     });
     w.on('error', (err) => {
       const message = err?.message ?? String(err);
-      this.answer?.(this.ready ? { type: 'error', message, last: undefined, disowned: true } : { type: 'unavailable', message });
+      answer(ready ? { type: 'error', message, last: undefined, disowned: true } : { type: 'unavailable', message });
     });
     this.exited = new Promise<void>((resolve) => w.once('exit', () => {
       if (this.worker === w) this.worker = undefined;
       // Ended while checkpointing (terminated, out of memory): the file may have changed
       // without a new mark; nothing is vouched for any more (disowned).
-      this.answer?.(this.ready ? { type: 'error', message: 'the checkpoint worker ended', last: undefined, disowned: true } : { type: 'unavailable', message: 'the checkpoint worker ended before it was ready' });
+      answer(ready ? { type: 'error', message: 'the checkpoint worker ended', last: undefined, disowned: true } : { type: 'unavailable', message: 'the checkpoint worker ended before it was ready' });
       resolve();
     }));
     return w;
