@@ -4,7 +4,8 @@
 //     the fsync on the thread pool (WalSync, default) beside inline (TRANQUIL_FSYNC=inline,
 //     the commit's fsync on the event loop, as before), each in its own child process;
 //   - journaled steps/s of both against raw batched better-sqlite3 (FULL, 100 pairs per
-//     transaction, bench/lib/raw-sqlite.ts), measured in this process: the verdict against the
+//     transaction, bench/lib/raw-sqlite.ts), measured in this process right after each engine
+//     child, the ratio taken per such pair (median of the pairs): the verdict against the
 //     minimal two-table layout (the figure the issue's target was set on), and beside it
 //     against the engine's own schema and statements (what the engine's layout lets SQLite do);
 //   - start after a crash (SIGKILL) vs the number of runs in the file (production build);
@@ -51,12 +52,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 export interface CitizenRows {
   lag: Record<LagMode, { p50: number; p99: number; max: number; stepsPerS: number; mainCpuUsPerStep: number; scavenges: number; scavengeMedianMs: number }>;
-  /** The minimal two-table layout (raw-sqlite.ts); the ratios and the verdict are against it. */
+  /** The minimal two-table layout (raw-sqlite.ts), median of the reps taken right after each
+   *  engine child; the ratios (medians of each child over the raw rep right after it) and the
+   *  verdict are against it. */
   rawPairsPerS: number;
   ratioPool: number;
   ratioInline: number;
-  /** The engine's own schema and statements, measured interleaved with the minimal one. */
-  layout: { rawStepsPerS: number; ratioPool: number; ratioInline: number };
+  ratioHeld: number;
+  /** The engine's own schema and statements, measured the same way, after the minimal one. */
+  layout: { rawStepsPerS: number; ratioPool: number; ratioInline: number; ratioHeld: number };
   startAfterCrashMs: Record<string, number>;
   /** Idle RSS, `settled` (the verdict: after SETTLE_MS of idleness) and `oneSecond` (1 s after
    *  the first run; the figure this row measured before). `driver`: node + better-sqlite3 with a
@@ -146,51 +150,56 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
   // steps/s and a p99 ~2 ms higher than the same child after 1,000).
   const reps = quick ? 2 : 3;
   const runs = quick ? 3000 : 5000;
+  const rawSeconds = quick ? 0.5 : 1;
   const lag = {} as CitizenRows['lag'];
   const modes = ['pool', 'inline', 'held'] as const;
   const samples: Record<LagMode, Record<string, number>[]> = { pool: [], inline: [], held: [] };
-  // Interleaved, so all modes see the same machine load.
-  for (let r = 0; r < reps; r++) {
-    for (const mode of modes) {
-      const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
-      try {
-        // The production build (dist/, plain node), as a host app runs it: under tsx every
-        // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step), the build does not.
-        // held: a host whose client keeps each finished view (10 steps' results) until its next
-        // run ends; those views survive a scavenge or two, and their copying lengthens each pause.
-        const fsync = mode === 'inline' ? 'inline' : 'pool';
-        samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: 1000, holdViews: mode === 'held' }, { TRANQUIL_FSYNC: fsync }, false, true)!);
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true });
+  // Each engine child's steps/s is divided by the raw figures measured right after it, in this
+  // process: this machine's disk and CPU change pace within minutes (the minimal layout's raw
+  // figure measured 94k-141k pairs/s in sittings an hour apart), so a ratio is only a ratio
+  // when both halves see the same moment. The ratio rows are medians of those pairs.
+  const rawMinimal: number[] = [];
+  const rawLayout: number[] = [];
+  const pairs: Record<LagMode, { minimal: number; layout: number }[]> = { pool: [], inline: [], held: [] };
+  const rawDir = mkdtempSync(join(tmpdir(), 'citizen-raw-'));
+  try {
+    rawRep(rawDir, 'FULL', 100, 0.3, 100);
+    rawEngineLayoutRep(rawDir, 100, 0.3, 100);
+    // Interleaved, so all modes see the same machine load.
+    for (let r = 0; r < reps; r++) {
+      for (const mode of modes) {
+        const dataDir = mkdtempSync(join(tmpdir(), `citizen-lag-${mode}-`));
+        try {
+          // The production build (dist/, plain node), as a host app runs it: under tsx every
+          // closure also pays esbuild's keepNames wrapper (~0.5 KB of garbage per step), the build does not.
+          // held: a host whose client keeps each finished view (10 steps' results) until its next
+          // run ends; those views survive a scavenge or two, and their copying lengthens each pause.
+          const fsync = mode === 'inline' ? 'inline' : 'pool';
+          samples[mode].push(child({ mode: 'lag', dataDir, runs, conc: 100, warmRuns: 1000, holdViews: mode === 'held' }, { TRANQUIL_FSYNC: fsync }, false, true)!);
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+        const minimal = rawRep(rawDir, 'FULL', 100, rawSeconds, 100).pairsPerS;
+        const layout = rawEngineLayoutRep(rawDir, 100, rawSeconds, 100).stepsPerS;
+        rawMinimal.push(minimal);
+        rawLayout.push(layout);
+        const stepsPerS = samples[mode].at(-1)!.stepsPerS!;
+        pairs[mode].push({ minimal: stepsPerS / minimal, layout: stepsPerS / layout });
       }
     }
+  } finally {
+    rmSync(rawDir, { recursive: true, force: true });
   }
   for (const mode of modes) {
     const s = samples[mode];
     const m = (k: string) => median(s.map((x) => x[k]!));
     lag[mode] = { p50: m('p50'), p99: m('p99'), max: m('max'), stepsPerS: m('stepsPerS'), mainCpuUsPerStep: m('mainCpuUsPerStep'), scavenges: m('scavenges'), scavengeMedianMs: m('scavengeMedianMs') };
     const l = lag[mode];
-    log(`citizen lag ${mode}: p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms, ${Math.round(l.stepsPerS)} steps/s, main thread ${l.mainCpuUsPerStep.toFixed(1)} us CPU per step, ${l.scavenges} scavenges (median ${l.scavengeMedianMs.toFixed(1)} ms)`);
+    log(`citizen lag ${mode}: p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms, ${Math.round(l.stepsPerS)} steps/s, main thread ${l.mainCpuUsPerStep.toFixed(1)} us CPU per step, ${l.scavenges} scavenges (median ${l.scavengeMedianMs.toFixed(1)} ms); of raw right after each: ${pairs[mode].map((p) => `${(p.minimal * 100).toFixed(0)}%`).join(', ')} (minimal layout), ${pairs[mode].map((p) => `${(p.layout * 100).toFixed(0)}%`).join(', ')} (engine's layout)`);
   }
-  const rawDir = mkdtempSync(join(tmpdir(), 'citizen-raw-'));
-  let rawPairsPerS: number;
-  let layoutStepsPerS: number;
-  try {
-    rawRep(rawDir, 'FULL', 100, 0.3, 100);
-    rawEngineLayoutRep(rawDir, 100, 0.3, 100);
-    // Interleaved, so a change of the disk's pace during the sitting touches both alike.
-    const minimal: number[] = [];
-    const layout: number[] = [];
-    for (let r = 0; r < (quick ? 3 : 5); r++) {
-      minimal.push(rawRep(rawDir, 'FULL', 100, quick ? 0.5 : 1, 100).pairsPerS);
-      layout.push(rawEngineLayoutRep(rawDir, 100, quick ? 0.5 : 1, 100).stepsPerS);
-    }
-    rawPairsPerS = median(minimal);
-    layoutStepsPerS = median(layout);
-  } finally {
-    rmSync(rawDir, { recursive: true, force: true });
-  }
-  log(`citizen raw FULL batch100: ${Math.round(rawPairsPerS)} pairs/s (minimal layout), ${Math.round(layoutStepsPerS)} steps/s (the engine's schema and statements)`);
+  const rawPairsPerS = median(rawMinimal);
+  const layoutStepsPerS = median(rawLayout);
+  log(`citizen raw FULL batch100: ${Math.round(rawPairsPerS)} pairs/s (minimal layout; each: ${rawMinimal.map((x) => Math.round(x)).join(', ')}), ${Math.round(layoutStepsPerS)} steps/s (the engine's schema and statements; each: ${rawLayout.map((x) => Math.round(x)).join(', ')})`);
 
   const startAfterCrashMs: Record<string, number> = {};
   // 1,000,000 runs are part of --quick too: the target is stated at that size. Filling it
@@ -217,9 +226,11 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
     }
   }
   const idleRssMiB = await benchIdleRss(quick ? 2 : 5, log);
-  const ratioPool = lag.pool.stepsPerS / rawPairsPerS;
-  const ratioInline = lag.inline.stepsPerS / rawPairsPerS;
-  const layout = { rawStepsPerS: layoutStepsPerS, ratioPool: lag.pool.stepsPerS / layoutStepsPerS, ratioInline: lag.inline.stepsPerS / layoutStepsPerS };
+  const ratio = (mode: LagMode, of: 'minimal' | 'layout') => median(pairs[mode].map((p) => p[of]));
+  const ratioPool = ratio('pool', 'minimal');
+  const ratioInline = ratio('inline', 'minimal');
+  const ratioHeld = ratio('held', 'minimal');
+  const layout = { rawStepsPerS: layoutStepsPerS, ratioPool: ratio('pool', 'layout'), ratioInline: ratio('inline', 'layout'), ratioHeld: ratio('held', 'layout') };
   const biggest = Object.keys(startAfterCrashMs).at(-1)!;
   const verdicts = {
     lagP99: `${lag.pool.p99.toFixed(1)} ms (inline ${lag.inline.p99.toFixed(1)} ms; client holding its views ${lag.held.p99.toFixed(1)} ms; target <= 3 ms): ${lag.pool.p99 <= 3 ? 'met' : 'NOT met'}`,
@@ -228,5 +239,5 @@ export async function benchCitizen(quick: boolean, log: (s: string) => void): Pr
     startAfterCrash: `${startAfterCrashMs[biggest]!.toFixed(0)} ms at ${biggest} runs (target <= 50 ms at 1,000,000): ${startAfterCrashMs[biggest]! <= 50 ? (biggest === '1000000' ? 'met' : 'met at this size') : 'NOT met'}`,
   };
   for (const [k, v] of Object.entries(verdicts)) log(`citizen verdict ${k}: ${v}`);
-  return { lag, rawPairsPerS, ratioPool, ratioInline, layout, startAfterCrashMs, idleRssMiB, verdicts };
+  return { lag, rawPairsPerS, ratioPool, ratioInline, ratioHeld, layout, startAfterCrashMs, idleRssMiB, verdicts };
 }
