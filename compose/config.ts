@@ -48,12 +48,18 @@ const durationField = () => z.union([z.number(), z.string()]).transform((v, c) =
 /** A file system path: the OS refuses a NUL byte with a TypeError deep in fs; say it here. */
 const pathField = () => z.string().min(1).refine((p) => !p.includes('\0'), 'must not contain a NUL byte');
 
+/** An optional section the input does not give: it can only be undefined, so its schemas are
+ *  not built (the first build of each zod schema kind in a process is most of what reading the
+ *  config costs at start). A section given is checked by its full schema, same messages. */
+const section = <T extends z.ZodType>(given: boolean, build: () => T): T => (given ? build() : (z.undefined().optional() as unknown as T));
+
 // Built per resolveConfig call and dropped after it, not kept at module level: the config is
 // read once per engine, and its ~200 zod schemas would otherwise stay in every engine's heap
 // (README.md, "Idle memory"). Building it costs ~1 ms per createEngine once zod is warm
 // (measured under tsx, median of 200); the first build in a process pays zod's own set-up,
-// which the module-level schema paid at import.
-const configSchema = () => z
+// which the module-level schema paid at import. `given` names the keys the input has: the
+// optional sections it lacks are not built (see section).
+const configSchema = (given: (key: string) => boolean = () => true) => z
   .object({
     backend: z.enum(['sqlite', 'restate']).optional(),
     dataDir: pathField().default('.tranquil'),
@@ -66,7 +72,7 @@ const configSchema = () => z
     /** The functions plain workflows' `action:` steps name: `{ 'mail.send_template': fn }`. */
     actions: z.record(z.string().min(1), z.custom<Action>((v) => typeof v === 'function', 'expected a function (input, ctx) => output')).default({}),
     /** The Deno runner: `binary` overrides the locked npm package's deno. */
-    deno: z
+    deno: section(given('deno'), () => z
       .object({
         binary: z.string().min(1).optional(),
         /** How often a run child sends a heartbeat (ms, default 1000). */
@@ -79,7 +85,7 @@ const configSchema = () => z
       })
       .strict()
       .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')
-      .optional(),
+      .optional()),
     /** Open the control channel on start (docs/host.md, "An app's own engine"): another
      *  process of this user (the app's other parts, the CLI) can then attach() to this
      *  engine as to a `tranquil serve`. Loopback only, token in <dataDir>/serve.json (0600). */
@@ -100,7 +106,7 @@ const configSchema = () => z
         return typeof ms === 'number' ? ms : 0;
       })
       .default(DEFAULT_CANCEL_GRACE_MS),
-    webhook: z
+    webhook: section(given('webhook'), () => z
       .object({
         host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(0),
@@ -108,27 +114,27 @@ const configSchema = () => z
         bodyLimitBytes: z.number().int().min(1).max(1024 ** 3).default(1024 * 1024),
       })
       .strict()
-      .optional(),
+      .optional()),
     /** Where the engine's (and the Restate SDK's) messages go: `level` (default 'warn';
      *  'silent' = nothing), `sink(level, message)` (default: stderr, `tranquil: ` prefix). */
-    log: z
+    log: section(given('log'), () => z
       .object({
         level: z.enum(LOG_LEVELS).default('warn'),
         sink: z.custom<LogSink>((v) => typeof v === 'function', 'expected a function (level, message) => void').optional(),
       })
       .strict()
-      .optional(),
+      .optional()),
     /** Retention (docs/data.md): finished runs older than `maxAge` (default 30 days) are
      *  removed with their journal, `batchSize` runs per transaction, swept every `sweepEvery`
      *  (default 10 minutes). On Restate the same age is the workflows' retention. */
-    retention: z
+    retention: section(given('retention'), () => z
       .object({ maxAge: durationField().optional(), batchSize: z.number().int().min(1).max(10_000).optional(), sweepEvery: durationField().optional() })
       .strict()
-      .optional(),
+      .optional()),
     /** Payload encryption at rest (docs/data.md): keys from `keyFile` (owner-only) or the env
      *  var `keyEnv` (default TRANQUIL_KEYS; TRANQUIL_KEY_FILE names a file). Off when none is set. */
-    encryption: z.object({ keyFile: z.string().min(1).optional(), keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional() }).strict().optional(),
-    restate: z
+    encryption: section(given('encryption'), () => z.object({ keyFile: z.string().min(1).optional(), keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional() }).strict().optional()),
+    restate: section(given('restate'), () => z
       .object({
         ingressUrl: z.string().url().optional(),
         adminUrl: z.string().url().optional(),
@@ -152,7 +158,7 @@ const configSchema = () => z
           c.addIssue({ code: 'custom', path: ['identityKeys'], message: `required when endpoint.host is ${r.endpoint.host} (not loopback): without them anyone who reaches the port could invoke workflow handlers` });
         }
       })
-      .optional(),
+      .optional()),
   })
   .strict();
 
@@ -160,7 +166,8 @@ export type EngineConfig = z.input<ReturnType<typeof configSchema>>;
 export type ResolvedConfig = z.output<ReturnType<typeof configSchema>> & { backend: 'sqlite' | 'restate' };
 
 export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const data = parseOrThrow(configSchema(), input ?? {}, 'engine config');
+  const given = (key: string) => typeof input === 'object' && input !== null && (input as Record<string, unknown>)[key] !== undefined;
+  const data = parseOrThrow(configSchema(given), input ?? {}, 'engine config');
   const fromEnv = env.TRANQUIL_BACKEND;
   if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {
     throw new ValidationError(`TRANQUIL_BACKEND: expected 'sqlite' or 'restate', got '${fromEnv}'`);
