@@ -166,7 +166,14 @@ export type EngineConfig = z.input<ReturnType<typeof configSchema>>;
 export type ResolvedConfig = z.output<ReturnType<typeof configSchema>> & { backend: 'sqlite' | 'restate' };
 
 export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  const given = (key: string) => typeof input === 'object' && input !== null && (input as Record<string, unknown>)[key] !== undefined;
+  const given = (key: string) => {
+    if (typeof input !== 'object' || input === null) return false;
+    try {
+      return (input as Record<string, unknown>)[key] !== undefined;
+    } catch {
+      return true; // a key that throws when read (a proxy, a getter): the parse below says so
+    }
+  };
   const data = parseOrThrow(configSchema(given), input ?? {}, 'engine config');
   const fromEnv = env.TRANQUIL_BACKEND;
   if (fromEnv !== undefined && fromEnv !== 'sqlite' && fromEnv !== 'restate') {

@@ -44,3 +44,9 @@ it('a given section is checked in full, with defaults applied', () => {
 it.each(SECTIONS)('%s: null, a string or a number in place of the section is refused', (key) => {
   for (const value of [null, 'yes', 1, false]) expect(() => resolveConfig({ [key]: value }, {}), `${key}: ${String(value)}`).toThrow(new RegExp(`engine config\\.${key}`));
 });
+
+it('a config whose section throws when read is a ValidationError, not the throw itself', () => {
+  const input = Object.defineProperty({ dataDir: './d' }, 'restate', { enumerable: true, get: () => { throw new Error('getter exploded'); } });
+  expect(() => resolveConfig(input, {})).toThrow(ValidationError);
+  expect(() => resolveConfig(input, {})).toThrow(/engine config: cannot be read \(getter exploded\)/);
+});
