@@ -7,8 +7,10 @@
 // rebuilds dist/, which test/e2e/build.test.ts also writes): the full build runs tsc for the
 // declarations and npm extracts the dependencies, ~20 s on an idle 2-core machine, up to ~2 min
 // on a loaded one. The install is
-// `--offline --ignore-scripts --omit=optional` (dependencies from the npm cache this checkout
-// was installed from; no Restate/Deno platform binaries, which the test does not use), and
+// `--prefer-offline --ignore-scripts --omit=optional` (tarballs from the npm cache the checkout's
+// `npm ci` filled; the registry answers what that cache lacks: `npm ci` stores tarballs, not the
+// package metadata a fresh resolve reads, so `--offline` failed on a machine with a new cache;
+// no Restate/Deno platform binaries, which the test does not use), and
 // better-sqlite3's native addon is copied from the repo's own install (same version, same
 // node) instead of compiling it from source, which takes minutes without its prebuilt download.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -67,7 +69,7 @@ describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TR
     expect(tarballs).toHaveLength(2);
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    run('npm', ['install', '--offline', '--ignore-scripts', '--omit=optional', ...tarballs], project);
+    run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--omit=optional', ...tarballs], project);
     const addon = join('node_modules', 'better-sqlite3', 'build', 'Release');
     mkdirSync(join(project, addon), { recursive: true });
     copyFileSync(join(REPO, addon, 'better_sqlite3.node'), join(project, addon, 'better_sqlite3.node'));
