@@ -64,9 +64,9 @@ function send(r: Req): Promise<{ status: number; text: string } | { clientError:
       let text = '';
       res.on('data', (d) => (text += String(d)));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      // A response cut mid-body (a lying request's stray byte makes node destroy the socket
-      // while the answer is being written) never ends: node reports it as 'aborted', and as
-      // 'error' only to a listener. Without this one the request waited forever (seen once in
+      // A response cut mid-body never ends: node reports it as 'aborted', and as 'error' only
+      // to a listener. (A lying request can be cut so: its stray bytes are a parse error, on
+      // which node destroys the socket, possibly while the answer is being written.) Without this one the request waited forever (seen once in
       // CI: the test ran into its 180 s timeout).
       res.on('error', (err) => resolve({ clientError: `response cut: ${err.message}` }));
     });
@@ -159,8 +159,8 @@ it(`webhook listener: ${RUNS} random requests, documented statuses only, runs ex
       const runsBefore = (await t.engine.runs.list({ limit: 10_000 })).length;
       const res = await send({ ...r, path: realPath });
       if ('clientError' in res) {
-        // The request could not be formed, or the server closed early by design (a 413 past
-        // the drain, a refusal whose unread body made the close a reset).
+        // The request could not be formed, or the connection ended early: by design (a 413
+        // past the drain), or under a request whose framing the client broke (a cut response).
         const kind = res.clientError.split(':')[0]!;
         clientErrors[kind] = (clientErrors[kind] ?? 0) + 1;
         return;
