@@ -66,8 +66,8 @@ function send(r: Req): Promise<{ status: number; text: string } | { clientError:
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       // A response cut mid-body never ends: node reports it as 'aborted', and as 'error' only
       // to a listener. (A lying request can be cut so: its stray bytes are a parse error, on
-      // which node destroys the socket, possibly while the answer is being written.) Without this one the request waited forever (seen once in
-      // CI: the test ran into its 180 s timeout).
+      // which node destroys the socket, possibly while the answer is being written.) Without
+      // this listener the request waited forever (seen once in CI: the test's 180 s timeout).
       res.on('error', (err) => resolve({ clientError: `response cut: ${err.message}` }));
     });
     req.on('error', (err) => resolve({ clientError: err.message }));
