@@ -32,3 +32,23 @@ describe('isoTime', () => {
     }
   });
 });
+
+describe('isoTime, instants in a row (the cached second)', () => {
+  it('matches toISOString walking through second, minute, day and year boundaries', () => {
+    const starts = [Date.UTC(2026, 11, 31, 23, 59, 58, 990), -2_500, Date.UTC(9999, 11, 31, 23, 59, 59, 0), -62198755200000 - 1500, 8.64e15 - 3_000];
+    for (const start of starts) {
+      for (let ms = start; ms < start + 3_000; ms += 7) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+    }
+  });
+
+  it('still throws past the end of the Date range right after its last second', () => {
+    expect(isoTime(8.64e15)).toBe(new Date(8.64e15).toISOString());
+    expect(() => isoTime(8.64e15 + 1)).toThrow(RangeError);
+    expect(() => isoTime(8.64e15 + 999)).toThrow(RangeError);
+  });
+
+  it('gives fractions Date truncation inside a cached second', () => {
+    const base = Date.UTC(2026, 0, 2, 3, 4, 5, 0);
+    for (const ms of [base, base + 1.5, base + 998.999, base + 0.25, -0.5, -999.5, -1000.5]) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+});
