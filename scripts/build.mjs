@@ -88,6 +88,51 @@ const zodEnglishOnly = {
   },
 };
 
+// The engine's start loads as few files as possible: each module the start imports costs node
+// a resolution (a dozen path and file-URL operations), and ~150 of them made node's path
+// functions hot enough for V8 to start its optimizing compiler at every engine start, ~3 MiB
+// of node's binary kept resident for it (README.md, "Idle memory"). esbuild splits code
+// by the exact set of entries and lazy import() targets that reach it, which cut the start
+// into 24 files; so every other entry and every lazy module also imports the engine's
+// index: all the code the start needs then shares one set of readers and lands in one chunk.
+// Lazy modules still load only when used, and nothing runs earlier: an entry's own imports
+// evaluate first, and a lazy module is only ever imported after the engine.
+const CORE = join(REPO, ENTRIES.index);
+const oneCoreChunk = {
+  name: 'one-core-chunk',
+  setup(b) {
+    const lazy = new Set();
+    const others = new Set([...Object.values(ENTRIES), ...Object.values(CLI_ENTRY)].map((e) => join(REPO, e)).filter((e) => e !== CORE));
+    b.onResolve({ filter: /\.ts$/ }, (a) => {
+      if (a.kind === 'dynamic-import' && a.path.startsWith('.')) lazy.add(resolve(a.resolveDir, a.path));
+      return undefined;
+    });
+    b.onLoad({ filter: /\.ts$/ }, (a) => {
+      if (!lazy.has(a.path) && !others.has(a.path)) return undefined;
+      return { contents: `${readFileSync(a.path, 'utf8')}\nimport ${JSON.stringify(CORE)};\n`, loader: 'ts', resolveDir: dirname(a.path) };
+    });
+  },
+};
+
+// better-sqlite3's JavaScript is bundled (loading its ~15 CommonJS files was itself ~150 path
+// resolutions; the addon is opened by path, src/adapters/sqlite/native-addon.ts). Two of its
+// requires stay the installed package's: its error class (a host that uses better-sqlite3 too
+// shares the one addon, which throws the class it was first given: one class for both), and
+// `bindings`, needed only when the addon is not where native-addon.ts looks, resolved from
+// better-sqlite3's own directory as it would be unbundled.
+const DRIVER_LIB = /[\\/]node_modules[\\/]better-sqlite3[\\/]lib[\\/]/;
+const driverBundled = {
+  name: 'driver-bundled',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/sqlite-error$/ }, (a) => (DRIVER_LIB.test(a.importer) ? { path: 'better-sqlite3/lib/sqlite-error.js', external: true } : undefined));
+    b.onResolve({ filter: /^bindings$/ }, (a) => (DRIVER_LIB.test(a.importer) ? { path: 'bindings', namespace: 'driver-bindings' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'driver-bindings' }, () => ({
+      contents: "const { createRequire } = require('node:module'); module.exports = createRequire(require.resolve('better-sqlite3/package.json'))('bindings');",
+      loader: 'js',
+    }));
+  },
+};
+
 /** Removes files under dir that the build did not write (old content-hashed chunks). */
 function prune(dir, written) {
   for (const name of readdirSync(dir)) {
@@ -122,9 +167,10 @@ export async function buildDist() {
     ...common,
     entryPoints: { ...ENTRIES, ...CLI_ENTRY },
     outdir: DIST,
+    external: common.external.filter((x) => x !== 'better-sqlite3'),
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, oneCoreChunk, driverBundled],
   });
   checkLoadSet(r.metafile);
   const written = new Set(Object.keys(r.metafile.outputs).map((p) => join(REPO, p)));

@@ -1,19 +1,23 @@
 // The production build (npm run build -> dist/) runs on plain node, without tsx: a workflow
 // defined with dist/sdk.js runs to completion on dist/index.js, and errors are one set of
 // classes across the entry points (an sdk TimeoutError is the engine's TimeoutError).
+// The engine's start loads three files, and a host's own better-sqlite3 shares the
+// engine's addon and error class (the build bundles the driver's JavaScript).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-build-'));
+beforeAll(() => {
+  execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs'), '--js'], { cwd: REPO, stdio: 'pipe' });
+}, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('dist/ runs a workflow on plain node', () => {
-  execFileSync(process.execPath, [join(REPO, 'scripts/build.mjs'), '--js'], { cwd: REPO, stdio: 'pipe' });
   const script = join(dir, 'main.mjs');
   writeFileSync(script, `
     import { createEngine } from ${JSON.stringify(join(REPO, 'dist/index.js'))};
@@ -52,4 +56,45 @@ it('dist/ runs a workflow on plain node', () => {
   const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop()!;
   // The build renames classes (minified, no keepNames): errors still carry their own names.
   expect(JSON.parse(out)).toEqual({ status: 'succeeded', output: { a: 'hello dist', b: 10 }, sharedErrors: true, names: ['TimeoutError', 'PaymentDeclined'], lazyBuiltins: [] });
+});
+
+/** dist files loaded with `file` through static imports (not import(): those load on use). */
+function staticFiles(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/(?:\bfrom|\bimport)\s*"(\.{1,2}\/[^"]+)"/g)) staticFiles(resolve(dirname(file), m[1]!), seen);
+  return seen;
+}
+
+it("the engine's start loads three files: index.js, sdk.js and the one chunk they share", () => {
+  // Each more file is a module resolution at every start (README.md, "Idle memory").
+  const files = new Set([...staticFiles(join(REPO, 'dist/index.js')), ...staticFiles(join(REPO, 'dist/sdk.js'))]);
+  expect([...files].map((f) => f.slice(REPO.length).replace(/chunk-\w+/, 'chunk-*')).sort()).toEqual(['dist/chunks/chunk-*.js', 'dist/index.js', 'dist/sdk.js']);
+});
+
+it("a host's own better-sqlite3 and the engine share one addon and one error class, whichever loads first", () => {
+  for (const order of ['engine-first', 'host-first']) {
+    const script = join(dir, `host-${order}.mjs`);
+    writeFileSync(script, `
+      import { createRequire } from 'node:module';
+      const hostRequire = createRequire(${JSON.stringify(join(REPO, 'package.json'))});
+      const hostSqlite = () => {
+        const Database = hostRequire('better-sqlite3');
+        const db = new Database(':memory:');
+        try { db.exec('SELEC 1'); } catch (e) { return { shared: e instanceof Database.SqliteError, code: e.code }; } finally { db.close(); }
+      };
+      const before = ${JSON.stringify(order)} === 'host-first' ? hostSqlite() : undefined;
+      const { createEngine } = await import(${JSON.stringify(join(REPO, 'dist/index.js'))});
+      const { workflow, manual } = await import(${JSON.stringify(join(REPO, 'dist/sdk.js'))});
+      const one = workflow('one', (w) => { w.trigger(manual()); w.run(async ({ step }) => step.do('s', () => 1)); });
+      const engine = await createEngine({ dataDir: ${JSON.stringify(join(dir, 'host-'))} + ${JSON.stringify(order)}, workflows: [one] });
+      await engine.start();
+      const v = await engine.result((await engine.trigger('one')).runId);
+      await engine.stop();
+      console.log(JSON.stringify({ status: v.status, host: before ?? hostSqlite() }));
+    `);
+    const out = execFileSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' }).trim().split('\n').pop()!;
+    expect(JSON.parse(out), order).toEqual({ status: 'succeeded', host: { shared: true, code: 'SQLITE_ERROR' } });
+  }
 });

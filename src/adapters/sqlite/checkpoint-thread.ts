@@ -52,7 +52,7 @@ export class CheckpointThread {
   private idle: NodeJS.Timeout | undefined;
   private exited: Promise<void> | undefined;
   private readonly abandoned = new Int32Array(new SharedArrayBuffer(4));
-  private readonly driver: string;
+  private driverPath: string | undefined;
   /** Threads started (a new one after each idle exit), for tests and diagnostics. */
   readonly stats = { started: 0 };
   /** Test-only: called when the worker holds mid-checkpoint (TRANQUIL_FAULT_CHECKPOINT). */
@@ -61,10 +61,15 @@ export class CheckpointThread {
   private readonly idleMs: number;
 
   constructor(private readonly file: string, opts: CheckpointThreadOptions = {}) {
-    // The same better-sqlite3 the main connection loaded (resolved from this module, so an
-    // installed package finds its own dependency, whatever the host's cwd).
-    this.driver = opts.driver ?? createRequire(import.meta.url).resolve('better-sqlite3');
+    this.driverPath = opts.driver;
     this.idleMs = opts.idleMs ?? IDLE_MS;
+  }
+
+  /** The installed better-sqlite3 (resolved from this module, so an installed package finds
+   *  its own dependency, whatever the host's cwd). Resolved when the first worker starts, not
+   *  at the engine's start: a resolution is a dozen path operations (native-addon.ts). */
+  private get driver(): string {
+    return (this.driverPath ??= createRequire(import.meta.url).resolve('better-sqlite3'));
   }
 
   /** A checkpoint is in flight. */

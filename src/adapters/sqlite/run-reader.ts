@@ -16,6 +16,7 @@ import { toEntry } from './trigger-store.ts';
 import { MIGRATIONS } from './schema.ts';
 import { DB_FILE, SqliteStore } from './store.ts';
 import { TriggerTables } from './trigger-tables.ts';
+import { nativeAddonPath } from './native-addon.ts';
 
 const cursorSchema = z.object({ s: z.number().int().min(0) });
 
@@ -73,7 +74,7 @@ export class ReadOnlyFile {
     if (!existsSync(file)) return undefined;
     let db: Database.Database | undefined;
     try {
-      db = new Database(file, { readonly: true, fileMustExist: true });
+      db = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: nativeAddonPath() });
       db.pragma('busy_timeout = 5000');
       const version = db.pragma('user_version', { simple: true }) as number;
       if (version === 0 || version > MIGRATIONS.length) throw new Error(`schema version ${version}, this CLI understands 1..${MIGRATIONS.length}`);

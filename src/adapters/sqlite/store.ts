@@ -12,6 +12,7 @@ import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
 import { vouched } from './verified-mark.ts';
+import { nativeAddonPath } from './native-addon.ts';
 import { isoTime } from '../../domain/iso-time.ts';
 
 // Moved to the domain (every backend reports steps the same way); re-exported for callers here.
@@ -134,7 +135,7 @@ export function openDatabase(dataDir: string, durability: Durability, schemaUpTo
   try {
     // Created owner-only before SQLite opens it (its -wal/-shm files take the same mode).
     if (!existed) closeSync(openSync(file, 'a', 0o600));
-    db = new Database(file, { nativeBinding: options.nativeBinding });
+    db = new Database(file, { nativeBinding: options.nativeBinding ?? nativeAddonPath() });
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${durability === 'full' ? 'FULL' : 'NORMAL'}`);
     db.pragma('busy_timeout = 5000');
@@ -152,7 +153,7 @@ function refuseDamaged(file: string, options: OpenOptions = {}): void {
   let ro: Database.Database | undefined;
   let verdict: string;
   try {
-    ro = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: options.nativeBinding });
+    ro = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: options.nativeBinding ?? nativeAddonPath() });
     verdict = String(ro.pragma('quick_check(1)', { simple: true })).replace(/^\*\*\* in database \w+ \*\*\*\n/, '');
   } catch (err) {
     // Only SQLite saying the bytes are wrong means damaged; a binding that does not load,
