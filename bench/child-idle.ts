@@ -8,8 +8,10 @@
 //   { mode: 'warm' }: node alone after one hot loop, so V8's optimizing compiler (TurboFan) has
 //     run once: its code, ~4 MiB of node's binary, is then mapped, as in any host that has run
 //     hot code (loading better-sqlite3's files alone makes node's path code hot enough).
-//   { mode: 'sqlite', dataDir }: node + better-sqlite3 alone: a WAL file, one transaction of
-//     10 rows, then idle (what the SQLite driver costs before any engine code).
+//   { mode: 'sqlite', dataDir }: node + better-sqlite3 alone, loaded as the engine's build loads
+//     it (its JavaScript bundled, the addon opened by path: src/adapters/sqlite/native-addon.ts,
+//     scripts/build.mjs): a WAL file, one transaction of 10 rows, then idle (what the SQLite
+//     driver costs before any engine code).
 const a = JSON.parse(process.argv[2]!) as { mode: 'engine' | 'bare' | 'warm' | 'sqlite'; backend?: 'sqlite' | 'restate'; durability?: 'full' | 'normal'; dataDir?: string; idleMs: number };
 const keepAlive = setInterval(() => {}, 1 << 30);
 const report = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -30,10 +32,12 @@ async function main(): Promise<void> {
   }
   if (a.mode === 'sqlite') {
     const { default: Database } = await import('better-sqlite3');
-    const { join } = await import('node:path');
+    const { dirname, join } = await import('node:path');
     const { mkdirSync } = await import('node:fs');
+    const { createRequire } = await import('node:module');
     mkdirSync(a.dataDir!, { recursive: true });
-    const db = new Database(join(a.dataDir!, 'raw.db'));
+    const addon = join(dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+    const db = new Database(join(a.dataDir!, 'raw.db'), { nativeBinding: addon });
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.exec('CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v TEXT)');

@@ -6,14 +6,15 @@
 //   dist/cli.js      the `tranquil` command    (cli/main.ts; bin/tranquil.mjs runs it when
 //                    the package is installed, the sources when run from a checkout)
 //   dist/types/      .d.ts for consumers (tsc, tsconfig.build.json; see buildTypes)
-//   dist/chunks/     code the entries share (one copy: the sdk's errors are the engine's), and
-//                    the lazy chunks behind dynamic import(): the Restate adapter and the
-//                    webhook listener (hono) load only when used.
+//   dist/chunks/     the one chunk the entries share (one copy: the sdk's errors are the
+//                    engine's; see oneCoreChunk), and the lazy chunks behind dynamic import():
+//                    the Restate adapter and the webhook listener (hono) load only when used.
 //
 // package.json "exports" resolve to dist/ (types -> dist/types, default -> dist/*.js); inside
 // the repo the custom condition "tranquil-source" (tsconfig paths, vitest aliases, the bin's
-// source hook) keeps development on the TypeScript sources without a build. Native and optional heavy
-// packages stay external and load from node_modules: better-sqlite3, @restatedev/*.
+// source hook) keeps development on the TypeScript sources without a build. The Restate SDK
+// stays external and loads from node_modules on first use; better-sqlite3's JavaScript is
+// bundled, its native addon and error class are the installed package's (see driverBundled).
 // Whitespace, syntax and local identifiers are minified: every engine holds the source text of
 // what it loaded (V8 keeps it for lazy compilation), so a shorter bundle is less idle memory
 // (964 -> 638 KiB of JS; README.md, "Idle memory"). No keepNames: it wraps every function
@@ -217,9 +218,12 @@ export async function buildBench() {
     ...common,
     entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts' },
     outdir: BENCH_OUT,
+    // better-sqlite3 bundled as dist bundles it: the idle bench's node + driver child then
+    // loads the driver the way the engine does.
+    external: common.external.filter((x) => x !== 'better-sqlite3'),
     splitting: true,
     chunkNames: '[name]-[hash]', // next to the entries: the relative paths to dist/ hold in every file
-    plugins: [{
+    plugins: [driverBundled, {
       name: 'engine-from-dist',
       setup(b) {
         b.onResolve({ filter: /.*/ }, (a) => {
