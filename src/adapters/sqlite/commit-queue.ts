@@ -110,23 +110,15 @@ export class CommitQueue {
     const sync = this.walSync;
     if (sync && !sync.failed && sync.saturated && this.queue.length < MAX_HELD) return sync.whenRoom(() => this.flush());
     // Callers of a durable batch are still being answered (ANSWER_SLICE per turn): each of
-    // them is about to queue its next write. While a sync is in flight those writes are held
-    // and commit together, when it ends or when the last caller is answered, whichever comes
-    // first: fewer, larger transactions (holding until the last answer cut the main thread's
-    // CPU per step by about a quarter at 100 concurrent runs). With no sync in flight they
-    // commit at once: the disk syncs them while the rest are answered, rather than standing
-    // idle until the last answer and then keeping every run waiting for one sync. At 100
-    // concurrent runs the runs settle into two cohorts, one syncing while the other is
-    // answered (~50 writes per transaction instead of ~100; steps/s +15%, median of 8
-    // interleaved pairs; docs/reliability.md). Without WalSync COMMIT is durable by itself:
-    // nothing to overlap, the hold lasts until the last answer.
-    if (this.answering.length > 0 && this.queue.length < MAX_HELD && (!sync || sync.busy)) {
+    // them is about to queue its next write. Held until the last is answered, those writes
+    // commit together instead of one small transaction per turn. The hold ends within a few
+    // turns (nothing new becomes durable while nothing commits, so the answers run out); at
+    // 100 concurrent runs it cut the main thread's CPU per step by about a quarter.
+    if (this.answering.length > 0 && this.queue.length < MAX_HELD) {
       this.heldForAnswers = true;
-      sync?.whenRoom(() => this.flush());
       return;
     }
     this.scheduled = false;
-    this.heldForAnswers = false;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;

@@ -91,18 +91,13 @@ export class WalSync {
     }
   }
 
-  /** A sync is in flight. */
-  get busy(): boolean {
-    return this.flights.length > 0;
-  }
-
   /** Every sync slot is taken: a batch committed now would only wait for one to free up. */
   get saturated(): boolean {
     return this.flights.length >= MAX_IN_FLIGHT;
   }
 
-  /** Calls `then` once, when a sync in flight ends (a slot frees up, the disk may be idle) or
-   *  the file failed. One waiter: the commit queue's held flush. */
+  /** Calls `then` once, when a sync slot frees up (or the file failed). One waiter: the
+   *  commit queue's held flush. */
   whenRoom(then: () => void): void {
     this.roomWaiter = then;
   }
