@@ -47,7 +47,9 @@ export function humanBytes(bytes: number): string {
 export function toJsonText(value: unknown, what: string, maxBytes?: number): string {
   let text: string | undefined;
   try {
-    text = JSON.stringify(value === undefined ? null : value, rejectNonJson);
+    // Data alone (the common step result) needs no replacer: with one, V8 leaves its fast
+    // path and calls back for every key (~1.5x the time for a 200 B result, 2x for a 2 KB one).
+    text = value === undefined ? 'null' : plainData(value, 0) ? JSON.stringify(value) : JSON.stringify(value, rejectNonJson);
   } catch (err) {
     throw new SerializationError(`${what} is not JSON-serialisable: ${(err as Error).message}`);
   }
@@ -64,6 +66,40 @@ export function toJsonText(value: unknown, what: string, maxBytes?: number): str
 export function roundTrip<T>(value: T, what: string, maxBytes?: number): T {
   return JSON.parse(toJsonText(value, what, maxBytes)) as T;
 }
+
+/** True when JSON.stringify gives `v`'s exact JSON with nothing converted or dropped: only
+ *  strings, finite numbers, booleans, null, undefined, arrays and objects of Object's (or
+ *  no) prototype without a toJSON. Anything else (a Date, a class instance, a function, a
+ *  symbol, a BigInt, NaN, a cycle past MAX_PLAIN_DEPTH) takes the replacer, which converts
+ *  or refuses it as before. The one difference: a getter on a plain object runs twice. */
+function plainData(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object': {
+      if (v === null) return true;
+      if (depth === MAX_PLAIN_DEPTH || 'toJSON' in v) return false;
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return false;
+        for (let i = 0; i < v.length; i++) if (!plainData(v[i], depth + 1)) return false;
+        return true;
+      }
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const k in v) if (!plainData((v as Record<string, unknown>)[k], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Nesting the fast check follows; deeper values (and cycles) take the replacer. */
+const MAX_PLAIN_DEPTH = 64;
 
 function rejectNonJson(_key: string, v: unknown): unknown {
   if (typeof v === 'bigint') throw new TypeError('BigInt value');

@@ -3,7 +3,7 @@ import { parseDuration, formatDuration, MAX_DURATION_MS } from '../../src/domain
 import { StepNamer, idempotencyKey } from '../../src/domain/step-names.ts';
 import { canTransition, RUN_STATUSES, isTerminal } from '../../src/domain/run-status.ts';
 import { ERROR_FIELDS_MAX_CHARS, fromErrorInfo, toErrorInfo, TerminalError, TimeoutError, ValidationError } from '../../src/domain/errors.ts';
-import { humanBytes, oversize, roundTrip } from '../../src/domain/json.ts';
+import { humanBytes, oversize, roundTrip, toJsonText } from '../../src/domain/json.ts';
 import { eventRunId } from '../../src/domain/ids.ts';
 
 describe('durations', () => {
@@ -119,6 +119,30 @@ describe('json round trip', () => {
     cyclic.self = cyclic;
     expect(() => roundTrip(cyclic, "result of step 'x'")).toThrow(/result of step 'x' is not JSON-serialisable/);
     expect(() => roundTrip(NaN, 'v')).toThrow(/non-finite/);
+  });
+  it('plain data and data with converted or refused parts give the text JSON gives, or the refusal, at any depth', () => {
+    const deep = (v: unknown, n: number): unknown => (n === 0 ? v : { a: [deep(v, n - 1)] });
+    // Plain data (the fast path) is exactly JSON.stringify's text.
+    const plain = { s: 'é"\n', n: -1.5e300, b: false, z: null, u: undefined, arr: [1, undefined, 'x', [[]]], o: Object.create(null) as object };
+    expect(toJsonText(plain, 'v')).toBe(JSON.stringify(plain));
+    expect(toJsonText(deep(1, 100), 'v')).toBe(JSON.stringify(deep(1, 100)));
+    // Converted parts, anywhere, as JSON converts them.
+    expect(toJsonText(deep(new Date(0), 3), 'v')).toBe(JSON.stringify(deep('1970-01-01T00:00:00.000Z', 3)));
+    expect(toJsonText({ t: { toJSON: () => 'x' } }, 'v')).toBe('{"t":"x"}');
+    class Point { constructor(readonly x: number) {} }
+    expect(toJsonText([new Point(1)], 'v')).toBe('[{"x":1}]');
+    // Refused parts, at any depth, including past the fast check's depth and inside what a
+    // toJSON returns (an array subclass's own toJSON included).
+    for (const bad of [() => 1, Symbol('s'), NaN, Infinity, BigInt(1)]) {
+      expect(() => toJsonText(deep(bad, 2), 'v')).toThrow(/v is not JSON-serialisable/);
+      expect(() => toJsonText(deep(bad, 70), 'v')).toThrow(/v is not JSON-serialisable/);
+    }
+    class Listy extends Array { toJSON() { return { f: () => 1 }; } }
+    expect(() => toJsonText({ l: Listy.from([1]) }, 'v')).toThrow(/function value/);
+    expect(() => toJsonText({ t: { toJSON: () => NaN } }, 'v')).toThrow(/non-finite/);
+    const cyclic: unknown[] = [];
+    cyclic.push({ c: cyclic });
+    expect(() => toJsonText(cyclic, 'v')).toThrow(/v is not JSON-serialisable/);
   });
 });
 
