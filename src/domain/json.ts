@@ -71,7 +71,8 @@ export function roundTrip<T>(value: T, what: string, maxBytes?: number): T {
  *  strings, finite numbers, booleans, null, undefined, arrays and objects of Object's (or
  *  no) prototype without a toJSON. Anything else (a Date, a class instance, a function, a
  *  symbol, a BigInt, NaN, a cycle past MAX_PLAIN_DEPTH) takes the replacer, which converts
- *  or refuses it as before. The one difference: a getter on a plain object runs twice. */
+ *  or refuses it as before. The one difference: a getter on a plain object (or a Proxy's
+ *  trap) runs twice, once here and once in JSON.stringify. */
 function plainData(v: unknown, depth: number): boolean {
   switch (typeof v) {
     case 'string':
