@@ -29,6 +29,7 @@ it('checkpoints run on the worker while the main thread keeps committing; the -w
   const store = new SqliteStore(openDatabase(dir, 'full'));
   const q = new CommitQueue(store);
   const ck = q.checkpoints!;
+  const version = store.db.pragma('user_version', { simple: true });
   expect(ck.worker).toBeDefined();
   expect(ck.worker!.stats.started).toBe(0); // lazily: no thread before the first checkpoint
   const pad = 'z'.repeat(20_000);
@@ -46,12 +47,45 @@ it('checkpoints run on the worker while the main thread keeps committing; the -w
   expect(committedWhileCheckpointing).toBeGreaterThan(0);
   // The -wal restarted from its start (a checkpoint racing commits alone would never let it).
   expect(statSync(`${file}-wal`).size).toBeLessThan(20 * 1024 * 1024);
+  // The worker restarted the -wal (checkpoint-worker.ts restart()); user_version, which it
+  // rewrote to do so, is unchanged.
+  expect(ck.stats.restarts).toBeGreaterThanOrEqual(1);
+  expect(store.db.pragma('user_version', { simple: true })).toBe(version);
+  expect(store.db.pragma('quick_check', { simple: true })).toBe('ok');
   expect(statSync(file).size).toBeGreaterThan(30 * 1024 * 1024);
   expect(vouched(file)).toBe(true);
   await q.close(); // the worker's connection closed: the owner's close below is the last
   store.close({ clean: true });
   expect(existsSync(`${file}-wal`)).toBe(false);
   expect(existsSync(`${file}.clean`)).toBe(true);
+}, 120_000);
+
+it('the worker makes the first write after its last pass: the -wal restarts before the main thread commits again', async () => {
+  const dir = newDir();
+  const file = join(dir, 'tranquil.db');
+  const store = new SqliteStore(openDatabase(dir, 'full'));
+  const q = new CommitQueue(store);
+  const ck = q.checkpoints!;
+  const pad = 'z'.repeat(20_000);
+  // mxFrame (byte 16 of the wal-index header) when the last pass releases the held commits,
+  // before any of them runs: nothing is enqueued while a pass holds them.
+  let atRelease: number | undefined;
+  for (let i = 0; i < 5000 && atRelease === undefined; i += 10) {
+    await Promise.all(Array.from({ length: 10 }, (_, j) => q.enqueue(() => store.insertRun({ runId: `r${i + j}`, workflow: 'w', version: 'v', input: pad, now: 1 }))));
+    const released = new Promise<void>((resolve) => {
+      if (!ck.wait(() => ((atRelease = readFileSync(`${file}-shm`).readUInt32LE(16)), resolve()))) resolve();
+    });
+    await released;
+  }
+  await ck.idle();
+  // One frame: the worker's own write (page 1). The main thread's next commit appends to a
+  // restarted -wal, so it writes and syncs no new header itself.
+  expect(atRelease).toBe(1);
+  expect(ck.stats.restarts).toBeGreaterThanOrEqual(1);
+  expect(store.db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: expect.any(Number) });
+  expect(store.db.pragma('quick_check', { simple: true })).toBe('ok');
+  await q.close();
+  store.close({ clean: true });
 }, 120_000);
 
 it('a SIGKILL while the worker is mid-checkpoint leaves no mark for the changed file: the full check runs and every acknowledged run is there', async () => {

@@ -38,7 +38,8 @@ export interface CheckpointRequest {
 }
 
 export type CheckpointReply =
-  | { type: 'done'; last: string | undefined; disowned: boolean; log: number; checkpointed: number; busy: number }
+  /** `restarted`: a final pass copied every frame and this worker restarted the -wal. */
+  | { type: 'done'; last: string | undefined; disowned: boolean; log: number; checkpointed: number; busy: number; restarted?: boolean }
   | { type: 'error'; message: string; code?: string; last: string | undefined; disowned: boolean }
   /** The thread could not start (better-sqlite3 not loadable in a worker, the file not openable). */
   | { type: 'unavailable'; message: string };

@@ -8,7 +8,7 @@
 //      go on meanwhile: PASSIVE takes no writer lock, and never changes the wal-index header,
 //      so a main-thread transaction that began reading before it can still write after it).
 //      A request marked `final` runs while the main thread holds its group commits: it copies
-//      the frames left, so the main connection's next commit restarts the -wal;
+//      the frames left and, when none is left, restarts the -wal itself (restart() below);
 //   3. the file's new identity is written to the mark (temp file, then renamed over it).
 // Doing 1-3 here, back to back, keeps the window in which a SIGKILL leaves a mark that no
 // longer matches the file to the checkpoint itself (then the next start runs the full check).
@@ -66,6 +66,30 @@ try {
   parentPort.close();
 }
 
+// SQLite restarts the -wal from its start at the first write after a checkpoint copied every
+// frame, and first syncs the new -wal header (before any new frame: https://sqlite.org/src/info/ff5be73dee).
+// Left to the main connection's next group commit, that fsync ran on the host's event loop
+// once per checkpoint (~0.5-1.5 ms). So this connection makes that first write: it rewrites
+// user_version with the value it has (one frame of page 1, no change to the data or the
+// schema) at NORMAL (only the header is synced; the frame means nothing if lost). IMMEDIATE:
+// it waits for a writer rather than failing on a stale snapshot.
+let rewriteVersion;
+function restart() {
+  rewriteVersion ??= db.transaction(() => {
+    const v = db.pragma('user_version', { simple: true });
+    db.pragma('user_version = ' + Number(v));
+  });
+  db.pragma('synchronous = NORMAL');
+  try {
+    rewriteVersion.immediate();
+    return true;
+  } catch {
+    return false; // not fatal: the main connection's next commit restarts the -wal, as before
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
+
 function checkpoint(req) {
   let disowned = req.disowned;
   let last = req.last;
@@ -86,6 +110,7 @@ function checkpoint(req) {
     // The file may have changed part way: the mark is not renewed (a later checkpoint will).
     return { type: 'error', message: String(err && err.message || err), code: err && err.code, last, disowned };
   }
+  const restarted = req.final && r.log > 0 && r.checkpointed === r.log && restart();
   if (hold && !req.final) {
     parentPort.postMessage({ type: 'held' });
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 600000);
@@ -103,7 +128,7 @@ function checkpoint(req) {
       }
     }
   }
-  return { type: 'done', last, disowned, log: r.log, checkpointed: r.checkpointed, busy: r.busy };
+  return { type: 'done', last, disowned, log: r.log, checkpointed: r.checkpointed, busy: r.busy, restarted };
 }
 
 parentPort.on('message', (req) => {

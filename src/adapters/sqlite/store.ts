@@ -267,8 +267,12 @@ export class SqliteStore {
     return value === undefined ? null : this.codec.encode(JSON.stringify(value));
   }
 
+  /** A write transaction outside the group commit (start-up, timer claims). IMMEDIATE: the
+   *  checkpoint worker also writes (the -wal restart, checkpoint-worker.ts), and a deferred
+   *  transaction that read before that write would fail to write (SQLITE_BUSY, snapshot);
+   *  this one waits for the lock (busy_timeout) instead, a moment once per checkpoint. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn).immediate();
   }
 
   insertRun(r: { runId: string; workflow: string; version: string; input: Json; inputText?: string; now: number }): boolean {

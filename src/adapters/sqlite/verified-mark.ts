@@ -60,8 +60,9 @@ export class Checkpoints {
   private held: (() => void)[] | undefined;
   private readonly wal: WalBacklog;
   /** `checkpoints`: started (a worker's may still run); `done`: completed; `failed`: errors;
-   *  `inline`: run on the main thread. */
-  readonly stats = { checkpoints: 0, done: 0, failed: 0, inline: 0 };
+   *  `inline`: run on the main thread; `restarts`: last passes after which the worker made the
+   *  first write (the -wal restart and its header's fsync, off this thread). */
+  readonly stats = { checkpoints: 0, done: 0, failed: 0, inline: 0, restarts: 0 };
 
   /** `inline`: on the main thread (default: TRANQUIL_CHECKPOINT=inline); `thread`: options of
    *  the worker (tests: a driver that does not load, a short idle time). */
@@ -110,9 +111,11 @@ export class Checkpoints {
    *  recovery after a crash, which replays every valid frame). So once it is nearly caught
    *  up, one more PASSIVE pass runs with the group commit's flushes held for it (a few ms:
    *  what was committed during the first pass; the event loop runs on, writes just queue);
-   *  the next group commit then restarts the -wal. Not TRUNCATE/RESTART: those rewrite the
-   *  wal-index header, and a main-thread transaction outside the group commit (a timer claim)
-   *  that began reading before would fail to write with SQLITE_BUSY (snapshot). */
+   *  then the worker makes the first write, which restarts the -wal (checkpoint-worker.ts).
+   *  Not TRUNCATE/RESTART: after those too, the next writer (the main thread) writes and
+   *  syncs the new header. The worker's write changes the wal-index header, so the main thread's transactions outside
+   *  the group commit begin IMMEDIATE (store.ts transaction()): a deferred one that read
+   *  before that write would fail to write with SQLITE_BUSY (snapshot). */
   private lastPass(thread: CheckpointThread): void {
     const backlog = this.wal.backlogBytes();
     if (backlog === 0 || this.closing) return;
@@ -166,6 +169,7 @@ export class Checkpoints {
     if (!this.disowned) this.last = r.last;
     if (r.type === 'done') {
       this.stats.done++;
+      if (r.restarted) this.stats.restarts++;
       this.dueAt = CHECKPOINT_WAL_BYTES;
       if (!last && this.thread) this.lastPass(this.thread);
       return;
