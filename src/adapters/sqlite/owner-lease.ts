@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { DataDirInUseError } from '../../domain/errors.ts';
 import { pidAlive } from '../../platform/pid.ts';
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { isoTime } from '../../domain/iso-time.ts';
 
 interface OwnerRow {
@@ -19,6 +19,8 @@ interface OwnerRow {
 export class OwnerLease {
   private timer: NodeJS.Timeout | undefined;
   private readonly host = hostname();
+  /** [relax, restore] the sync level around a beat (see acquire). */
+  private levels: [Statement, Statement] | undefined;
 
   constructor(
     private readonly db: Database,
@@ -38,6 +40,11 @@ export class OwnerLease {
          ON CONFLICT (id) DO UPDATE SET owner_id = excluded.owner_id, pid = excluded.pid, host = excluded.host, heartbeat_at = excluded.heartbeat_at`,
       ).run(this.ownerId, process.pid, this.host, Date.now());
     }).immediate();
+    // Beats commit at NORMAL when the file runs at FULL: a beat's fsync ran on the host's event
+    // loop every few seconds, and a beat lost with the machine tells nothing wrong (its owner
+    // is gone too). The group commit's or a checkpoint's next sync makes it durable anyway.
+    const level = Number(db.pragma('synchronous', { simple: true }));
+    if (level >= 2 && !db.memory) this.levels = [db.prepare('PRAGMA synchronous = NORMAL'), db.prepare(`PRAGMA synchronous = ${level}`)];
     this.timer = setInterval(() => this.beat(), Math.max(200, Math.floor(this.ttlMs / 3)));
     this.timer.unref();
   }
@@ -59,9 +66,16 @@ export class OwnerLease {
 
   private beat(): void {
     try {
+      this.levels?.[0].run();
       this.db.prepare(`UPDATE owner SET heartbeat_at = ? WHERE id = 1 AND owner_id = ?`).run(Date.now(), this.ownerId);
     } catch {
       // A busy or closing database: the next beat retries; expiry only matters to another host.
+    } finally {
+      try {
+        this.levels?.[1].run();
+      } catch {
+        // closing: nothing commits after this
+      }
     }
   }
 }

@@ -113,9 +113,9 @@ export class Checkpoints {
    *  what was committed during the first pass; the event loop runs on, writes just queue);
    *  then the worker makes the first write, which restarts the -wal (checkpoint-worker.ts).
    *  Not TRUNCATE/RESTART: after those too, the next writer (the main thread) writes and
-   *  syncs the new header. The worker's write changes the wal-index header, so the main thread's transactions outside
-   *  the group commit begin IMMEDIATE (store.ts transaction()): a deferred one that read
-   *  before that write would fail to write with SQLITE_BUSY (snapshot). */
+   *  syncs the new header. The worker's write changes the wal-index header, so the main
+   *  thread's transactions outside the group commit begin IMMEDIATE (store.ts transaction()):
+   *  a deferred one that read before that write would fail to write (SQLITE_BUSY_SNAPSHOT). */
   private lastPass(thread: CheckpointThread): void {
     const backlog = this.wal.backlogBytes();
     if (backlog === 0 || this.closing) return;
