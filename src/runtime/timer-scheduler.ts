@@ -99,7 +99,7 @@ export class TimerScheduler implements Scheduler {
   }
 
   /** Claims every source at the current time, then re-arms. Synchronous when every source
-   *  is (the SQLite claim): the dispatch happens in the same turn as the timer. */
+   *  is; the SQLite claim is a write of its group commit, so it resolves once that is durable. */
   private scan(): Promise<void> {
     if (this.stopped) return DONE;
     const now = this.clock.now();

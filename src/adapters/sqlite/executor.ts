@@ -635,11 +635,21 @@ export class SqliteExecutor implements DurableExecutor {
   /** Claims up to `batch` due runs (status -> running, wake_at cleared) and fires every due
    *  schedule slot in ONE transaction, dispatches them, and reports the next wake time or
    *  schedule slot in the file, whichever is first. */
-  private claimDue(now: number, batch: number): TimerClaim {
+  private async claimDue(now: number, batch: number): Promise<TimerClaim> {
+    try {
+      return await this.claimDueNow(now, batch);
+    } finally {
+      // A claim that dispatched nothing ends no run: idle() waiters, who counted its write
+      // as work in the queue, hear of it here.
+      this.resolveIdle();
+    }
+  }
+
+  private async claimDueNow(now: number, batch: number): Promise<TimerClaim> {
     if (this.stopping) return { more: false };
     const writes = this.o.triggerStore.writes;
     const drain = this.o.drain;
-    const { claimed, fired } = this.store.transaction(() => {
+    const { claimed, fired } = await this.queue.enqueue(() => {
       // Restate's outbox rows never sleep: every due run of a drain's file is a drained one.
       const ids = this.store.dueRunIds(now, batch).filter((id) => !drain || drain.runIds.has(id));
       for (const id of ids) {

@@ -267,7 +267,7 @@ export class SqliteStore {
     return value === undefined ? null : this.codec.encode(JSON.stringify(value));
   }
 
-  /** A write transaction outside the group commit (start-up, timer claims). IMMEDIATE: the
+  /** A write transaction outside the group commit (start-up). IMMEDIATE: the
    *  checkpoint worker also writes (the -wal restart, checkpoint-worker.ts), and a deferred
    *  transaction that read before that write would fail to write (SQLITE_BUSY, snapshot);
    *  this one waits for the lock (busy_timeout) instead, a moment once per checkpoint. */

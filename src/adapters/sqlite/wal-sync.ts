@@ -19,9 +19,9 @@
 //    StorageError and nothing is committed any more (after EIO the kernel may have dropped the
 //    dirty pages, so a retried sync could "succeed" without the data);
 //  - a connection closed while a sync is in flight (an abandoned engine) rejects its batches;
-//  - writes outside the group commit (start-up, timer claims) keep synchronous=FULL: the
-//    NORMAL level is set only around the queue's own transactions (and the owner lease's
-//    heartbeat, which owner-lease.ts says why it may).
+//  - writes outside the group commit (start-up) keep synchronous=FULL: the NORMAL level is
+//    set only around the queue's own transactions (timer claims are queue writes) and the
+//    owner lease's heartbeat (owner-lease.ts says why it may).
 // A reader on the same connection can see a committed batch while its sync is in flight
 // (never a caller of the write); see docs/reliability.md.
 import type { Database } from 'better-sqlite3';
