@@ -633,8 +633,9 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   /** Claims up to `batch` due runs (status -> running, wake_at cleared) and fires every due
-   *  schedule slot in ONE transaction, dispatches them, and reports the next wake time or
-   *  schedule slot in the file, whichever is first. */
+   *  schedule slot in ONE write of the group commit (its fsync off the event loop), dispatches
+   *  them once that is durable, and reports the next wake time or schedule slot in the file,
+   *  whichever is first. */
   private async claimDue(now: number, batch: number): Promise<TimerClaim> {
     try {
       return await this.claimDueNow(now, batch);
