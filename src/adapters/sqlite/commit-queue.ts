@@ -99,6 +99,16 @@ export class CommitQueue {
     return this.queue.length + (this.walSync?.pending ?? 0);
   }
 
+  /** Called once a batch's callers are all settled and nothing is left (size 0): whoever
+   *  waits for the engine to be idle counts queued writes as work, and a write that starts
+   *  or ends no run (a timer claim that found nothing, a signal, a retention sweep) would
+   *  otherwise never tell it. */
+  onDrained: (() => void) | undefined;
+
+  private settled(): void {
+    if (this.answering.length === 0 && this.size === 0) this.onDrained?.();
+  }
+
   private flush(): void {
     // A checkpoint's last pass holds commits for a moment (verified-mark.ts); resumed after.
     if (this.checkpoints?.wait(() => this.flush())) return;
@@ -124,7 +134,7 @@ export class CommitQueue {
     if (batch.length === 0) return;
     if (sync?.failed) {
       for (const p of batch) p.reject(sync.failed);
-      return;
+      return this.settled();
     }
     let results: unknown[];
     try {
@@ -174,7 +184,7 @@ export class CommitQueue {
       // After the last callers' code has run (their writes queued): the held batch commits.
       this.heldForAnswers = false;
       setImmediate(() => this.flush());
-    }
+    } else this.settled();
   }
 
   private flushOneByOne(batch: Pending[]): void {
@@ -184,14 +194,17 @@ export class CommitQueue {
     } catch (err) {
       const e = asStorageError(err);
       for (const p of batch) p.reject(e);
-      return;
+      return this.settled();
     }
     this.count(batch.length);
-    this.durable(() => batch.forEach((p, i) => {
-      const o = outcomes.get(i) as { ok?: unknown; err?: unknown };
-      if ('err' in o) p.reject(asStorageError(o.err));
-      else p.resolve(o.ok);
-    }), batch);
+    this.durable(() => {
+      batch.forEach((p, i) => {
+        const o = outcomes.get(i) as { ok?: unknown; err?: unknown };
+        if ('err' in o) p.reject(asStorageError(o.err));
+        else p.resolve(o.ok);
+      });
+      this.settled();
+    }, batch);
   }
 
   /** Answers a committed batch once it is on disk (at once when COMMIT already synced). */
@@ -199,8 +212,9 @@ export class CommitQueue {
     this.checkpoints?.afterCommit();
     if (!this.walSync) return answer();
     this.walSync.after((err) => {
-      if (err) for (const p of batch) p.reject(err);
-      else answer();
+      if (!err) return answer();
+      for (const p of batch) p.reject(err);
+      this.settled();
     });
   }
 

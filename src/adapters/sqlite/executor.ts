@@ -149,6 +149,7 @@ export class SqliteExecutor implements DurableExecutor {
     file.openNow();
     this.store = file.store;
     this.queue = file.queue;
+    this.queue.onDrained = () => this.resolveIdle();
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
@@ -637,16 +638,6 @@ export class SqliteExecutor implements DurableExecutor {
    *  them once that is durable, and reports the next wake time or schedule slot in the file,
    *  whichever is first. */
   private async claimDue(now: number, batch: number): Promise<TimerClaim> {
-    try {
-      return await this.claimDueNow(now, batch);
-    } finally {
-      // A claim that dispatched nothing ends no run: idle() waiters, who counted its write
-      // as work in the queue, hear of it here.
-      this.resolveIdle();
-    }
-  }
-
-  private async claimDueNow(now: number, batch: number): Promise<TimerClaim> {
     if (this.stopping) return { more: false };
     const writes = this.o.triggerStore.writes;
     const drain = this.o.drain;
