@@ -170,9 +170,11 @@ export default workflow('combinators', ${P}, (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => {
     const all = await Promise.all(Array.from({ length: 20 }, (_, i) => step.do('all-' + i, body('all-' + i, 'v' + i))));
+    // The losers are 1.5 s / 1 s behind, not 0.15 / 0.1: under CI load the Restate run through
+    // the runner once journaled the 10 ms body after the 150 ms one ('slow' won).
     const any = await Promise.any([
       step.do('any-bad', () => { throw new TerminalError('no'); }),
-      step.do('any-slow', async () => (await pause(150), 'slow')),
+      step.do('any-slow', async () => (await pause(1500), 'slow')),
       step.do('any-fast', async () => (await pause(10), 'fast')),
     ]);
     const settled = await Promise.allSettled([
@@ -180,7 +182,7 @@ export default workflow('combinators', ${P}, (w) => {
       step.do('settle-bad', () => { throw new TerminalError('bad'); }),
       step.sleep('settle-nap', 30),
     ]);
-    const race = await Promise.race([step.sleep('race-nap', 100).then(() => 'nap'), step.do('race-do', async () => (await pause(5), 'do'))]);
+    const race = await Promise.race([step.sleep('race-nap', 1000).then(() => 'nap'), step.do('race-do', async () => (await pause(5), 'do'))]);
     await step.sleep('replay', 30);
     return { all, any, settled: settled.map((r) => (r.status === 'fulfilled' ? (r.value ?? 'slept') : r.reason.message)), race };
   });
