@@ -57,6 +57,12 @@ export interface StepLog {
    *  entry.result when the session already produced it (a log may store it as is instead of
    *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */
   record(entry: JournalEntry, resultText?: string): Promise<void>;
+  /** Offered by a log whose `attempt` calls `run` at once and adds nothing, and whose records
+   *  commit in this process (SQLite): records as `record` does, then calls `durable` once the
+   *  entry is durable or `failed` where `record`'s promise would reject, with no promise of
+   *  its own. The session's path for a step body that returns a plain value (doNow in
+   *  run-session.ts). */
+  commitThen?(entry: JournalEntry, resultText: string | undefined, durable: () => void, failed: (err: unknown) => void): void;
   /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its
    *  payload as result, atomically; undefined when none is there. */
   takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined>;

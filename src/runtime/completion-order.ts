@@ -14,6 +14,8 @@ export interface CompletionOrderHooks {
   moved(): void;
   /** A result is held: the session may now be waiting only on held results. */
   held(): void;
+  /** The turn in which results were handed back ended (before the next is released). */
+  turnEnded(): void;
 }
 
 export class CompletionOrder {
@@ -122,6 +124,7 @@ export class CompletionOrder {
   /** The turn in which this gate handed a result back has ended: the next may go. */
   turnEnded(): void {
     this.releasedThisTurn = false;
+    this.hooks.turnEnded();
     this.releaseNext();
   }
 

@@ -17,7 +17,7 @@ import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
-import { resolveStepOptions } from '../../sdk/step-options.ts';
+import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo } from './attempt-info.ts';
 import { Links, type Link } from './links.ts';
 import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
@@ -49,6 +49,17 @@ interface PendingStep {
   reject(err: Error): void;
 }
 
+
+type Started = { call: StepCall; decision: Decision };
+
+/** An attempt doNow began, handed to doStep for the rest. */
+interface Begun {
+  call: StepCall;
+  attempt: number;
+  startedAt: number;
+  opts: NormalizedStepOptions;
+  ran: Promise<AttemptResult>;
+}
 
 /** A step that cannot go on until time passes or a signal arrives. */
 interface Blocked {
@@ -95,6 +106,8 @@ export class RunSession {
   private returned = false;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
+  /** Of those, doNow's handed back in this turn of the event loop: uncounted at its end. */
+  private uncountAtTurnEnd = 0;
   /** In call order (links, not a table: see src/runtime/links.ts). */
   private readonly pendingSteps = new Links<PendingStep>();
   /** Results reach the code in completion order (src/runtime/completion-order.ts). */
@@ -117,7 +130,15 @@ export class RunSession {
   ) {
     this.order = new CompletionOrder(
       log.entries.flatMap((e) => [e?.order]),
-      { unsettled: () => this.unsettled, moved: () => void this.activity++, held: () => this.checkQuiescent() },
+      {
+        unsettled: () => this.unsettled,
+        moved: () => void this.activity++,
+        held: () => this.checkQuiescent(),
+        turnEnded: () => {
+          this.unsettled -= this.uncountAtTurnEnd;
+          this.uncountAtTurnEnd = 0;
+        },
+      },
     );
     // A cancel delivered in an earlier session is in the journal (steps failed with
     // CancelledError); one requested since is delivered where the code now waits.
@@ -290,7 +311,7 @@ export class RunSession {
 
   private stepApi(): StepApi {
     return stepApi({
-      do: (name, options, body) => this.stepCall((p) => this.doStep(p, name, options, body)),
+      do: (name, options, body) => (this.log.commitThen ? this.doNow(name, options, body) : this.stepCall((p) => this.doStep(p, name, options, body))),
       sleep: (name, wakeAtFrom) => this.stepCall((p) => this.sleepStep(p, name, wakeAtFrom)),
       wait: (name, timeoutMs) => this.stepCall((p) => this.waitStep(p, name, timeoutMs)),
       use: (cap, input, affinity, options) => {
@@ -427,6 +448,86 @@ export class RunSession {
   }
 
 
+  /** step.do on a log that commits in place (commitThen: SQLite in-process). A body that
+   *  returns a plain value has its outcome recorded and handed back through callbacks, with
+   *  none of doStep's async frame, awaits and promise wrappers: they were most of a step's
+   *  garbage, and the young generation's scavenges are the host's longest event-loop turns
+   *  (docs/architecture.md, "Garbage on the step path"). Every other case (a replay, a
+   *  suspension, a pending cancel, a timeout, a body that returns a promise or fails) goes
+   *  on in doStep from the point it reached, so both paths make the same decisions. */
+  private doNow(rawName: string, options: StepOptions | undefined, body: StepBody<unknown>): Promise<unknown> {
+    let started: Started | undefined;
+    try {
+      started = this.begin('do', rawName);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // As doStep: a finished run's calls never settle.
+    if (!started) return never();
+    const { call, decision } = started;
+    this.unsettled++;
+    let resolve!: (v: unknown) => void;
+    const p: PendingStep = { call, cancelled: false, reject: undefined as unknown as PendingStep['reject'] };
+    const promise = new Promise<unknown>((res, rej) => ((resolve = res), (p.reject = rej)));
+    const link = this.pendingSteps.add(p);
+    let opts: NormalizedStepOptions | undefined;
+    if (decision.type === 'execute' && this.cancelPhase !== 'pending' && this.pendingWrites.length === 0 && !this.outcome && !this.log.cancelRequested()) {
+      try {
+        opts = resolveStepOptions(call.name, this.stepDefaults, options);
+      } catch {
+        // Bad options: doStep rejects the call with the same error.
+      }
+    }
+    if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined) {
+      return this.doLater(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
+    }
+    const attempt = decision.attempt;
+    p.attempts = attempt;
+    const startedAt = decision.entry?.startedAt ?? this.log.now();
+    const res = this.bodyNow(call, attempt, body);
+    if (res instanceof Promise || !res.ok) {
+      const begun = { call, attempt, startedAt, opts, ran: res instanceof Promise ? res : Promise.resolve(res) };
+      return this.doLater(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started, begun));
+    }
+    // As doStep past its attempt: cancelled while the body ran (it cancelled its own run).
+    if (this.outcome || p.cancelled) return promise;
+    p.settled = true;
+    const entry: JournalEntry = {
+      seq: call.seq, name: call.name, kind: 'do', attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(),
+    };
+    const value = res.value;
+    if (value !== undefined) entry.result = value;
+    this.inflight++;
+    // Handed back at its turn, and counted as unsettled until that turn ends: a sibling
+    // released in the same turn would otherwise not wait for this one's reaction (the
+    // gate's rule; doStep's caller uncounts a few microtasks later, replay's too).
+    const go = (): void => {
+      this.pendingSteps.remove(link);
+      this.uncountAtTurnEnd++;
+      resolve(value);
+    };
+    this.log.commitThen!(entry, res.text, () => {
+      this.settled();
+      const turn = this.order.gate(entry.order);
+      if (turn) void turn.then(go);
+      else go();
+    }, this.ioFailed);
+    return promise;
+  }
+
+  /** doNow's cases that doStep goes on with: settled as stepCall settles its calls. */
+  private doLater(p: PendingStep, link: Link<PendingStep>, resolve: (v: unknown) => void, promise: Promise<unknown>, run: Promise<unknown>): Promise<unknown> {
+    const done = () => {
+      this.pendingSteps.remove(link);
+      this.unsettled--;
+    };
+    run.then(
+      (v) => (done(), resolve(v)),
+      (e: unknown) => (done(), p.reject(e as Error)),
+    );
+    return promise;
+  }
+
   /** A log that journals positions as it goes said which step it holds there. */
   private checkRecorded(call: StepCall | { seq: number; kind: 'end'; name: string }, recorded: Recorded | void | undefined): boolean {
     const d = recorded && decideRecorded(call, recorded);
@@ -443,27 +544,40 @@ export class RunSession {
     return !this.outcome && this.checkRecorded(call, recorded);
   }
 
-  private async doStep<T>(p: PendingStep, rawName: string, options: StepOptions | undefined, body: StepBody<T>, kind: 'do' | 'use' = 'do'): Promise<T> {
-    const started = this.begin(kind, rawName);
-    if (!started) return never();
-    const { call, decision } = started;
-    p.call = call;
-    if (decision.type === 'replay') return (p.replay = true), (await this.replay(decision.entry)) as T;
-    p.attempts = decision.type === 'execute' ? decision.attempt : decision.type === 'suspend' ? decision.entry.attempts : undefined;
-    // A cancel waits to be delivered: this step gets it rather than run.
-    if (this.cancelPhase === 'pending') return this.block({ status: 'retrying' });
-    if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
-    if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
-    const opts = resolveStepOptions(call.name, this.stepDefaults, options);
-    // Awaited only when there is something to flush: an await costs a turn of microtasks
-    // and its garbage on every step.
-    if (this.pendingWrites.length > 0) await this.flushPending();
-    // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
-    if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
-    if (p.cancelled) return never();
-    const attempt = decision.attempt;
-    const startedAt = decision.entry?.startedAt ?? this.log.now();
-    const res = await this.io(this.log.attempt(call, attempt, () => this.runBody(call, attempt, opts.timeoutMs, body), { timeoutMs: opts.timeoutMs }));
+  /** `started`: doNow called begin already. `begun`: doNow also began the attempt (its body
+   *  returned a promise, or failed); the rest is this path's. */
+  private async doStep<T>(
+    p: PendingStep, rawName: string, options: StepOptions | undefined, body: StepBody<T>, kind: 'do' | 'use' = 'do',
+    started = this.begin(kind, rawName), begun?: Begun,
+  ): Promise<T> {
+    let call: StepCall, attempt: number, startedAt: number, opts: NormalizedStepOptions, ran: Promise<AttemptResult & { recorded?: Recorded }>;
+    if (begun) ({ call, attempt, startedAt, opts, ran } = begun);
+    else {
+      if (!started) return never();
+      const { decision } = started;
+      call = started.call;
+      p.call = call;
+      if (decision.type === 'replay') return (p.replay = true), (await this.replay(decision.entry)) as T;
+      p.attempts = decision.type === 'execute' ? decision.attempt : decision.type === 'suspend' ? decision.entry.attempts : undefined;
+      // A cancel waits to be delivered: this step gets it rather than run.
+      if (this.cancelPhase === 'pending') return this.block({ status: 'retrying' });
+      if (decision.type === 'suspend') return this.block({ status: decision.status, wakeAt: decision.until });
+      if (decision.type !== 'execute') throw new Error(`unexpected decision ${decision.type} for step.do`);
+      opts = resolveStepOptions(call.name, this.stepDefaults, options);
+      // Awaited only when there is something to flush: an await costs a turn of microtasks
+      // and its garbage on every step.
+      if (this.pendingWrites.length > 0) await this.flushPending();
+      // A cancel (or the engine stopping) that landed while pending writes flushed: no new attempt.
+      if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
+      if (p.cancelled) return never();
+      attempt = decision.attempt;
+      startedAt = decision.entry?.startedAt ?? this.log.now();
+      const c = call;
+      const a = attempt;
+      const timeoutMs = opts.timeoutMs;
+      ran = this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+    }
+    const res = await this.io(ran);
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
     if (res.ok) {
@@ -520,23 +634,36 @@ export class RunSession {
     }
   }
 
-  /** One attempt of a step body, as data: the value with its JSON text, or why it failed.
-   *  Without a timeout, a body that returns a plain value settles with no async frame of
-   *  its own (this runs once per step: each await and async function here was garbage). */
+  /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
+    if (timeoutMs !== undefined) {
+      const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+      return this.runTimedBody(call, attempt, timeoutMs, body, info, this.aborts.add(info));
+    }
+    const res = this.bodyNow(call, attempt, body);
+    return res instanceof Promise ? res : Promise.resolve(res);
+  }
+
+  /** An attempt without a timeout: a body that returns a plain value (or throws) gives its
+   *  outcome at once, with no promise or async frame of its own (this runs once per step). */
+  private bodyNow<T>(call: StepCall, attempt: number, body: StepBody<T>): AttemptResult | Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
     const abortKey = this.aborts.add(info);
-    if (timeoutMs !== undefined) return this.runTimedBody(call, attempt, timeoutMs, body, info, abortKey);
     let value: T | Promise<T>;
     try {
-      value = this.callBody(() => body(info));
+      this.inBodySync++;
+      try {
+        value = body(info);
+      } finally {
+        this.inBodySync--;
+      }
     } catch (err) {
       this.aborts.remove(abortKey);
-      return Promise.resolve(failedAttempt(err));
+      return failedAttempt(err);
     }
     if (!isThenable(value)) {
       this.aborts.remove(abortKey);
-      return Promise.resolve(this.attemptValue(call, value));
+      return this.attemptValue(call, value);
     }
     return Promise.resolve(value).then(
       (v) => (this.aborts.remove(abortKey), this.attemptValue(call, v)),

@@ -86,6 +86,12 @@ export class CommitQueue {
     return new Promise<T>((resolve) => this.push(write, resolve as (v: unknown) => void, lost));
   }
 
+  /** As enqueueOrLose, with `done` called once the write is durable instead of a promise
+   *  (the session's step path: no promise, executor and resolving functions per step). */
+  enqueueThen(write: () => unknown, done: (v: unknown) => void, lost: (err: unknown) => void): void {
+    this.push(write, done, lost);
+  }
+
   private push(write: () => unknown, resolve: (v: unknown) => void, reject: (e: unknown) => void): void {
     this.queue.push({ write, resolve, reject });
     if (!this.scheduled) {

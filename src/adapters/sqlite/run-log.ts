@@ -135,10 +135,18 @@ export class SqliteRunLog implements StepLog {
   }
 
   private commit(entry: JournalEntry, text: string | undefined): Promise<void> {
-    return this.host.queue.enqueueOrLose(() => {
-      this.host.store.recordStep(this.runId, entry, text);
-      this.wrote(entry, text);
-    }, this.lost);
+    return this.host.queue.enqueueOrLose(() => this.storeStep(entry, text), this.lost);
+  }
+
+  commitThen(entry: JournalEntry, text: string | undefined, durable: () => void, failed: (err: unknown) => void): void {
+    // Fault points (tests) wrap the write in promises: the same commit, through record().
+    if (this.host.faults) return void this.record(entry, text).then(durable, failed);
+    this.host.queue.enqueueThen(() => this.storeStep(entry, text), durable, this.lost);
+  }
+
+  private storeStep(entry: JournalEntry, text: string | undefined): void {
+    this.host.store.recordStep(this.runId, entry, text);
+    this.wrote(entry, text);
   }
 
   /** A journal write that fails is a storage failure, not a step failure: the workflow never
