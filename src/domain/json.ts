@@ -43,8 +43,9 @@ export function humanBytes(bytes: number): string {
 }
 
 /** Returns the JSON text of value, or throws SerializationError naming `what` (not JSON,
- *  or, with `maxBytes`, larger than that). */
-export function toJsonText(value: unknown, what: string, maxBytes?: number): string {
+ *  or, with `maxBytes`, larger than that). `what` may be a function of `arg`, called only for
+ *  an error: a step result's label was a string built on every step. */
+export function toJsonText<A>(value: unknown, whatOf: string | ((arg: A) => string), maxBytes?: number, arg?: A): string {
   let text: string | undefined;
   try {
     // Data alone (the common step result) needs no replacer: with one, V8 leaves its fast
@@ -52,16 +53,20 @@ export function toJsonText(value: unknown, what: string, maxBytes?: number): str
     // 200 B result, 9.4 against 4.9 µs for an 0.8 KB object of 20 items).
     text = value === undefined ? 'null' : plainData(value, 0) ? JSON.stringify(value) : JSON.stringify(value, rejectNonJson);
   } catch (err) {
-    throw new SerializationError(`${what} is not JSON-serialisable: ${(err as Error).message}`);
+    throw new SerializationError(`${label(whatOf, arg)} is not JSON-serialisable: ${(err as Error).message}`);
   }
-  if (text === undefined) throw new SerializationError(`${what} is not JSON-serialisable`);
+  if (text === undefined) throw new SerializationError(`${label(whatOf, arg)} is not JSON-serialisable`);
   const bytes = maxBytes === undefined ? undefined : oversize(text, maxBytes);
   if (bytes !== undefined) {
     throw new SerializationError(
-      `${what} is ${bytes} bytes of JSON (${humanBytes(bytes)}), over the limit of ${maxBytes} bytes (${humanBytes(maxBytes!)}, engine config maxPayloadBytes)`,
+      `${label(whatOf, arg)} is ${bytes} bytes of JSON (${humanBytes(bytes)}), over the limit of ${maxBytes} bytes (${humanBytes(maxBytes!)}, engine config maxPayloadBytes)`,
     );
   }
   return text;
+}
+
+function label<A>(whatOf: string | ((arg: A) => string), arg: A | undefined): string {
+  return typeof whatOf === 'string' ? whatOf : whatOf(arg as A);
 }
 
 export function roundTrip<T>(value: T, what: string, maxBytes?: number): T {

@@ -50,6 +50,9 @@ interface PendingStep {
 }
 
 
+/** What a step's result is called in toJsonText's errors (built only when it throws). */
+const stepResult = (name: string): string => `result of step '${name}'`;
+
 type Started = { call: StepCall; decision: Decision };
 
 /** An attempt doNow began, handed to doStep for the rest. */
@@ -691,7 +694,7 @@ export class RunSession {
     if (value === undefined) return { ok: true };
     try {
       // Over the size limit: fatal like a non-JSON result (no retry would make it smaller).
-      const text = toJsonText(value, `result of step '${call.name}'`, this.maxPayloadBytes);
+      const text = toJsonText(value, stepResult, this.maxPayloadBytes, call.name);
       return { ok: true, value: JSON.parse(text) as Json, text };
     } catch (err) {
       return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };

@@ -162,11 +162,16 @@ export class SqliteRunLog implements StepLog {
   private wrote(entry: JournalEntry, resultText?: string): void {
     const written = this.act.written;
     if (!written) return;
-    const w = {} as Record<string, unknown>;
-    for (const k in entry) if (k !== 'result' && k !== 'error') w[k] = entry[k as keyof JournalEntry];
-    if (entry.result !== undefined) w.resultText = resultText ?? JSON.stringify(entry.result);
-    if (entry.error !== undefined) w.errorText = JSON.stringify(entry.error as ErrorInfo);
-    written[entry.seq] = w as WrittenEntry;
+    // Every field named, absent ones undefined: one shape with all of them in the object,
+    // where keys added one by one overflowed into a second array (a PropertyArray per step,
+    // live as long as the run).
+    written[entry.seq] = {
+      seq: entry.seq, name: entry.name, kind: entry.kind, status: entry.status, attempts: entry.attempts,
+      startedAt: entry.startedAt, endedAt: entry.endedAt, wakeAt: entry.wakeAt, nextRetryAt: entry.nextRetryAt,
+      retryLimit: entry.retryLimit, order: entry.order,
+      resultText: entry.result === undefined ? undefined : (resultText ?? JSON.stringify(entry.result)),
+      errorText: entry.error === undefined ? undefined : JSON.stringify(entry.error as ErrorInfo),
+    };
   }
 
   /** Test-only: the step-commit fault points around one journal write. */
