@@ -5,7 +5,7 @@
 // leaves no mark that vouches for the changed file: the next start runs the full check and
 // has every acknowledged run.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -190,6 +190,34 @@ it('the worker starts at the first checkpoint and ends once idle; the next check
   expect(ck.worker).toBe(thread);
   expect(ck.stats.done).toBeGreaterThanOrEqual(2);
   expect(vouched(file)).toBe(true);
+  await ck.close();
+  store.close();
+});
+
+/** Nice values of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
+const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+const threadNices = () =>
+  readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      return [niceOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8'))];
+    } catch {
+      return []; // a thread that ended meanwhile
+    }
+  });
+
+it.runIf(process.platform === 'linux')('the worker runs below the host: its own thread at nice 10, the host thread unchanged', async () => {
+  const dir = newDir();
+  const store = new SqliteStore(openDatabase(dir, 'full'));
+  const ck = Checkpoints.for(store.db, { thread: { idleMs: 60_000 } })!;
+  const mine = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+  const before = threadNices().filter((n) => n === 10).length;
+  fillWal(store, 0);
+  ck.afterCommit();
+  await ck.idle();
+  expect(ck.worker!.alive).toBe(true);
+  expect(ck.stats.done).toBeGreaterThanOrEqual(1);
+  expect(threadNices().filter((n) => n === 10).length).toBe(before + 1);
+  expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mine);
   await ck.close();
   store.close();
 });
