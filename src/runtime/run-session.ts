@@ -495,11 +495,8 @@ export class RunSession {
     // As doStep past its attempt: cancelled while the body ran (it cancelled its own run).
     if (this.outcome || p.cancelled) return promise;
     p.settled = true;
-    const entry: JournalEntry = {
-      seq: call.seq, name: call.name, kind: 'do', attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(),
-    };
     const value = res.value;
-    if (value !== undefined) entry.result = value;
+    const entry = this.succeeded(call, 'do', attempt, startedAt, value);
     this.inflight++;
     // Handed back at its turn, and counted as unsettled until that turn ends: a sibling
     // released in the same turn would otherwise not wait for this one's reaction (the
@@ -516,6 +513,18 @@ export class RunSession {
       else go();
     }, this.ioFailed);
     return promise;
+  }
+
+  /** A succeeded step's entry, completing now. Spelled out, not `{ ...base, status, ... }`: on
+   *  Node 20 objects made by a spread plus more properties, or given one afterwards, survive
+   *  scavenges though nothing holds them (a loop of them alone promotes ~3.5 MB per
+   *  scavenge), and this runs once per step; `result` is in the literal (undefined for a void
+   *  step, which every reader takes as absent). Elsewhere on the step path
+   *  Object.assign({}, x, {...}) stands in for such spreads (same keys, same order). */
+  private succeeded(call: StepCall, kind: StepKind, attempt: number, startedAt: number, result: Json | undefined): JournalEntry {
+    return {
+      seq: call.seq, name: call.name, kind, attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(), result,
+    };
   }
 
   /** doNow's cases that doStep goes on with: settled as stepCall settles its calls. */
@@ -585,14 +594,7 @@ export class RunSession {
     if (this.outcome || p.cancelled || !this.checkRecorded(call, res.recorded)) return never();
     if (res.ok) {
       p.settled = true;
-      // Spelled out, not `{ ...base, status, ... }`: on Node 20 objects made by a spread plus
-      // more properties survive scavenges though nothing holds them (a loop of them alone
-      // promotes ~3.5 MB per scavenge), and this runs once per step. Elsewhere on the step
-      // path Object.assign({}, x, {...}) stands in for such spreads (same keys, same order).
-      const entry: JournalEntry = {
-        seq: call.seq, name: call.name, kind, attempts: attempt, startedAt, status: 'succeeded', endedAt: this.log.now(), order: this.order.next(),
-      };
-      if (res.value !== undefined) entry.result = res.value;
+      const entry = this.succeeded(call, kind, attempt, startedAt, res.value);
       await this.io(this.log.record(entry, res.text));
       const turn = this.order.gate(entry.order);
       if (turn) await turn;
