@@ -454,4 +454,37 @@ export function concurrencyScenarios({ test, boot, restart, until }: ScenarioKit
     expect(view.output).toBe('fast');
     expect(view.steps.map((s) => [s.name, s.status])).toEqual([['a', 'succeeded'], ['fast', 'succeeded'], ['b', 'succeeded']]);
   });
+
+  // Sibling results that commit together, each reaction calling its next step after a
+  // different number of microtask hops: the replay after the sleep must call them in the
+  // same order (a different order is a NonDeterminismError, and the run fails).
+  test('reactions to sibling results call their next steps in the same order on replay, plain and async bodies mixed', async () => {
+    const bodies = new Map<string, number>();
+    const once = <T>(name: string, v: T) => () => (bodies.set(name, (bodies.get(name) ?? 0) + 1), v);
+    const wf = workflow('reaction-order', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const seen: string[] = [];
+        const hops = async (n: number) => {
+          for (let i = 0; i < n; i++) await null;
+        };
+        await Promise.all([
+          step.do('a', once('a', 'A')).then(async (v) => (await hops(3), seen.push(await step.do('a2', once('a2', `${v}2`))))),
+          step.do('b', async () => once('b', 'B')()).then(async (v) => seen.push(await step.do('b2', once('b2', `${v}2`)))),
+          step.do('c', once('c', 'C')).then((v) => step.do('c2', once('c2', `${v}2`))).then((v) => seen.push(v)),
+          step.do('d', async () => (await pause(5), once('d', 'D')())).then(async (v) => (await hops(1), seen.push(await step.do('d2', once('d2', `${v}2`))))),
+        ]);
+        await step.sleep('replay', 50);
+        return seen;
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('reaction-order', null);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('succeeded');
+    expect([...(view.output as string[])].sort()).toEqual(['A2', 'B2', 'C2', 'D2']);
+    // Every body ran once: the replay took each result from the journal.
+    expect([...bodies.entries()].sort()).toEqual(['a', 'a2', 'b', 'b2', 'c', 'c2', 'd', 'd2'].map((n) => [n, 1]));
+    expect(view.steps.map((s) => s.name).slice(0, 4)).toEqual(['a', 'b', 'c', 'd']);
+  });
 }
