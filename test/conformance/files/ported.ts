@@ -219,6 +219,24 @@ export default workflow('depth-race', ${P}, (w) => {
     return { first, seen };
   });
 });`,
+  'reaction-order': `
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+const once = (name, v) => () => (hit('ro-' + name), v);
+const hops = async (n) => { for (let i = 0; i < n; i++) await null; };
+export default workflow('reaction-order', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    const seen = [];
+    await Promise.all([
+      step.do('a', once('a', 'A')).then(async (v) => (await hops(3), seen.push(await step.do('a2', once('a2', v + '2'))))),
+      step.do('b', async () => once('b', 'B')()).then(async (v) => seen.push(await step.do('b2', once('b2', v + '2')))),
+      step.do('c', once('c', 'C')).then((v) => step.do('c2', once('c2', v + '2'))).then((v) => seen.push(v)),
+      step.do('d', async () => (await pause(5), once('d', 'D')())).then(async (v) => (await hops(1), seen.push(await step.do('d2', once('d2', v + '2'))))),
+    ]);
+    await step.sleep('replay', 50);
+    return seen;
+  });
+});`,
   'code-retry': `
 export default workflow('code-retry', ${P}, (w) => {
   w.trigger(manual());
@@ -469,6 +487,16 @@ function sharedCases({ concurrent }: FileKit, rigs: Rigs): void {
     const view = await engine.result((await engine.trigger('depth-race', null)).runId, { timeout: '60s' });
     const out = view.output as { first: string; seen: string };
     expect(out.first).toBe(out.seen);
+  });
+
+  concurrent('reactions to sibling results call their next steps in the same order on replay, plain and async bodies mixed', async () => {
+    const r = await rig();
+    const view = await r.engine.result((await r.engine.trigger('reaction-order', null)).runId, { timeout: '60s' });
+    expect(view.status).toBe('succeeded');
+    expect([...(view.output as string[])].sort()).toEqual(['A2', 'B2', 'C2', 'D2']);
+    // Every body ran once: the replay took each result from the journal.
+    expect(['a', 'a2', 'b', 'b2', 'c', 'c2', 'd', 'd2'].map((n) => r.hits('ro-' + n))).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(view.steps.map((s) => s.name).slice(0, 4)).toEqual(['a', 'b', 'c', 'd']);
   });
 
   concurrent('a wait timing out beside a failing step: the rejection the code saw is the one replay gives', async () => {
