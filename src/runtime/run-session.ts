@@ -435,19 +435,10 @@ export class RunSession {
   /** A step call, counted as pending until its promise settles; a cancel may reject it. */
   private stepCall<T>(run: (p: PendingStep) => Promise<T>): Promise<T> {
     this.unsettled++;
-    return new Promise<T>((resolve, reject) => {
-      const p: PendingStep = { cancelled: false, reject };
-      const link = this.pendingSteps.add(p);
-      // Uncounted before the code's continuation runs (the completion-order gate reads `unsettled`).
-      const done = () => {
-        this.pendingSteps.remove(link);
-        this.unsettled--;
-      };
-      run(p).then(
-        (v) => (done(), resolve(v)),
-        (e: unknown) => (done(), reject(e)),
-      );
-    });
+    let resolve!: (v: unknown) => void;
+    const p: PendingStep = { cancelled: false, reject: undefined as unknown as PendingStep['reject'] };
+    const promise = new Promise<T>((res, rej) => ((resolve = res as (v: unknown) => void), (p.reject = rej)));
+    return this.follow(p, this.pendingSteps.add(p), resolve, promise, run(p));
   }
 
 
@@ -482,7 +473,7 @@ export class RunSession {
       }
     }
     if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined) {
-      return this.doLater(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
+      return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
     }
     const attempt = decision.attempt;
     p.attempts = attempt;
@@ -490,7 +481,7 @@ export class RunSession {
     const res = this.bodyNow(call, attempt, body);
     if (res instanceof Promise || !res.ok) {
       const begun = { call, attempt, startedAt, opts, ran: res instanceof Promise ? res : Promise.resolve(res) };
-      return this.doLater(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started, begun));
+      return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started, begun));
     }
     // As doStep past its attempt: cancelled while the body ran (it cancelled its own run).
     if (this.outcome || p.cancelled) return promise;
@@ -527,8 +518,10 @@ export class RunSession {
     };
   }
 
-  /** doNow's cases that doStep goes on with: settled as stepCall settles its calls. */
-  private doLater(p: PendingStep, link: Link<PendingStep>, resolve: (v: unknown) => void, promise: Promise<unknown>, run: Promise<unknown>): Promise<unknown> {
+  /** Settles a step call's promise with what `run` gives (stepCall's calls, and doNow's cases
+   *  that doStep goes on with). Uncounted before the code's continuation runs (the
+   *  completion-order gate reads `unsettled`). */
+  private follow<T>(p: PendingStep, link: Link<PendingStep>, resolve: (v: unknown) => void, promise: Promise<T>, run: Promise<unknown>): Promise<T> {
     const done = () => {
       this.pendingSteps.remove(link);
       this.unsettled--;
@@ -630,10 +623,10 @@ export class RunSession {
     return replayed(entry);
   }
 
-  private callBody<T>(call: () => T): T {
+  private callBody<T>(body: StepBody<T>, info: AttemptInfo): T | Promise<T> {
     this.inBodySync++;
     try {
-      return call();
+      return body(info);
     } finally {
       this.inBodySync--;
     }
@@ -656,12 +649,7 @@ export class RunSession {
     const abortKey = this.aborts.add(info);
     let value: T | Promise<T>;
     try {
-      this.inBodySync++;
-      try {
-        value = body(info);
-      } finally {
-        this.inBodySync--;
-      }
+      value = this.callBody(body, info);
     } catch (err) {
       this.aborts.remove(abortKey);
       return failedAttempt(err);
@@ -679,7 +667,7 @@ export class RunSession {
   private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: Link<AttemptInfo>): Promise<AttemptResult> {
     let value: unknown;
     try {
-      value = await withTimeout(() => this.callBody(() => body(info)), timeoutMs, call.name, attempt);
+      value = await withTimeout(() => this.callBody(body, info), timeoutMs, call.name, attempt);
     } catch (err) {
       // Past its timeout the attempt is over: tell the body to stop its work.
       if (err instanceof TimeoutError) info.abort(err);
