@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO } from '../lib/children.ts';
+import { STEP_RESULT, STEPS_PER_RUN } from '../lib/workflows.ts';
 
 // Threads there before the engine loads are node's own (V8's platform workers: GC helpers and
 // background compiles); libuv's pool and the checkpoint worker (nice 10) come later.
@@ -23,12 +24,12 @@ type WorkflowBuilder = { trigger(t: unknown): void; run(f: (c: { step: { do(n: s
 const { createEngine } = (await import(join(REPO, 'dist', 'index.js'))) as Built;
 const { workflow, manual } = (await import(join(REPO, 'dist', 'sdk.js'))) as Built;
 
-const RESULT = { ok: true, v: 'x'.repeat(170), n: 12345 };
+// Defined with the built SDK (dist/sdk.js), for the built engine; the same workflow as bench/lib/workflows.ts.
 const tenSteps = workflow('bench-ten-steps', (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => {
-    for (let i = 0; i < 10; i++) await step.do(`s${i}`, () => RESULT);
-    return { steps: 10 };
+    for (let i = 0; i < STEPS_PER_RUN; i++) await step.do(`s${i}`, () => STEP_RESULT);
+    return { steps: STEPS_PER_RUN };
   });
 });
 const dataDir = mkdtempSync(join(tmpdir(), 'lag-ticks-'));
