@@ -1,5 +1,7 @@
 // A model, not the engine: what a writer thread that owns the connection (issue 17's other
-// shape) would give against today's shape, on the engine's own schema and statements.
+// shape) would give against today's shape, on the engine's own schema and statements. The
+// engine did not bear it out (a measurement build of it: docs/reliability.md, "The engine
+// itself did not gain"); kept as the record of that call.
 // 100 concurrent 10-step runs; each step spends W µs of JavaScript (a busy wait: the engine's
 // main-thread work without its SQLite share) and then queues its write.
 //   pool:   today's shape. The main thread commits each batch at synchronous=NORMAL, fdatasyncs
