@@ -107,6 +107,7 @@ const main = String(process.pid);
 const intervals = ticks.map((t) => t.t1 - t.t0).sort((a, b) => a - b);
 const late = ticks.filter((t) => t.t1 - t.t0 >= LATE_MS);
 const withGc = late.filter((t) => gcs.some((g) => g.start < t.t1 && g.end > t.t0));
+const withoutGc = late.filter((t) => !withGc.includes(t));
 const per = (f: (t: (typeof ticks)[number]) => number, of: typeof ticks) => (of.length ? of.reduce((a, t) => a + f(t), 0) / of.length : 0);
 const others = new Map<string, number>();
 for (const t of late) for (const [tid, [r]] of t.d) if (tid !== main) others.set(tid, (others.get(tid) ?? 0) + r / late.length);
@@ -119,7 +120,7 @@ console.log(JSON.stringify({
     otherThreadsRanMs: Object.fromEntries([...others].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([tid, ms]) => [label.get(tid) ?? tid, +ms.toFixed(2)])),
   },
   lateWithoutScavenge: {
-    mainRanMs: +per((t) => t.d.get(main)?.[0] ?? 0, late.filter((t) => !withGc.includes(t))).toFixed(2),
-    mainWaitedRunnableMs: +per((t) => t.d.get(main)?.[1] ?? 0, late.filter((t) => !withGc.includes(t))).toFixed(2),
+    mainRanMs: +per((t) => t.d.get(main)?.[0] ?? 0, withoutGc).toFixed(2),
+    mainWaitedRunnableMs: +per((t) => t.d.get(main)?.[1] ?? 0, withoutGc).toFixed(2),
   },
 }));
