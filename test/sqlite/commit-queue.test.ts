@@ -47,7 +47,7 @@ it("callers answered in slices queue their next writes; those commit together on
   const q = new CommitQueue(s);
   // 40 runs, each writing its next row as soon as its first is answered (a step, then the
   // next step), as 40 concurrent runs do: their first writes share one transaction; the
-  // answers go out 16 per turn; the second writes wait for the last answer and share one.
+  // answers go out a slice per turn; the second writes wait for the last answer and share one.
   const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
   const second = await Promise.all(ids.map(async (runId) => {
     await q.enqueue(() => s.insertRun({ runId, workflow: 'w', version: 'v', input: null, now: 1 }));

@@ -246,7 +246,12 @@ const MAX_HELD = 256;
 /** Callers answered per turn of the event loop. Each answer runs that run's code up to its
  *  next step (a body, the next write): 100 answers in one go held the host's event loop
  *  ~5-10 ms. In slices, timers and I/O of the host run in between; the runs answered first
- *  commit their next writes while the rest wait their turn. Measured on the built engine,
- *  100 concurrent x 10-step runs (bench/child-citizen.ts lag), lag p99: all at once ~14 ms,
- *  32 per turn 9-11, 16 per turn ~7 at about the same steps/s, 8 per turn ~9 and ~15% fewer. */
-const ANSWER_SLICE = 16;
+ *  commit their next writes while the rest wait their turn. The sync's callback answers the
+ *  first slice and the same loop iteration the second, so a slice is half of what one
+ *  iteration can carry; a scavenge that lands in that iteration adds its pause on top.
+ *  Measured on the built engine, 100 concurrent x 10-step runs (bench/child-citizen.ts lag,
+ *  19 alternating pairs, 2026-12-02): 8 per turn against 16, lag p99 lower in 16 of 19 pairs
+ *  (medians 2.59 against 2.85 ms), ~1.5% fewer steps/s (median pair), the single worst tick
+ *  a little later (medians 5.2 against 4.9 ms). Earlier, with more work per answer: all at
+ *  once p99 ~14 ms, 32 per turn 9-11, 16 per turn ~7. */
+const ANSWER_SLICE = 8;
