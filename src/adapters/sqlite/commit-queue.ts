@@ -252,6 +252,6 @@ const MAX_HELD = 256;
  *  Measured on the built engine, 100 concurrent x 10-step runs (bench/child-citizen.ts lag,
  *  19 alternating pairs, 2026-12-02): 8 per turn against 16, lag p99 lower in 16 of 19 pairs
  *  (medians 2.59 against 2.85 ms), ~1.5% fewer steps/s (median pair), the single worst tick
- *  a little later (medians 5.2 against 4.9 ms). Earlier, with more work per answer: all at
+ *  a little longer (medians 5.2 against 4.9 ms). Earlier, with more work per answer: all at
  *  once p99 ~14 ms, 32 per turn 9-11, 16 per turn ~7. */
 const ANSWER_SLICE = 8;
