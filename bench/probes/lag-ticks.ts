@@ -15,7 +15,9 @@ import { STEP_RESULT, STEPS_PER_RUN } from '../lib/workflows.ts';
 
 // Threads there before the engine loads are node's own (V8's platform workers: GC helpers and
 // background compiles); libuv's pool and the checkpoint worker (nice 10) come later.
-const nodeThreads = new Set(readdirSync(`/proc/${process.pid}/task`));
+const task = `/proc/${process.pid}/task`;
+const main = String(process.pid);
+const nodeThreads = new Set(readdirSync(task));
 const LATE_MS = Number(process.argv[2] ?? 2.5);
 const RUNS = Number(process.argv[3] ?? 5000);
 type Built = { createEngine: (o: object) => Promise<Engine>; workflow: (n: string, f: (w: WorkflowBuilder) => void) => unknown; manual: () => unknown };
@@ -48,7 +50,6 @@ const load = async (runs: number) => {
 };
 await load(1000);
 
-const task = `/proc/${process.pid}/task`;
 /** Every thread's [ran, waited runnable] in ms, cumulative. */
 const sched = () => {
   const m = new Map<string, [number, number]>();
@@ -98,12 +99,11 @@ await new Promise((r) => setTimeout(r, 20));
 obs.disconnect();
 const label = new Map([...prev.keys()].map((tid) => {
   const n = nice(tid);
-  return [tid, tid === String(process.pid) ? 'main' : `${tid} ${nodeThreads.has(tid) ? 'node/V8' : n === '10' ? 'checkpoint worker' : 'libuv pool'}`];
+  return [tid, tid === main ? 'main' : `${tid} ${nodeThreads.has(tid) ? 'node/V8' : n === '10' ? 'checkpoint worker' : 'libuv pool'}`];
 }));
 await engine.stop();
 rmSync(dataDir, { recursive: true, force: true });
 
-const main = String(process.pid);
 const intervals = ticks.map((t) => t.t1 - t.t0).sort((a, b) => a - b);
 const late = ticks.filter((t) => t.t1 - t.t0 >= LATE_MS);
 const withGc = late.filter((t) => gcs.some((g) => g.start < t.t1 && g.end > t.t0));
