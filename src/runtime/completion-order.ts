@@ -3,7 +3,12 @@
 // called concurrently may complete in any order; a Promise.race must pick the same winner
 // on replay as the first time, whatever the depth of the promise chain each result travels.
 // While other step calls are pending, one result goes per turn of the event loop, so the
-// code's reaction to one runs (and makes its calls) before the next arrives.
+// code's reaction to one runs (and makes its calls) before the next arrives. A second result
+// goes in the same turn only for a step called after the turn's last release (sequential
+// code: the reaction to that release called it) with no other step call pending; one called
+// before it waits a turn, as it does on replay, where its recorded result is held until the
+// next turn: released at once on first execution, it raced the earlier release's reaction at
+// microtask depth, and the code called its next steps in another order (seed 946221).
 
 import { ChurnMap } from './churn-map.ts';
 
@@ -16,6 +21,8 @@ export interface CompletionOrderHooks {
   held(): void;
   /** The turn in which results were handed back ended (before the next is released). */
   turnEnded(): void;
+  /** The position the session's next step call gets (positions follow call order). */
+  position(): number;
 }
 
 export class CompletionOrder {
@@ -36,6 +43,9 @@ export class CompletionOrder {
   private skipped: Set<number> | undefined;
   /** A result was handed back this turn of the event loop: the next one waits a turn. */
   private releasedThisTurn = false;
+  /** The session's next position when the last result was handed back: a step at or past
+   *  it was called after that release. */
+  private releasedAt = 0;
 
   constructor(
     recordedOrders: readonly (number | undefined)[],
@@ -58,8 +68,9 @@ export class CompletionOrder {
     return order;
   }
 
-  /** Waits for this result's turn; undefined when it may go at once. */
-  gate(order: number | undefined): Promise<void> | undefined {
+  /** Waits for this result's turn; undefined when it may go at once. `position`: the step's
+   *  position (its call's place in call order). */
+  gate(order: number | undefined, position: number): Promise<void> | undefined {
     if (order === undefined) return undefined;
     // Skipped while the code waited on something that is not a step (a plain timer): its
     // turn is gone, so holding it would hang the code forever.
@@ -68,7 +79,7 @@ export class CompletionOrder {
       return undefined;
     }
     // `unsettled` counts the asking call too: more than one means other branches are pending.
-    if (order === this.head() && !(this.releasedThisTurn && this.hooks.unsettled() > 1)) {
+    if (order === this.head() && !(this.releasedThisTurn && (this.hooks.unsettled() > 1 || position < this.releasedAt))) {
       this.delivered(order);
       return undefined;
     }
@@ -115,6 +126,7 @@ export class CompletionOrder {
   private delivered(order: number): void {
     if (this.released < this.recorded.length) this.released++;
     else this.close(order);
+    this.releasedAt = this.hooks.position();
     this.hooks.moved();
     if (this.releasedThisTurn) return;
     this.releasedThisTurn = true;

@@ -26,6 +26,7 @@ import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
 import { withTimeout } from './with-timeout.ts';
+import { setLongTimeout } from './long-timer.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
  *  continuation (and the run state it closes over) reachable forever. */
@@ -121,7 +122,7 @@ export class RunSession {
   private deliveredAt = 0;
   /** Steps at positions below it were called before the cancel was delivered. */
   private cancelSeq = Infinity;
-  private graceTimer: NodeJS.Timeout | undefined;
+  private graceTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
 
@@ -141,6 +142,7 @@ export class RunSession {
           this.unsettled -= this.uncountAtTurnEnd;
           this.uncountAtTurnEnd = 0;
         },
+        position: () => this.seq,
       },
     );
     // A cancel delivered in an earlier session is in the journal (steps failed with
@@ -149,6 +151,9 @@ export class RunSession {
     if (delivered.length > 0) {
       this.cancelPhase = 'delivered';
       this.deliveredAt = Math.min(...delivered.map((e) => e.endedAt ?? log.now()));
+      // Steps after the last one the cancel reached were called after it: cleanup, which a
+      // cancel does not reach (a cleanup wait that looks in vain waits, as it did then).
+      this.cancelSeq = Math.max(...delivered.map((e) => e.seq)) + 1;
     } else if (log.cancelState?.() === 'requested') this.cancelPhase = 'pending';
   }
 
@@ -213,7 +218,7 @@ export class RunSession {
   private finish(o: RunOutcome): void {
     if (this.outcome) return;
     this.outcome = o;
-    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.graceTimer?.();
     this.settle(o);
   }
 
@@ -258,11 +263,17 @@ export class RunSession {
         seq: c.seq, name: c.name, kind: c.kind, status: 'failed', attempts: Math.max(1, p.attempts ?? 1), error: info, endedAt: this.deliveredAt, order,
       });
     });
-    // Like any step outcome, the code sees the cancel only once it is durable: a crash
-    // before that leaves no trace the code acted on. The rejections all go at once.
+    // Like any step outcome, the code sees the cancel only once it is durable (a crash
+    // before that leaves no trace the code acted on), and in its completion order, through
+    // the gate as a replay hands it back: a rejection that went at once overtook results
+    // still held for their turn (a replay's recorded ones), so the code called its next
+    // steps in another order than the execution that recorded them (seeds 943373, 922488).
     void this.io(Promise.all(writes)).then(() => {
-      for (const p of targets) p.reject(fromErrorInfo(info));
-      for (const o of orders) this.order.abandon(o);
+      targets.forEach((p, i) => {
+        const turn = this.order.gate(orders[i], p.call!.seq);
+        if (turn) void turn.then(() => p.reject(fromErrorInfo(info)));
+        else p.reject(fromErrorInfo(info));
+      });
     });
     this.activity++;
   }
@@ -270,13 +281,16 @@ export class RunSession {
   /** Cleanup that outlives the grace bound ends the run anyway. */
   private armGrace(): void {
     if (this.graceTimer || this.outcome) return;
-    const left = this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) - this.log.now();
+    const grace = this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
+    // At most the whole grace: a clock that reads earlier than the delivery it recorded (a
+    // step back, or a log whose clock is not the one that recorded it) never lengthens it.
+    const left = Math.min(grace, this.deliveredAt + grace - this.log.now());
     if (left <= 0) {
       queueMicrotask(() => this.finish({ type: 'cancelled' }));
       return;
     }
-    this.graceTimer = setTimeout(() => this.finish({ type: 'cancelled' }), left);
-    this.graceTimer.unref?.();
+    // Any configured grace: a plain setTimeout past 24.8 days ended cleanup after 1 ms.
+    this.graceTimer = setLongTimeout(() => this.finish({ type: 'cancelled' }), left, { unref: true });
   }
 
   private diverged(d: { position: number; expected: string; recorded: string }): void {
@@ -499,7 +513,7 @@ export class RunSession {
     };
     this.log.commitThen!(entry, res.text, () => {
       this.settled();
-      const turn = this.order.gate(entry.order);
+      const turn = this.order.gate(entry.order, entry.seq);
       if (turn) void turn.then(go);
       else go();
     }, this.ioFailed);
@@ -589,7 +603,7 @@ export class RunSession {
       p.settled = true;
       const entry = this.succeeded(call, kind, attempt, startedAt, res.value);
       await this.io(this.log.record(entry, res.text));
-      const turn = this.order.gate(entry.order);
+      const turn = this.order.gate(entry.order, entry.seq);
       if (turn) await turn;
       return res.value as T;
     }
@@ -612,13 +626,13 @@ export class RunSession {
     p.settled = true;
     const order = this.order.next();
     await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order })));
-    await this.order.gate(order);
+    await this.order.gate(order, call.seq);
     throw fromErrorInfo(error);
   }
 
   /** A recorded outcome, handed back in completion order. */
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
-    const gate = this.order.gate(entry.order);
+    const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
     return replayed(entry);
   }
@@ -703,7 +717,7 @@ export class RunSession {
       p.settled = true;
       const order = this.order.next();
       await this.io(this.log.record(Object.assign({}, decision.entry, { status: 'succeeded' as const, endedAt: this.log.now(), order })));
-      await this.order.gate(order);
+      await this.order.gate(order, call.seq);
       return;
     }
     if (!(await this.open(call)) || p.cancelled) return never();
@@ -715,7 +729,7 @@ export class RunSession {
       p.settled = true;
       const order = this.order.next();
       await this.io(this.log.record(Object.assign({}, entry, { status: 'succeeded' as const, endedAt: now, order })));
-      await this.order.gate(order);
+      await this.order.gate(order, call.seq);
       return;
     }
     return this.block({ status: 'sleeping', wakeAt, entry });
@@ -760,7 +774,7 @@ export class RunSession {
       if (p.cancelled) return this.order.abandon(order), never();
       if (got) {
         p.settled = true;
-        await this.order.gate(order);
+        await this.order.gate(order, call.seq);
         return got.payload;
       }
       this.order.abandon(order);
@@ -772,7 +786,7 @@ export class RunSession {
         const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
         const timedOut = this.order.next();
         await this.io(this.log.record(Object.assign({}, entry, { status: 'timedout' as const, error, endedAt: now, order: timedOut })));
-        await this.order.gate(timedOut);
+        await this.order.gate(timedOut, call.seq);
         throw fromErrorInfo(error);
       }
       const waiting = (this.waitingOn ??= new Map());
@@ -787,7 +801,17 @@ export class RunSession {
     if (typeof eventName !== 'string' || eventName.length === 0) throw new ValidationError('ctx.emit: event name must be a non-empty string');
     const started = this.begin('emit', `emit:${eventName}`);
     if (!started) return never();
-    const { call, decision } = started;
+    // Counted among the pending step calls like any other (the completion-order gate asks
+    // whether other branches are pending): settled before the code's continuation runs.
+    this.unsettled++;
+    try {
+      await this.emitCall(started, eventName, payload, options);
+    } finally {
+      this.unsettled--;
+    }
+  }
+
+  private async emitCall({ call, decision }: Started, eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
     // An emit completes like a step (its write is awaited): it takes its place in the
     // completion order, so code after it interleaves with other branches the same on replay.
     if (decision.type === 'replay') return void (await this.replay(decision.entry));
@@ -803,7 +827,7 @@ export class RunSession {
       ),
     );
     if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
-    await this.order.gate(order);
+    await this.order.gate(order, call.seq);
   }
 }
 
