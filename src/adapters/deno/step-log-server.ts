@@ -59,14 +59,14 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
     const running = new Map<number, { seq: number; name: string; attempt: number; disarm?: () => void }>();
     let silence: NodeJS.Timeout | undefined;
-    let cancelKill: NodeJS.Timeout | undefined;
+    let cancelKill: (() => void) | undefined;
     const w = o.watch;
     // Capability calls served for this child are told to stop when its execution ends.
     const served = new AbortController();
     const disarm = () => {
       served.abort(new ProtocolError(`the execution of run ${log.runId} in its child ended`));
       clearTimeout(silence);
-      clearTimeout(cancelKill);
+      cancelKill?.();
       for (const r of running.values()) r.disarm?.();
       log.settleWith?.(undefined);
       wake();
@@ -208,8 +208,10 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       // The backstop: a child that does not end after the cancel (its cleanup's grace, or at
       // once when forced or the engine stops) is killed by its PID.
       const graceful = cancel.state === 'requested' && !cancel.requested;
-      clearTimeout(cancelKill);
-      cancelKill = setTimeout(() => {
+      cancelKill?.();
+      // Any accepted cancelGrace (up to 100 years): a plain setTimeout past 24.8 days killed
+      // the child after 1 ms, cutting its cleanup short.
+      cancelKill = setLongTimeout(() => {
         if (cancel.state === 'none') return fail(new ProtocolError(`the run child of ${log.runId} did not stop within ${w.cancelKillMs}ms of the engine stopping`)), w.kill();
         killWith({ outcome: { type: 'cancelled' }, cancelDelivered: true });
       }, (graceful ? (o.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : 0) + w.cancelKillMs);

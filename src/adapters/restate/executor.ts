@@ -26,7 +26,7 @@ import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
-import { setLongTimeout } from '../../runtime/long-timer.ts';
+import { setLongInterval, setLongTimeout } from '../../runtime/long-timer.ts';
 import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
@@ -247,16 +247,17 @@ export class RestateExecutor implements DurableExecutor {
    *  see deployments.ts. */
   /** What registerDeployments registered last: the deployment sweep keeps it. */
   private plan: DeploymentPlan | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private stopSweepTimer: (() => void) | undefined;
 
-  /** Deployment hygiene while running (deployments.ts); best effort, logged, tried again. */
+  /** Deployment hygiene while running (deployments.ts); best effort, logged, tried again.
+   *  Any accepted period (config restate.deploymentSweep): a setInterval past 24.8 days ran
+   *  every millisecond. */
   private startSweeping(): void {
     const every = this.o.deploymentSweepMs ?? 600_000;
-    this.sweepTimer = setInterval(() => {
+    this.stopSweepTimer = setLongInterval(() => {
       if (!this.plan || this.stopping) return;
       sweepDeployments(this.admin, this.plan).catch((err: Error) => this.log.log('warn', `removing idle deployments failed (tried again in ${every} ms): ${err.message}`));
-    }, every);
-    this.sweepTimer.unref();
+    }, every, { unref: true });
   }
 
   private async registerDeployments(port: number): Promise<void> {
@@ -313,7 +314,7 @@ export class RestateExecutor implements DurableExecutor {
 
   private async teardown(): Promise<void> {
     this.stopped.abort();
-    clearInterval(this.sweepTimer);
+    this.stopSweepTimer?.();
     for (const end of [...this.onStop]) end();
     this.o.scheduler.stop();
     this.watch.stop();

@@ -12,6 +12,7 @@ import type Database from 'better-sqlite3';
 import type { CommitQueue } from './commit-queue.ts';
 import type { SqliteStore } from './store.ts';
 import { isoTime } from '../../domain/iso-time.ts';
+import { setLongInterval } from '../../runtime/long-timer.ts';
 
 const IN_FINISHED = `status IN (${FINISHED.map((s) => `'${s}'`).join(', ')})`;
 /** Pages given back per batch: bounded, so the vacuum step is as short as a batch. */
@@ -41,7 +42,7 @@ export function gcDryRun(db: Database.Database, now: number, settings: Retention
 
 export class SqliteRetention {
   private readonly s;
-  private timer: NodeJS.Timeout | undefined;
+  private stopTimer: (() => void) | undefined;
   private sweeping: Promise<GcReport> | undefined;
 
   constructor(private readonly store: SqliteStore, private readonly queue: CommitQueue, private readonly settings: RetentionSettings) {
@@ -61,16 +62,17 @@ export class SqliteRetention {
     };
   }
 
-  /** Sweeps every `intervalMs` (real time) while the engine runs; the first sweep soon after start. */
+  /** Sweeps every `intervalMs` (real time) while the engine runs; the first sweep soon after
+   *  start. Any accepted period (config retention.sweepEvery, up to 100 years): a setInterval
+   *  past 24.8 days swept every millisecond. */
   startSweeping(now: () => number, intervalMs: number, onError: (err: unknown) => void): void {
     const tick = () => void this.gc(now(), {}).catch(onError);
-    this.timer = setInterval(tick, intervalMs);
-    this.timer.unref();
+    this.stopTimer = setLongInterval(tick, intervalMs, { unref: true });
   }
 
   stopSweeping(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTimer?.();
+    this.stopTimer = undefined;
   }
 
   /** One sweep at a time: a second call while one runs gets that one's report. */
