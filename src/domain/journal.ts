@@ -44,3 +44,17 @@ export function toStepView(e: JournalEntry): StepView {
   if (e.retryLimit !== undefined) v.retryLimit = e.retryLimit;
   return v;
 }
+
+/** The last time the journal recorded anything happening (a step starting or ending); 0 for
+ *  an empty one. A replay of a finished journal reads its clock here: a time the run has
+ *  reached, so what it recorded as due is due and a cancel's grace counts from its delivery
+ *  as recorded (a clock at 0 read the grace left as ~56 years). */
+export function lastRecordedAt(entries: readonly (JournalEntry | undefined)[]): number {
+  let last = 0;
+  for (const e of entries) {
+    if (!e) continue;
+    if (e.startedAt !== undefined && e.startedAt > last) last = e.startedAt;
+    if (e.endedAt !== undefined && e.endedAt > last) last = e.endedAt;
+  }
+  return last;
+}

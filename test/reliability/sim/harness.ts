@@ -46,7 +46,7 @@ import type { WorkflowFn } from '../../../sdk/types.ts';
 import { DB_FILE, SqliteStore } from '../../../src/adapters/sqlite/store.ts';
 import { FAULT_POINTS, FaultPoints, type FaultPoint } from '../../../src/adapters/sqlite/fault-points.ts';
 import { RunStateError, UnknownRunError } from '../../../src/domain/errors.ts';
-import type { JournalEntry } from '../../../src/domain/journal.ts';
+import { lastRecordedAt, type JournalEntry } from '../../../src/domain/journal.ts';
 import type { Json } from '../../../src/domain/json.ts';
 import type { StepLog } from '../../../src/ports/step-log.ts';
 import { RunSession } from '../../../src/runtime/run-session.ts';
@@ -196,6 +196,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const key = `${runId}|${step}`;
     const list = observed.get(key) ?? [];
     list.push({ value, gen: g, seq: ++seqNo });
+    trace(`seen ${runId}/${step} ${value}`);
     observed.set(key, list);
   };
 
@@ -229,6 +230,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const runId = ctx.runId;
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
+    trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
     const seen = new Map<string, number>();
     /** The engine's naming and positions, mirrored: called right before each step call, so
      *  calls[i] is the step the code called i-th (its journal position if positions follow
@@ -240,6 +242,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       // A crashed engine's session keeps running in this process (a real crash would end it):
       // what it calls after the crash (a fault thrown into ctx.now, say) is not an execution.
       if (!deadAt.has(g)) exec.calls.push({ name, op });
+      trace(`call ${runId} ${name} op ${op} at ${exec.calls.length - 1}`);
       return name;
     };
     const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
@@ -844,7 +847,14 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
    *  finished without suspending) filled as the session held it: still open. */
   function withOpenLosers(runId: string, journal: JournalEntry[]): JournalEntry[] {
     const bySeq: JournalEntry[] = [];
-    for (const e of journal) bySeq[e.seq] = e;
+    // A loser recorded open stays open too, whatever the replay's clock reads: the session
+    // that finished the run found it not due (a clock stepped back may read its time since).
+    for (const e of journal) {
+      bySeq[e.seq] =
+        e.status === 'sleeping' || e.status === 'waiting' ? { ...e, ...(e.wakeAt === undefined ? {} : { wakeAt: Number.MAX_SAFE_INTEGER }) }
+        : e.status === 'retrying' ? { ...e, nextRetryAt: Number.MAX_SAFE_INTEGER }
+        : e;
+    }
     (positions.get(runId) ?? []).forEach((c, seq) => {
       const leaf = leaves.get(c.op);
       if (bySeq[seq] || !leaf) return;
@@ -867,13 +877,16 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         const def = defs.find((d) => d.name === r.workflow)!;
         const writes: string[] = [];
         const entries = withOpenLosers(r.run_id, store.journal(r.run_id));
+        const now = lastRecordedAt(entries);
         const journal: StepLog = {
           runId: r.run_id,
           workflow: r.workflow,
           input: JSON.parse(r.input) as Json,
           entries,
-          // Before every wake time: a race's losers left open stay blocked, as they were.
-          now: () => 0,
+          // The journal's own clock (the last time it recorded): a race's losers left open
+          // were not due then and stay blocked, as they were; a cancel's grace counts from
+          // its recorded delivery (a clock at 0 read ~56 years of grace left).
+          now: () => now,
           random: () => 0.5,
           attempt: async (call, _attempt, run) => (writes.push(`attempt ${call.name}`), run()),
           record: async (entry) => void writes.push(`record ${entry.name}`),
