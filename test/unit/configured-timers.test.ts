@@ -78,7 +78,7 @@ describe('cancel grace past 2^31 ms', () => {
     // Delivered in an earlier session (the journal says so); this log's clock reads 0, as the
     // simulation's replay check did: 0 + grace - deliveredAt overflowed to 1 ms.
     const log = cancelledRunLog();
-    (log as { entries: JournalEntry[] }).entries = [{ seq: 0, name: 'long', kind: 'sleep', status: 'failed', attempts: 1, endedAt: T0, order: 1, error: { name: 'CancelledError', message: 'run r1 was cancelled' } }];
+    (log as unknown as { entries: JournalEntry[] }).entries = [{ seq: 0, name: 'long', kind: 'sleep', status: 'failed', attempts: 1, endedAt: T0, order: 1, error: { name: 'CancelledError', message: 'run r1 was cancelled' } }];
     log.now = () => 0;
     const session = new RunSession(log, async ({ step }) => {
       try {
