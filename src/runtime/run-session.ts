@@ -46,6 +46,8 @@ interface PendingStep {
   settled?: boolean;
   /** A wait looking for its signal: a cancel reaches it once the look ends empty. */
   looking?: boolean;
+  /** A wait left open in this session, holding later waits of this signal name back. */
+  openOn?: string;
   reject(err: Error): void;
 }
 
@@ -251,6 +253,9 @@ export class RunSession {
     const orders: number[] = [];
     const writes = targets.map((p) => {
       p.cancelled = true;
+      // A cancelled wait is no longer open: a later wait of its name (cleanup) may look.
+      if (p.openOn !== undefined) this.waitingOn!.set(p.openOn, this.waitingOn!.get(p.openOn)! - 1);
+      p.openOn = undefined;
       const c = p.call!;
       const order = this.order.next();
       orders.push(order);
@@ -753,7 +758,7 @@ export class RunSession {
       // wait's; taking it here broke send order, simulation seeds 902656 and 952078).
       if ((this.waitingOn?.get(signal) ?? 0) > 0) {
         if (entry.wakeAt !== undefined && entry.wakeAt <= this.log.now()) return await this.timeOut(p, call, entry);
-        return this.blockWaiting(signal, entry, decision.type === 'await');
+        return this.blockWaiting(p, signal, entry, decision.type === 'await');
       }
       // The order is taken before looking (the log records a taken signal with it, atomically);
       // results of other steps wait for it until the look ends, so the code sees them in the
@@ -772,16 +777,17 @@ export class RunSession {
       // A cancel delivered while this wait looked: it gets it now, like its siblings did.
       if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
       if (entry.wakeAt !== undefined && entry.wakeAt <= this.log.now()) return await this.timeOut(p, call, entry);
-      return this.blockWaiting(signal, entry, decision.type === 'await');
+      return this.blockWaiting(p, signal, entry, decision.type === 'await');
     } finally {
       turnDone();
     }
   }
 
   /** A wait that stays open in this session: later waits of its name queue behind it. */
-  private blockWaiting(signal: string, entry: JournalEntry, recorded: boolean): Promise<never> {
+  private blockWaiting(p: PendingStep, signal: string, entry: JournalEntry, recorded: boolean): Promise<never> {
     const waiting = (this.waitingOn ??= new Map());
     waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
+    p.openOn = signal;
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: recorded ? undefined : entry, signal });
   }
 

@@ -124,4 +124,31 @@ export function signalOrderScenarios({ test, boot, until }: ScenarioKit): void {
     expect(view.status).toBe('succeeded');
     expect(view.output).toEqual({ a: 'one', c: 'two', held: 'TimeoutError', b: 'TimeoutError' });
   }, 60_000);
+
+  test('a wait the cancel ended is no longer open: a cleanup wait of its name takes the next signal', async () => {
+    let engine!: Engine;
+    const wf = workflow('order-cancel', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        try {
+          return await step.waitForEvent('approve');
+        } catch (err) {
+          // Cleanup: the wait above got the CancelledError, so this one is first in line.
+          await step.do('send', () => engine.signal(ctx.runId, 'approve', 'undo-ok'));
+          await step.waitForEvent('approve', { timeout: 0 });
+          throw err;
+        }
+      });
+    });
+    engine = (await boot([wf])).engine;
+    const { runId } = await engine.trigger('order-cancel', null);
+    await until('run to wait', async () => (await engine.runs.get(runId)).status === 'waiting', 20_000);
+    await engine.runs.cancel(runId);
+    const view = await engine.result(runId, { timeout: '30s' });
+    expect(view.status).toBe('cancelled');
+    expect(view.steps.filter((s) => s.kind === 'wait').map((s) => [s.name, s.status, s.result ?? s.error?.name])).toEqual([
+      ['approve', 'failed', 'CancelledError'],
+      ['approve#2', 'succeeded', 'undo-ok'],
+    ]);
+  }, 60_000);
 }
