@@ -103,7 +103,7 @@ async function parent(): Promise<void> {
       state,
       command: `npm run sim:long -- ${args.join(' ')}`,
       env: { SIM_HANG_MS: process.env.SIM_HANG_MS ?? null },
-      commit, dirty, node: process.version, workers,
+      commit, dirty, node: process.version, workers, pid: process.pid,
       from, requested: count,
       seeds: done.length,
       ranges: ranges(done),
@@ -138,7 +138,7 @@ async function parent(): Promise<void> {
     record({ seed, violations: [`worker: ${what}`], ...empty });
   };
 
-  console.log(`sim:long: seeds ${from}..${end - 1} on ${workers} workers (commit ${commit?.slice(0, 12) ?? 'unknown'}${dirty ? ', dirty' : ''}), summary: ${out}`);
+  console.log(`sim:long: pid ${process.pid} (SIGTERM stops it, summary kept): seeds ${from}..${end - 1} on ${workers} workers (commit ${commit?.slice(0, 12) ?? 'unknown'}${dirty ? ', dirty' : ''}), summary: ${out}`);
   let lastPrint = Date.now();
   const progress = () => {
     const s = summary('running');
