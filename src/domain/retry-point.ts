@@ -37,8 +37,10 @@ function defaultPoint(steps: readonly RecordedStepInfo[]): RecordedStepInfo | un
 
 /** The retry of a run with these recorded steps; undefined when `from` names no recorded
  *  step (the caller refuses the retry: see unknownRetryPoint). */
-export function retryPlan(steps: readonly RecordedStepInfo[], from?: string): RetryResult | undefined {
-  const sorted = [...steps].sort((a, b) => a.seq - b.seq);
+export function retryPlan(steps: readonly (RecordedStepInfo | undefined)[], from?: string): RetryResult | undefined {
+  // A journal by seq has holes where a step was called but nothing recorded (a wait still
+  // open when the run failed): filter skips them (a spread would make them undefined).
+  const sorted = steps.filter((st): st is RecordedStepInfo => st !== undefined).sort((a, b) => a.seq - b.seq);
   const point = from === undefined ? defaultPoint(sorted) : sorted.find((s) => s.name === from);
   if (from !== undefined && !point) return undefined;
   if (!point) return { discarded: [] };

@@ -47,6 +47,8 @@ interface PendingStep {
   settled?: boolean;
   /** A wait looking for its signal: a cancel reaches it once the look ends empty. */
   looking?: boolean;
+  /** A wait left open in this session, holding later waits of this signal name back. */
+  openOn?: string;
   reject(err: Error): void;
 }
 
@@ -256,6 +258,9 @@ export class RunSession {
     const orders: number[] = [];
     const writes = targets.map((p) => {
       p.cancelled = true;
+      // A cancelled wait is no longer open: a later wait of its name (cleanup) may look.
+      if (p.openOn !== undefined) this.waitingOn!.set(p.openOn, this.waitingOn!.get(p.openOn)! - 1);
+      p.openOn = undefined;
       const c = p.call!;
       const order = this.order.next();
       orders.push(order);
@@ -742,27 +747,32 @@ export class RunSession {
     p.call = call;
     if (decision.type === 'replay') return (p.replay = true), (await this.replay(decision.entry)) as Json;
     if (this.cancelPhase === 'pending' && decision.type !== 'await') return this.block({ status: 'waiting' });
-    if (decision.type !== 'await' && !(await this.open(call))) return never();
-    if (p.cancelled) return never();
-    const opened = this.log.now();
-    const entry: JournalEntry =
-      decision.type === 'await'
-        ? decision.entry
-        : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
     const signal = String(rawName);
-    // Waits of one name look in the order the code called them: a flush of pending writes
-    // (or any other await) must not let a later wait look first.
+    // Waits of one name look in the order the code called them: the turn is taken at the
+    // call, before any await (an open, a flush of pending writes), so none can reorder them.
     const tails = (this.lookTail ??= new Map());
     const before = tails.get(signal);
     let turnDone!: () => void;
     tails.set(signal, new Promise<void>((r) => (turnDone = r)));
     try {
+      if (decision.type !== 'await' && !(await this.open(call))) return never();
+      if (p.cancelled) return never();
+      const opened = this.log.now();
+      const entry: JournalEntry =
+        decision.type === 'await'
+          ? decision.entry
+          : { seq: call.seq, name: call.name, kind: 'wait', status: 'waiting', attempts: 1, startedAt: opened, wakeAt: timeoutMs === undefined ? undefined : opened + timeoutMs };
       if (before) await before;
       await this.flushPending();
-      // An earlier wait of this name looked and found nothing in this session: it keeps its
-      // place, so this one does not look past it (the next signal is the earlier wait's).
-      if ((this.waitingOn?.get(signal) ?? 0) > 0 && !(entry.wakeAt !== undefined && entry.wakeAt <= this.log.now())) {
-        return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
+      if (p.cancelled) return never();
+      // An earlier wait of this name is still open in this session (it looked and found
+      // nothing, or was held behind one that did): it keeps its place, and the next signal of
+      // the name is its own, whenever it arrives. So this wait does not look past it, even
+      // once its deadline has passed: then it times out (a signal sent since is the earlier
+      // wait's; taking it here broke send order, simulation seeds 902656 and 952078).
+      if ((this.waitingOn?.get(signal) ?? 0) > 0) {
+        if (entry.wakeAt !== undefined && entry.wakeAt <= this.log.now()) return await this.timeOut(p, call, entry);
+        return this.blockWaiting(p, signal, entry, decision.type === 'await');
       }
       // The order is taken before looking (the log records a taken signal with it, atomically);
       // results of other steps wait for it until the look ends, so the code sees them in the
@@ -780,21 +790,29 @@ export class RunSession {
       this.order.abandon(order);
       // A cancel delivered while this wait looked: it gets it now, like its siblings did.
       if (this.cancelPhase === 'delivered' && call.seq < this.cancelSeq) return this.cancelTargets([p]), never();
-      const now = this.log.now();
-      if (entry.wakeAt !== undefined && entry.wakeAt <= now) {
-        p.settled = true;
-        const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
-        const timedOut = this.order.next();
-        await this.io(this.log.record(Object.assign({}, entry, { status: 'timedout' as const, error, endedAt: now, order: timedOut })));
-        await this.order.gate(timedOut, call.seq);
-        throw fromErrorInfo(error);
-      }
-      const waiting = (this.waitingOn ??= new Map());
-      waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
-      return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: decision.type === 'await' ? undefined : entry, signal });
+      if (entry.wakeAt !== undefined && entry.wakeAt <= this.log.now()) return await this.timeOut(p, call, entry);
+      return this.blockWaiting(p, signal, entry, decision.type === 'await');
     } finally {
       turnDone();
     }
+  }
+
+  /** A wait that stays open in this session: later waits of its name queue behind it. */
+  private blockWaiting(p: PendingStep, signal: string, entry: JournalEntry, recorded: boolean): Promise<never> {
+    const waiting = (this.waitingOn ??= new Map());
+    waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
+    p.openOn = signal;
+    return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: recorded ? undefined : entry, signal });
+  }
+
+  /** A wait whose deadline passed with no signal of its own: recorded timed out, thrown. */
+  private async timeOut(p: PendingStep, call: StepCall, entry: JournalEntry): Promise<never> {
+    p.settled = true;
+    const error = toErrorInfo(new TimeoutError(`waitForEvent '${call.name}' timed out after ${timeoutMsOf(entry)}ms`));
+    const order = this.order.next();
+    await this.io(this.log.record(Object.assign({}, entry, { status: 'timedout' as const, error, endedAt: this.log.now(), order })));
+    await this.order.gate(order, call.seq);
+    throw fromErrorInfo(error);
   }
 
   private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {

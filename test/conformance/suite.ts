@@ -14,6 +14,7 @@ import { cliScenarios } from './cli.ts';
 import { retryScenarios } from './semantics-retry.ts';
 import { triggerScenarios } from './triggers.ts';
 import { signalScenarios } from './semantics-signals.ts';
+import { signalOrderScenarios } from './semantics-signal-order.ts';
 import { plainScenarios } from './plain.ts';
 import { capabilityScenarios } from './capabilities.ts';
 import { capabilityRetryScenarios } from './capability-retry.ts';
@@ -543,6 +544,7 @@ export function runConformance(target: ConformanceTarget): void {
     fieldsScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     cliScenarios({ test, boot, until }, target.backend ?? target.name);
     signalScenarios({ test, boot, restart, until });
+    signalOrderScenarios({ test, boot, restart, until });
     capabilityScenarios({ test, boot, restart, until });
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });

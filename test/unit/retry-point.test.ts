@@ -27,6 +27,14 @@ describe('retryPlan(steps, from?)', () => {
     expect(retryPlan(steps)).toEqual({ from: { seq: 1, name: 'approval' }, discarded: steps.slice(1) });
   });
 
+  it('reads a journal by seq with holes (steps called, nothing recorded: waits open when the run failed)', () => {
+    const journal: RecordedStepInfo[] = [];
+    journal[2] = s(2, 'held', 'wait', 'timedout');
+    journal[3] = s(3, 'check', 'do', 'failed');
+    expect(retryPlan(journal)).toEqual({ from: { seq: 3, name: 'check' }, discarded: [s(3, 'check', 'do', 'failed')] });
+    expect(retryPlan(journal, 'held')?.from).toEqual({ seq: 2, name: 'held' });
+  });
+
   it('discards nothing when the run failed outside any step', () => {
     expect(retryPlan([s(0, 'a', 'do', 'succeeded')])).toEqual({ discarded: [] });
     expect(retryPlan([])).toEqual({ discarded: [] });

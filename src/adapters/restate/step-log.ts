@@ -199,7 +199,9 @@ export class RestateStepLog implements StepLog {
   }
 
   async record(entry: JournalEntry): Promise<void> {
-    const wait = entry.kind === 'wait' && entry.status === 'timedout' ? this.reserved.get(entry.seq) : undefined;
+    // A wait that ended without a signal (timed out, or failed with a cancel's
+    // CancelledError) gives its slot up: a signal landing there is the next wait's.
+    const wait = entry.kind === 'wait' && (entry.status === 'timedout' || entry.status === 'failed') ? this.reserved.get(entry.seq) : undefined;
     if (wait?.open) this.free(wait);
     const text = JSON.stringify(entry);
     this.stored[entry.seq] = text;
