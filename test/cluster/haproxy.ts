@@ -5,15 +5,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { needs } from '../needs.ts';
+import { INSTALL_COMMAND, needs } from '../needs.ts';
 import type { TestNetwork } from './netns.ts';
 
-/** Options for the tests that run it: the skip summary names haproxy when it is missing. */
+/** Whether it is here, and the options that let the skip summary name it when it is not. */
 export const haproxyNeed = needs('haproxy');
 export const HAPROXY = haproxyNeed.programs.haproxy ?? '/usr/sbin/haproxy';
 
+/** Why the bench cannot run it (the tests read haproxyNeed). */
 export function haproxyUnavailable(): string | undefined {
-  return haproxyNeed.skipReason;
+  return haproxyNeed.skipReason && `${haproxyNeed.skipReason} (${INSTALL_COMMAND} installs it)`;
 }
 
 export class Haproxy {
