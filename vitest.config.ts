@@ -16,5 +16,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The last line names every group that was skipped and what installs what it needs.
+    reporters: ['default', './test/reporter/skipped-summary.ts'],
   },
 });

@@ -10,16 +10,16 @@
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { haproxyUnavailable } from './haproxy.ts';
+import { haproxyNeed } from './haproxy.ts';
 import { netnsUnavailable, type TestNetwork } from './netns.ts';
 import type { Replica } from './replica.ts';
 import type { RestateCluster } from './restate-cluster.ts';
 import { ENDPOINT_PORT, startTopology, type Topology } from './topology.ts';
 
-const skipReason = netnsUnavailable() ?? haproxyUnavailable();
+const skipReason = netnsUnavailable() ?? haproxyNeed.skipReason;
 const LONG = process.env.TRANQUIL_CLUSTER_LONG === '1';
 
-describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
+describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipReason ? ` (skipped: ${skipReason})` : ''}`, haproxyNeed.options, () => {
   let net: TestNetwork;
   let cluster: RestateCluster;
   let attempts: string;

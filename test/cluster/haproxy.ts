@@ -1,16 +1,20 @@
-// HAProxy (Debian's /usr/sbin/haproxy) in TCP mode in front of the engine replicas: HTTP/2
+// HAProxy (Debian's haproxy, /usr/sbin/haproxy) in TCP mode in front of the engine replicas: HTTP/2
 // from Restate passes through untouched. Health checks every 300 ms take a dead replica out;
 // `option redispatch` + `retries` send a refused connection to the other one. Its config is
 // written to a temp dir; it runs in the foreground (-db) and is stopped by its PID.
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { INSTALL_COMMAND, needs } from '../needs.ts';
 import type { TestNetwork } from './netns.ts';
 
-export const HAPROXY = '/usr/sbin/haproxy';
+/** Whether it is here, and the options that let the skip summary name it when it is not. */
+export const haproxyNeed = needs('haproxy');
+export const HAPROXY = haproxyNeed.programs.haproxy ?? '/usr/sbin/haproxy';
 
+/** Why the bench cannot run it (the tests read haproxyNeed). */
 export function haproxyUnavailable(): string | undefined {
-  return existsSync(HAPROXY) ? undefined : `${HAPROXY} is not installed (apt-get install haproxy; .ci/run installs it)`;
+  return haproxyNeed.skipReason && `${haproxyNeed.skipReason} (${INSTALL_COMMAND} installs it)`;
 }
 
 export class Haproxy {

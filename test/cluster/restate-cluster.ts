@@ -4,7 +4,7 @@
 // trust all three public keys). Started and stopped by PID; data in a temp dir per node.
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { restatePublicKey } from '../../src/adapters/restate/request-identity.ts';
@@ -54,6 +54,11 @@ export class RestateCluster {
   start(node: ClusterNode): void {
     const addresses = this.nodes.map((n) => `"http://${n.address}:5122"`).join(',');
     const log = openSync(join(node.baseDir, 'server.log'), 'a');
+    // Its own temp dir (as the engine does for its embedded server): each start makes
+    // invoker-<ulid> dirs there; a restart sweeps what the killed one left.
+    const tmp = join(node.baseDir, 'tmp');
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { mode: 0o700 });
     node.child = this.net.spawnIn(
       node.ns,
       RESTATE_BINARY,
@@ -63,6 +68,7 @@ export class RestateCluster {
         stdio: ['ignore', log, log],
         env: {
           ...process.env,
+          TMPDIR: tmp,
           RESTATE_CLUSTER_NAME: this.name,
           RESTATE_METADATA_CLIENT__ADDRESSES: `[${addresses}]`,
           RESTATE_DEFAULT_REPLICATION: '2',

@@ -1,11 +1,11 @@
-// The Runs panel in real Chromium (Debian's /usr/bin/chromium through playwright-core), on
+// The Runs panel in real Chromium (Debian's chromium, found on PATH, through playwright-core), on
 // both backends: open the list, filter to failed runs, open one, read the verdict, click
 // retry and see the run succeed without a reload (the live refresh swaps the page's live
 // part). Then a forged cross-origin POST from a page on another origin is refused and changes
 // nothing, and a POST without the panel's token is refused too. The run page's screenshot is
 // kept as docs/panel-run.png (written when PANEL_SCREENSHOT=1, so a normal run changes no
 // tracked file).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,16 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { manual, TerminalError, workflow } from '@tranquil/sdk';
 import { createEngine, servePanel, type Engine } from '@tranquil/engine';
+import { needs } from '../needs.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
+const need = needs('chromium');
+const CHROMIUM = need.programs.chromium;
 const ROOT = resolve(import.meta.dirname, '../..');
 
 let browser: BrowserContext | undefined;
 const profile = mkdtempSync(join(tmpdir(), 'tranquil-chromium-'));
 
 beforeAll(async () => {
-  if (!haveChromium) return;
+  if (!CHROMIUM) return;
   // A fresh profile dir (playwright passes it as --user-data-dir).
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -37,7 +38,7 @@ afterAll(async () => {
   rmSync(profile, { recursive: true, force: true });
 });
 
-describe.skipIf(!haveChromium)('Runs panel in Chromium [skipped when /usr/bin/chromium is missing: .ci/run installs it]', () => {
+describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped: ${need.skipReason}]` : ''}`, need.options, () => {
   for (const backend of ['sqlite', 'restate'] as const) {
     it(`${backend}: list, filter to failed, open, read why, retry, see it succeed live; a forged cross-origin POST changes nothing`, async () => {
       const gate = { fixed: false };

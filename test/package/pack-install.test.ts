@@ -50,7 +50,8 @@ console.log(JSON.stringify({ status: view.status, output: view.output, testing: 
 `;
 const TSCONFIG = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', skipLibCheck: true, types: [] }, files: ['main.ts'] };
 
-describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TRANQUIL_PACK_TEST=1, run by .ci/run after npm test: builds dist/ with tsc and installs)', () => {
+const PACK = Boolean(process.env.TRANQUIL_PACK_TEST);
+describe.skipIf(!PACK)(`npm pack -> install -> run (builds dist/ with tsc and installs)${PACK ? '' : ' [skipped: runs with TRANQUIL_PACK_TEST=1, as .ci/run does after npm test]'}`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-pack-'));
   const project = join(dir, 'app');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

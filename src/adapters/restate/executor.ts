@@ -277,6 +277,9 @@ export class RestateExecutor implements DurableExecutor {
   /** restate-server died under us: start it again on the same store and ports (bounded),
    *  then let invocations that backed off meanwhile resume at once. */
   private restarts: number[] = [];
+  /** A restart's server.start() in flight: stop() waits for it, or the server it spawns
+   *  after stop() would be left running (with its temp dir). */
+  private restarting: Promise<unknown> | undefined;
   private async restartServer(): Promise<void> {
     if (this.stopping || !this.server) return;
     const now = Date.now();
@@ -288,10 +291,13 @@ export class RestateExecutor implements DurableExecutor {
     this.restarts.push(now);
     this.log.log('warn', 'restate-server exited unexpectedly; restarting it');
     try {
-      await this.server.start();
+      const started = this.server.start();
+      this.restarting = started.catch(() => {});
+      await started.finally(() => (this.restarting = undefined));
+      if (this.stopping) return;
       await this.settleAdmin(() => this.registerDeployments(this.endpoint.port));
     } catch (err) {
-      this.log.log('error', `restarting restate-server failed: ${(err as Error).message}`);
+      if (!this.stopping) this.log.log('error', `restarting restate-server failed: ${(err as Error).message}`);
     }
   }
 
@@ -319,6 +325,7 @@ export class RestateExecutor implements DurableExecutor {
     this.o.scheduler.stop();
     this.watch.stop();
     await this.endpoint?.close().catch(() => {});
+    await this.restarting;
     await this.server?.stop().catch(() => {});
     if (this.opened) await this.o.triggerStore.close();
     this.opened = false;

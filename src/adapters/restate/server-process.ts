@@ -1,9 +1,12 @@
 // The embedded restate-server: started from the pinned npm package when no Restate URLs are
 // configured. Loopback only (--bind-ip 127.0.0.1), free ports remembered in the data dir so
 // URLs stay stable, data under <dataDir>/restate, stopped by PID. "Ready" means the admin SQL
-// endpoint answers (health answers long before an invocation can run).
+// endpoint answers (health answers long before an invocation can run). Its temp dir is
+// <dataDir>/restate/tmp, not the system one: each partition's invoker makes an
+// invoker-<ulid> dir there at every start and never removes it, so the engine empties it
+// when it stops the server and before it starts one (leftovers of a crashed server).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { StorageError } from '../../domain/errors.ts';
@@ -76,6 +79,11 @@ export class RestateServer {
   get baseDir(): string {
     return join(this.dataDir, 'restate');
   }
+  /** The server's TMPDIR. Not worker.invoker.tmp-dir: that one dir would be shared by every
+   *  partition's invoker, where TMPDIR gives each its own invoker-<ulid> dir, as upstream intends. */
+  get tmpDir(): string {
+    return join(this.baseDir, 'tmp');
+  }
   get ingressUrl(): string {
     return `http://127.0.0.1:${this.ports.ingress}`;
   }
@@ -107,6 +115,8 @@ export class RestateServer {
       ? saved
       : { ingress: await freePort(), admin: await freePort(), node: await freePort() };
     writeFileSync(portsFile, JSON.stringify(this.ports), { mode: 0o600 });
+    // No server runs on this dir now: what is in its temp dir was left by one that crashed.
+    this.emptyTmpDir();
     const logFd = openSync(join(this.baseDir, 'server.log'), 'a', 0o600);
     this.child = spawn(
       binaryPath(),
@@ -115,6 +125,7 @@ export class RestateServer {
         stdio: ['ignore', logFd, logFd],
         env: {
           ...process.env,
+          TMPDIR: this.tmpDir,
           RESTATE_INGRESS__BIND_PORT: String(this.ports.ingress),
           RESTATE_ADMIN__BIND_PORT: String(this.ports.admin),
           // 4 partitions instead of 24: half the cold start and ~90 MiB less memory on one machine.
@@ -168,17 +179,29 @@ export class RestateServer {
     }
   }
 
+  /** Removes what a server that is no longer running left in its temp dir; keeps the dir. */
+  private emptyTmpDir(): void {
+    mkdirSync(this.tmpDir, { recursive: true, mode: 0o700 });
+    for (const entry of readdirSync(this.tmpDir)) rmSync(join(this.tmpDir, entry), { recursive: true, force: true });
+  }
+
   private readonly killOnExit = (): void => {
     if (this.child?.pid) signal(this.child.pid, 'SIGKILL');
   };
 
-  /** SIGTERM by PID, SIGKILL after a bound. */
+  /** SIGTERM by PID, SIGKILL after a bound; then empties its temp dir. */
   async stop(boundMs = 10_000): Promise<void> {
     this.stopping = true;
     process.off('exit', this.killOnExit);
     rmSync(join(this.baseDir, ADMIN_FILE), { force: true });
     const pid = this.pid;
-    if (!pid || !pidAlive(pid)) return;
+    if (pid && pidAlive(pid)) await this.terminate(pid, boundMs);
+    this.child = undefined;
+    this.adoptedPid = undefined;
+    if ((!pid || !pidAlive(pid)) && existsSync(this.tmpDir)) this.emptyTmpDir();
+  }
+
+  private async terminate(pid: number, boundMs: number): Promise<void> {
     const gone = this.child
       ? new Promise<void>((r) => (this.child!.exitCode !== null || this.child!.signalCode !== null ? r() : this.child!.once('exit', () => r())))
       : (async () => {
@@ -189,7 +212,5 @@ export class RestateServer {
     const timedOut = await Promise.race([gone.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), boundMs)))]);
     clearTimeout(timer);
     if (timedOut && signal(pid, 'SIGKILL')) await gone;
-    this.child = undefined;
-    this.adoptedPid = undefined;
   }
 }
