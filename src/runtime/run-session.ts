@@ -819,33 +819,30 @@ export class RunSession {
     if (typeof eventName !== 'string' || eventName.length === 0) throw new ValidationError('ctx.emit: event name must be a non-empty string');
     const started = this.begin('emit', `emit:${eventName}`);
     if (!started) return never();
+    const { call, decision } = started;
     // Counted among the pending step calls like any other (the completion-order gate asks
-    // whether other branches are pending): settled before the code's continuation runs.
+    // whether other branches are pending); uncounted before the code's continuation runs.
     this.unsettled++;
     try {
-      await this.emitCall(started, eventName, payload, options);
+      // An emit completes like a step (its write is awaited): it takes its place in the
+      // completion order, so code after it interleaves with other branches the same on replay.
+      if (decision.type === 'replay') return void (await this.replay(decision.entry));
+      const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
+      const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
+      const now = this.log.now();
+      await this.flushPending();
+      const order = this.order.next();
+      const recorded = await this.io(
+        this.log.emit(
+          { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now, order },
+          { name: eventName, payload: data, id },
+        ),
+      );
+      if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
+      await this.order.gate(order, call.seq);
     } finally {
       this.unsettled--;
     }
-  }
-
-  private async emitCall({ call, decision }: Started, eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
-    // An emit completes like a step (its write is awaited): it takes its place in the
-    // completion order, so code after it interleaves with other branches the same on replay.
-    if (decision.type === 'replay') return void (await this.replay(decision.entry));
-    const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
-    const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
-    const now = this.log.now();
-    await this.flushPending();
-    const order = this.order.next();
-    const recorded = await this.io(
-      this.log.emit(
-        { seq: call.seq, name: call.name, kind: 'emit', status: 'succeeded', attempts: 1, result: { event: eventName, id }, startedAt: now, endedAt: now, order },
-        { name: eventName, payload: data, id },
-      ),
-    );
-    if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
-    await this.order.gate(order, call.seq);
   }
 }
 

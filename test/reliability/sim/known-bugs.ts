@@ -16,6 +16,8 @@ interface Got {
   status: string;
   output?: unknown;
   steps: string[];
+  /** Recorded results by unique step name. */
+  results: Record<string, unknown>;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -101,6 +103,34 @@ const KNOWN_BUGS: Record<string, KnownBug> = {
     expect: "succeeded with 'fast', and b ran once and is recorded",
     ok: (g) => g.status === 'succeeded' && g.output === 'fast' && g.steps.includes('b:succeeded'),
   },
+  'cleanup-wait-cancelled-later': {
+    summary:
+      'A cleanup waitForEvent (called after the cancel was delivered) got a CancelledError in the next execution: ' +
+      "RunSession's cancelSeq (steps below it were called before the delivery) was Infinity in a session after the one " +
+      'that delivered the cancel, so a wait that looked in vain counted as one the cancel reached. Issues 46/47 (seeds ' +
+      "922488, 943373: that CancelledError then reached the code ahead of recorded results the gate still held, and " +
+      "the code called its next steps in another order; test/unit/repeated-names-order.test.ts has both).",
+    fn: async ({ step }) => {
+      try {
+        await step.sleep('long', '1d');
+        return 'not cancelled';
+      } catch (err) {
+        const [ack] = await Promise.all([step.waitForEvent<string>('ack'), step.sleep('settle', 1000)]);
+        await step.do('undo', () => `undone after ${ack}`);
+        throw err;
+      }
+    },
+    drive: async (t, runId) => {
+      await t.idle();
+      await t.engine.runs.cancel(runId);
+      await t.idle();
+      await t.advance('2s'); // the next execution: 'settle' is due, 'ack' looks again
+      await t.engine.signal(runId, 'ack', 'ok').catch(() => {});
+      await t.idle();
+    },
+    expect: "cancelled, 'ack' got its signal and 'undo' ran",
+    ok: (g) => g.status === 'cancelled' && g.results.ack === 'ok' && g.results.undo === 'undone after ok',
+  },
   'idle-misses-queue': {
     summary:
       'SqliteExecutor.idle() (TestEngine.idle/advance) never returns when the last thing keeping it busy is a queued ' +
@@ -130,7 +160,7 @@ async function check(id: string, bug: KnownBug): Promise<boolean> {
     const driven = bug.drive ? bug.drive(t, runId) : t.advance('2m');
     const settled = await Promise.race([driven.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 3000))]);
     const view = await t.engine.runs.get(runId);
-    const got: Got = { status: view.status, output: view.output, steps: view.steps.map((s) => `${s.name}:${s.status}`) };
+    const got: Got = { status: view.status, output: view.output, steps: view.steps.map((s) => `${s.name}:${s.status}`), results: Object.fromEntries(view.steps.map((s) => [s.name, s.result])) };
     const ok = settled && bug.ok(got);
     console.log(`${ok ? 'fixed  ' : 'present'} ${id}${ok ? '' : `: expected ${bug.expect}, got ${JSON.stringify(got)}${settled ? '' : ' (engine still busy after 3 s)'}`}`);
     if (!ok) console.log(`        ${bug.summary}`);
