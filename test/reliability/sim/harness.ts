@@ -99,7 +99,8 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 
-const trace: (...a: unknown[]) => void = process.env.SIM_TRACE ? (...a) => console.log('[sim]', ...a) : () => {};
+const tracing = !!process.env.SIM_TRACE;
+const trace: (...a: unknown[]) => void = tracing ? (...a) => console.log('[sim]', ...a) : () => {};
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /** Chance that an op slot holds a group of concurrent branches (it then takes three slots). */
@@ -196,7 +197,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const key = `${runId}|${step}`;
     const list = observed.get(key) ?? [];
     list.push({ value, gen: g, seq: ++seqNo });
-    trace(`seen ${runId}/${step} ${value}`);
+    if (tracing) trace(`seen ${runId}/${step} ${value}`);
     observed.set(key, list);
   };
 
@@ -230,7 +231,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const runId = ctx.runId;
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
-    trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
+    if (tracing) trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
     const seen = new Map<string, number>();
     /** The engine's naming and positions, mirrored: called right before each step call, so
      *  calls[i] is the step the code called i-th (its journal position if positions follow
@@ -242,7 +243,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       // A crashed engine's session keeps running in this process (a real crash would end it):
       // what it calls after the crash (a fault thrown into ctx.now, say) is not an execution.
       if (!deadAt.has(g)) exec.calls.push({ name, op });
-      trace(`call ${runId} ${name} op ${op} at ${exec.calls.length - 1}`);
+      if (tracing) trace(`call ${runId} ${name} op ${op} at ${exec.calls.length - 1}`);
       return name;
     };
     const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
