@@ -51,6 +51,26 @@ export function signalOrderScenarios({ test, boot, until }: ScenarioKit): void {
     ]);
   }, 60_000);
 
+  test('of two open waits of a name, the first times out: the next signal goes to the second', async () => {
+    let engine!: Engine;
+    const wf = workflow('order-first-times-out', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const a = outcome(step.waitForEvent('approve', { timeout: 300 }));
+        const b = outcome(step.waitForEvent('approve', { timeout: '8s' }));
+        const first = await a;
+        await step.do('send', () => engine.signal(ctx.runId, 'approve', 'one'));
+        const later = outcome(step.waitForEvent('approve', { timeout: 300 }));
+        return { first, second: await b, later: await later };
+      });
+    });
+    engine = (await boot([wf])).engine;
+    const { runId } = await engine.trigger('order-first-times-out', null);
+    const view = await engine.result(runId, { timeout: '30s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual({ first: 'TimeoutError', second: 'one', later: 'TimeoutError' });
+  }, 60_000);
+
   test('an open wait of another name does not hold a due wait back from its own signal', async () => {
     let engine!: Engine;
     const wf = workflow('order-names', (w) => {
