@@ -7,7 +7,8 @@ import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duratio
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
-import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, type Json } from '../domain/json.ts';
+import { decodeValue, encodeValue, isTaggedValue } from '../domain/value-codec.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
@@ -56,10 +57,11 @@ function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parseOrThrow(schema, value, what);
 }
 
-/** A JSON argument within the size limit, or a one-line ValidationError before anything is stored. */
+/** An argument in its stored form (src/domain/value-codec.ts) within the size limit, or a
+ *  one-line ValidationError before anything is stored. */
 function jsonArg(value: unknown, what: string, maxBytes: number): Json {
   try {
-    return roundTrip(value, what, maxBytes) as Json;
+    return encodeValue(value, what, maxBytes).stored;
   } catch (err) {
     throw new ValidationError((err as Error).message);
   }
@@ -359,7 +361,10 @@ export class Engine {
         throw new ValidationError((err as Error).message);
       }
     }
-    return this.executor.waitForTerminal(id, timeoutMs);
+    const view = await this.executor.waitForTerminal(id, timeoutMs);
+    // The caller gets the values as the code gave them (a Map, a Date), not their stored form.
+    if (isTaggedValue(view.output) || isTaggedValue(view.input)) return { ...view, input: decodeValue(view.input), output: decodeValue(view.output) };
+    return view;
   }
 
   private async declaration(name: string): Promise<DeclarationView> {

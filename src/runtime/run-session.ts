@@ -11,7 +11,8 @@ import {
 } from '../domain/errors.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, toJsonText, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
+import { decodeValue, encodeValue } from '../domain/value-codec.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
@@ -50,7 +51,7 @@ interface PendingStep {
 }
 
 
-/** What a step's result is called in toJsonText's errors (built only when it throws). */
+/** What a step's result is called in encodeValue's errors (built only when it throws). */
 const stepResult = (name: string): string => `result of step '${name}'`;
 
 type Started = { call: StepCall; decision: Decision };
@@ -173,7 +174,7 @@ export class RunSession {
     const ctx = this.context();
     void (async () => {
       try {
-        const output = await this.fn({ input: this.log.input, step, ctx });
+        const output = await this.fn({ input: decodeValue(this.log.input), step, ctx });
         this.returned = true;
         if (this.outcome) return;
         // A step the code started but did not await (a race's loser, a `void step.do`)
@@ -189,7 +190,7 @@ export class RunSession {
         if (this.log.cancelRequested() || this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
-          out = roundTrip(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes) as Json;
+          out = encodeValue(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes).stored;
         } catch (err) {
           return this.finish({ type: 'failed', error: toErrorInfo(err) });
         }
@@ -486,8 +487,8 @@ export class RunSession {
     // As doStep past its attempt: cancelled while the body ran (it cancelled its own run).
     if (this.outcome || p.cancelled) return promise;
     p.settled = true;
-    const value = res.value;
-    const entry = this.succeeded(call, 'do', attempt, startedAt, value);
+    const entry = this.succeeded(call, 'do', attempt, startedAt, res.value);
+    const value = decodeValue(res.value);
     this.inflight++;
     // Handed back at its turn, and counted as unsettled until that turn ends: a sibling
     // released in the same turn would otherwise not wait for this one's reaction (the
@@ -591,7 +592,7 @@ export class RunSession {
       await this.io(this.log.record(entry, res.text));
       const turn = this.order.gate(entry.order);
       if (turn) await turn;
-      return res.value as T;
+      return decodeValue<T>(res.value);
     }
     const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
     // step.use with no eligible provider: parked until one is provided (not an attempt).
@@ -599,7 +600,8 @@ export class RunSession {
     const error = res.error;
     if (res.fatal) {
       p.settled = true;
-      // Not storable: retrying the same code cannot help, so the run fails at once.
+      // A log's own refusal (not the value's: that one is a terminal failure of the step,
+      // thrown into the code below): the run fails at once.
       await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order: this.order.next() })));
       this.finish({ type: 'failed', error });
       return never();
@@ -620,7 +622,7 @@ export class RunSession {
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
     const gate = this.order.gate(entry.order);
     if (gate) await gate;
-    return replayed(entry);
+    return decodeValue(replayed(entry)) as Json | undefined;
   }
 
   private callBody<T>(body: StepBody<T>, info: AttemptInfo): T | Promise<T> {
@@ -678,16 +680,17 @@ export class RunSession {
     return this.attemptValue(call, value);
   }
 
-  /** A body's value as an attempt's outcome: with its JSON text, or fatal if it has none. */
+  /** A body's value as an attempt's outcome: with its stored form and text, or, when it
+   *  cannot be stored (not storable, over the size limit), a terminal failure of the step:
+   *  retrying the same body gives the same value, and the code's try/catch can recover. */
   private attemptValue(call: StepCall, value: unknown): AttemptResult {
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
     try {
-      // Over the size limit: fatal like a non-JSON result (no retry would make it smaller).
-      const text = toJsonText(value, stepResult, this.maxPayloadBytes, call.name);
-      return { ok: true, value: JSON.parse(text) as Json, text };
+      const { text, stored } = encodeValue(value, stepResult, this.maxPayloadBytes, call.name);
+      return { ok: true, value: stored, text };
     } catch (err) {
-      return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };
+      return { ok: false, error: toErrorInfo(err), terminal: true };
     }
   }
 
@@ -761,7 +764,7 @@ export class RunSession {
       if (got) {
         p.settled = true;
         await this.order.gate(order);
-        return got.payload;
+        return decodeValue<Json>(got.payload);
       }
       this.order.abandon(order);
       // A cancel delivered while this wait looked: it gets it now, like its siblings did.
@@ -791,7 +794,7 @@ export class RunSession {
     // An emit completes like a step (its write is awaited): it takes its place in the
     // completion order, so code after it interleaves with other branches the same on replay.
     if (decision.type === 'replay') return void (await this.replay(decision.entry));
-    const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
+    const data = encodeValue(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes).stored;
     const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
     const now = this.log.now();
     await this.flushPending();
