@@ -67,8 +67,9 @@ export interface WorkflowContext {
   now(): number;
   /** Journaled: a replay sees the recorded value. */
   random(): number;
-  /** Journaled: publishes an event to the engine's inbox once per run. */
-  emit(name: string, payload?: Json, options?: EmitOptions): Promise<void>;
+  /** Journaled: publishes an event to the engine's inbox once per run. The payload is any
+   *  value the value codec keeps (docs/values.md); one it cannot keep rejects this call. */
+  emit(name: string, payload?: unknown, options?: EmitOptions): Promise<void>;
 }
 
 export interface RunArgs<I> {

@@ -78,7 +78,7 @@ export function encodeValue<A>(value: unknown, whatOf: string | ((arg: A) => str
   const bytes = maxBytes === undefined ? undefined : oversize(text, maxBytes);
   if (bytes !== undefined) {
     throw new SerializationError(
-      `${label(whatOf, arg)} is ${bytes} bytes stored (${humanBytes(bytes)}), over the limit of ${maxBytes} bytes (${humanBytes(maxBytes!)}, engine config maxPayloadBytes)`,
+      `${label(whatOf, arg)} is ${bytes} bytes of JSON (${humanBytes(bytes)}), over the limit of ${maxBytes} bytes (${humanBytes(maxBytes!)}, engine config maxPayloadBytes)`,
     );
   }
   return { text, stored: JSON.parse(text) as Json };

@@ -337,7 +337,7 @@ export class RunSession {
       workflow: this.log.workflow,
       now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
-      emit: (name: string, payload?: Json, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
+      emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
     };
   }
 
@@ -786,7 +786,7 @@ export class RunSession {
     }
   }
 
-  private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
+  private async emitStep(eventName: string, payload: unknown, options: EmitOptions | undefined): Promise<void> {
     if (typeof eventName !== 'string' || eventName.length === 0) throw new ValidationError('ctx.emit: event name must be a non-empty string');
     const started = this.begin('emit', `emit:${eventName}`);
     if (!started) return never();

@@ -87,7 +87,7 @@ describe('value codec', () => {
   });
 
   it('refuses a value over the size limit, counted on its stored text', () => {
-    expect(() => encodeValue(new Map([['k', 'x'.repeat(2000)]]), 'input', 1024)).toThrow(/^input is \d+ bytes stored \(2 KiB\), over the limit of 1024 bytes/);
+    expect(() => encodeValue(new Map([['k', 'x'.repeat(2000)]]), 'input', 1024)).toThrow(/^input is \d+ bytes of JSON \(2 KiB\), over the limit of 1024 bytes/);
     expect(() => encodeValue('x'.repeat(1000), 'input', 1024)).not.toThrow();
   });
 
