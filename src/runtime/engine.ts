@@ -349,7 +349,16 @@ export class Engine {
     return this.executor.signal(id, signal, jsonArg(payload, `payload of signal('${signal}')`, this.maxPayloadBytes));
   }
 
+  /** The run's final view with its input and output as the code gave them (a Map, a Date:
+   *  docs/values.md); waits up to `timeout`. */
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
+    const view = await this.storedResult(runId, options);
+    if (isTaggedValue(view.output) || isTaggedValue(view.input)) return { ...view, input: decodeValue(view.input), output: decodeValue(view.output) };
+    return view;
+  }
+
+  /** result() with input and output in their stored form (JSON: what the serve's wire carries). */
+  async storedResult(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
     const id = check(idSchema(), runId, 'runId');
     const opts = check(resultOptionsSchema(), options, 'result options');
     // No timeout: as long as any duration may be (the executors' timers chain past 24.8 days).
@@ -361,10 +370,7 @@ export class Engine {
         throw new ValidationError((err as Error).message);
       }
     }
-    const view = await this.executor.waitForTerminal(id, timeoutMs);
-    // The caller gets the values as the code gave them (a Map, a Date), not their stored form.
-    if (isTaggedValue(view.output) || isTaggedValue(view.input)) return { ...view, input: decodeValue(view.input), output: decodeValue(view.output) };
-    return view;
+    return this.executor.waitForTerminal(id, timeoutMs);
   }
 
   private async declaration(name: string): Promise<DeclarationView> {
