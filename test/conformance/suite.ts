@@ -23,6 +23,7 @@ import { notificationScenarios } from './notifications.ts';
 import { listTimeScenarios } from './list-time.ts';
 import { codecScenarios } from './codec.ts';
 import { valueScenarios } from './values.ts';
+import { schemaScenarios } from './schemas.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -546,6 +547,7 @@ export function runConformance(target: ConformanceTarget): void {
     signalScenarios({ test, boot, restart, until });
     capabilityScenarios({ test, boot, restart, until });
     valueScenarios({ test, boot, restart, until });
+    schemaScenarios({ test, boot, restart, until });
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
