@@ -597,8 +597,8 @@ export class RunSession {
     const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
     // step.use with no eligible provider: parked until one is provided (not an attempt).
     if (isPark(res)) return this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
-    const error = res.error;
     if (res.fatal) {
+      const error = res.error;
       p.settled = true;
       // A log's own refusal (not the value's: that one is a terminal failure of the step,
       // thrown into the code below): the run fails at once.
@@ -606,7 +606,16 @@ export class RunSession {
       this.finish({ type: 'failed', error });
       return never();
     }
-    const retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : error, () => this.log.random());
+    let retry: ReturnType<typeof decideRetry>;
+    let error = res.error;
+    try {
+      // A delay function (retries.delay) gets the error as the class it was thrown as.
+      retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : opts.retry.delayFn ? fromErrorInfo(error) : error, () => this.log.random());
+    } catch (err) {
+      // The delay function threw or gave no duration: the step fails with that, not retried.
+      error = toErrorInfo(err);
+      retry = { retry: false, reason: 'terminal' };
+    }
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: Object.assign({}, base, { status: 'retrying' as const, error, nextRetryAt, retryLimit: opts.retry.limit }) });

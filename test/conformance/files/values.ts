@@ -83,4 +83,20 @@ export default workflow('values-refused', ${P}, (w) => {
     const again = await rig.restart();
     expect((await again.result(runId)).output).toEqual(expected);
   });
+
+  test('retries.delay as a function of the attempt and its error sets each wait; maxAttempts counts every attempt', async () => {
+    const rig = await boot(`
+export default workflow('delay-fn', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('call', { retries: { maxAttempts: 3, delay: (attempt, error) => (hit('waits', attempt + ':' + error.name + ':' + error.status + ','), attempt * 40) } }, () => {
+    hit('calls');
+    throw Object.assign(new RangeError('busy'), { status: 503 });
+  }));
+});`);
+    const view = await rig.engine.result((await rig.engine.trigger('delay-fn', null)).runId, { timeout: '60s' });
+    expect(view.status).toBe('failed');
+    expect(rig.hits('calls')).toBe(3);
+    expect(rig.text('waits')).toBe('1:RangeError:503,2:RangeError:503,');
+    expect(view.steps[0]).toMatchObject({ status: 'failed', attempts: 3 });
+  });
 }
