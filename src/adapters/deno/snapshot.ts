@@ -169,10 +169,11 @@ export function writeImportMap(dataDir: string): string {
   const require = createRequire(import.meta.url);
   const zodDir = dirname(require.resolve('zod/package.json'));
   // The value codec (src/domain/value-codec.ts) runs in the child too.
-  const devalueDir = dirname(require.resolve('devalue/package.json'));
+  // (devalue's exports name no package.json: its entry, src/index.js, is resolved instead.)
+  const devalueEntry = require.resolve('devalue');
   const map = {
     imports: {
-      devalue: pathToFileURL(join(devalueDir, 'src', 'index.js')).href,
+      devalue: pathToFileURL(devalueEntry).href,
       '@tranquil/sdk': pathToFileURL(join(REPO, 'sdk', 'index.ts')).href,
       zod: pathToFileURL(join(zodDir, 'index.js')).href,
       'zod/': `${pathToFileURL(zodDir).href}/`,
