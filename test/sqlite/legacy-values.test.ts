@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
 import { resolveConfig } from '../../compose/config.ts';
-import { importRunFile } from '../../compose/run-file.ts';
+import { exportRunFile, importRunFile } from '../../compose/run-file.ts';
+import { manual, workflow } from '@tranquil/sdk';
+import { ALL_KEPT, VALUES_SRC } from '../conformance/values.ts';
 import { legacyCalls, legacyOutput, legacyValues } from './fixtures/legacy-values.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'values-v0');
@@ -51,4 +53,35 @@ it('a .tqrun exported before the value codec imports and finishes the same way',
   expect(view.status).toBe('succeeded');
   expect(view.output).toEqual(legacyOutput(oldInput, { n: 3 }));
   expect(legacyCalls.bodies).toBe(0);
+});
+
+const { rich, kinds } = new Function(`${VALUES_SRC}; return { rich, kinds };`)() as { rich: () => Record<string, unknown>; kinds: (v: unknown) => string };
+let richBodies = 0;
+const richMover = workflow('rich-mover', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => {
+    const made = await step.do('make', () => (richBodies++, rich()));
+    const go = await step.waitForEvent('go');
+    return { input: kinds(input), made: kinds(made), go: kinds(go) };
+  });
+});
+
+it('a run holding every kept kind exports to a .tqrun and resumes from it in a fresh data dir with its values', async () => {
+  const src = newDir();
+  const t = await createTestEngine({ workflows: [richMover], dataDir: src });
+  open.push(t);
+  const { runId } = await t.engine.trigger('rich-mover', rich());
+  await t.idle();
+  await t.close();
+  open.length = 0;
+  const path = join(newDir(), 'rich.tqrun');
+  exportRunFile(resolveConfig({ dataDir: src, backend: 'sqlite' }), runId, path);
+  const dst = newDir();
+  await importRunFile(resolveConfig({ dataDir: dst, backend: 'sqlite' }), path);
+  const u = await createTestEngine({ workflows: [richMover], dataDir: dst, startAt: t.now() });
+  open.push(u);
+  await u.engine.signal(runId, 'go', rich());
+  const view = await u.engine.result(runId, { timeout: '10s' });
+  expect(view.output).toEqual({ input: ALL_KEPT, made: ALL_KEPT, go: ALL_KEPT });
+  expect(richBodies).toBe(1);
 });
