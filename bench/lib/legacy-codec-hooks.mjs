@@ -3,6 +3,7 @@
 const SHIM = new URL('./legacy-value-codec.ts', import.meta.url).href;
 
 export async function resolve(specifier, context, next) {
-  if (specifier.endsWith('/value-codec.ts') && context.parentURL !== SHIM) return { url: SHIM, shortCircuit: true };
+  // Resolved by the next hooks (tsx), so the shim loads as TypeScript like the module it replaces.
+  if (specifier.endsWith("/value-codec.ts") && context.parentURL !== SHIM) return next(SHIM, context);
   return next(specifier, context);
 }
