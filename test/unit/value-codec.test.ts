@@ -99,3 +99,18 @@ describe('value codec', () => {
     expect(decodeValue(openText(aes, sealed))).toEqual({ m: new Map([[1, 2]]) });
   });
 });
+
+describe('error fields through the value codec', () => {
+  it("a thrown error's Date, Map and BigInt fields come back as themselves; a class instance field is dropped", async () => {
+    const { toErrorInfo, fromErrorInfo } = await import('../../src/domain/errors.ts');
+    class Agent {}
+    const err = Object.assign(new Error('upstream'), { at: new Date(3), seen: new Map([['a', 1]]), id: 7n, code: 'E_UP', agent: new Agent() });
+    const info = JSON.parse(JSON.stringify(toErrorInfo(err))); // as stored
+    expect(Object.keys(info.fields)).toEqual(['at', 'seen', 'id', 'code']);
+    const back = fromErrorInfo(info) as Error & Record<string, unknown>;
+    expect(back.at).toEqual(new Date(3));
+    expect(back.seen).toEqual(new Map([['a', 1]]));
+    expect(back.id).toBe(7n);
+    expect(back.code).toBe('E_UP');
+  });
+});
