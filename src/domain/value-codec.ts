@@ -64,16 +64,13 @@ export interface Encoded {
  */
 export function encodeValue<A>(value: unknown, whatOf: string | ((arg: A) => string), maxBytes?: number, arg?: A): Encoded {
   let text: string;
-  if (value === undefined) text = 'null';
-  else if (plainJson(value, 0) && !hasTagKey(value)) text = JSON.stringify(value);
-  else {
-    let flat: string;
-    try {
-      flat = stringify(value, reducers);
-    } catch (err) {
-      throw new SerializationError(refusal(label(whatOf, arg), err));
-    }
-    text = `{"${VALUE_TAG}":${flat}}`;
+  try {
+    // In the try: a getter or a Proxy trap that throws is a refusal too.
+    if (value === undefined) text = 'null';
+    else if (plainJson(value, 0) && !hasTagKey(value)) text = JSON.stringify(value);
+    else text = `{"${VALUE_TAG}":${stringify(value, reducers)}}`;
+  } catch (err) {
+    throw new SerializationError(refusal(label(whatOf, arg), err));
   }
   const bytes = maxBytes === undefined ? undefined : oversize(text, maxBytes);
   if (bytes !== undefined) {
@@ -117,13 +114,31 @@ function label<A>(whatOf: string | ((arg: A) => string), arg: A | undefined): st
 
 /** `result of step 'load' at .items[3].owner: class instance User is not storable; return plain data` */
 function refusal(what: string, err: unknown): string {
-  if (!(err instanceof DevalueError)) return `${what} is not storable: ${(err as Error).message}`;
+  if (!(err instanceof DevalueError)) return `${what} is not storable: ${oneLine(err)}`;
   const at = err.path ? ` at ${err.path}` : '';
   const shape = err.message.includes('symbolic keys') ? 'an object with symbol keys' : err.message.includes('__proto__') ? 'an object with a __proto__ key' : describe(err.value);
   return `${what}${at}: ${shape} is not storable; return plain data`;
 }
 
+function oneLine(err: unknown): string {
+  let m: string;
+  try {
+    m = err instanceof Error ? err.message : String(err);
+  } catch {
+    m = 'it threw';
+  }
+  return m.replace(/\s*\n\s*/g, ' ');
+}
+
 function describe(v: unknown): string {
+  try {
+    return describeShape(v);
+  } catch {
+    return 'a value whose shape cannot be read (a Proxy or getter threw)';
+  }
+}
+
+function describeShape(v: unknown): string {
   if (typeof v === 'function') return `function ${v.name || '(anonymous)'}`;
   if (typeof v === 'symbol') return `${String(v)}`;
   if (v !== null && typeof v === 'object') {
