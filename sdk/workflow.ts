@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
+import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
@@ -66,6 +67,12 @@ export const workflowNameSchema = z
   .max(120)
   .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
 
+/** Built once, on first use (a zod schema is costly to construct). */
+const optionsSchema = once(() => {
+  const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict();
+});
+
 export function workflow<S extends StandardSchemaV1, SO extends StandardSchemaV1>(name: string, options: WorkflowOptions & { input: S; output: SO }, build: (w: WorkflowBuilder<InferOutput<S>, InferOutput<SO>>) => void): WorkflowDefinition<InferOutput<S>, InferOutput<SO>>;
 export function workflow<S extends StandardSchemaV1, O = any>(name: string, options: WorkflowOptions & { input: S }, build: (w: WorkflowBuilder<InferOutput<S>, O>) => void): WorkflowDefinition<InferOutput<S>, O>;
 export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
@@ -81,12 +88,7 @@ export function workflow<I = any, O = any>(
   let schemas: WorkflowSchemas | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
-    const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-    const opts = parseOrThrow(
-      z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict(),
-      optionsOrBuild,
-      `workflow '${name}' options`,
-    );
+    const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
     permissions = opts.permissions && deepFreeze(opts.permissions);
     if (opts.input || opts.output || opts.signals) {
       schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
