@@ -8,6 +8,8 @@
 //   HAProxy, beside one embedded restate-server; root + network namespaces, else n/a).
 //   panel (issue 15: the Runs panel's list pages over HTTP on a data dir of 1,000,000 runs,
 //   100,000 in --quick, with the verdict against "under 300 ms"; bench/panel-list.ts).
+//   codec (issue 37: steps/s of the 100-concurrent row with the value codec and with today's
+//   JSON encoding, side by side, in alternating children; bench/lib/codec.ts).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
@@ -33,6 +35,7 @@ import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
 import { benchCitizen } from './lib/citizen.ts';
 import { benchRunner } from './lib/runner-overhead.ts';
 import { benchCluster, clusterUnavailable } from './lib/cluster.ts';
+import { benchCodec, codecTable } from './lib/codec.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -568,6 +571,17 @@ async function main(): Promise<void> {
       log(`cluster: ${(err as Error).message}`);
     }
   }
+  let codecRows = '';
+  if (want('codec')) {
+    try {
+      const c = await benchCodec({ quick: QUICK, log });
+      (res as unknown as Record<string, unknown>).codec = c;
+      codecRows = codecTable(c);
+    } catch (err) {
+      codecRows = `| issue 37 row | n/a: ${(err as Error).message} |\n|---|---|`;
+      log(`codec failed: ${(err as Error).message}`);
+    }
+  }
   let citizenTable = '';
   if (want('citizen')) {
     try {
@@ -613,7 +627,7 @@ async function main(): Promise<void> {
     }
   }
   res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
-  const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '') + (panelTable ? `\n\n${panelTable}` : '');
+  const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '') + (panelTable ? `\n\n${panelTable}` : '') + (codecRows ? `\n\n${codecRows}` : '');
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);

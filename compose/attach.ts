@@ -20,6 +20,16 @@ import { checked, findServe, readServeFile, sendOp } from '../src/adapters/http/
 import { resultSchemas, type Op } from '../src/adapters/http/control-protocol.ts';
 import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
+import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
+
+/** A value in its stored form for the wire (the serve decodes it), refused as the engine would. */
+function wireValue(value: unknown, what: string): unknown {
+  try {
+    return encodeValue(value, what).stored;
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
+  }
+}
 
 /** A running service found in a data dir: its pid and loopback control address. */
 export interface ServiceAddress {
@@ -186,7 +196,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     backend: hello.backend,
     workflows: hello.workflows,
     trigger: async (workflow, input = null, opts = {}) =>
-      checked(resultSchemas().trigger, await send({ op: 'trigger', workflow, input, ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
+      checked(resultSchemas().trigger, await send({ op: 'trigger', workflow, input: wireValue(input, `input of trigger('${workflow}')`), ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
     result: async (runId, opts = {}) => {
       let totalMs = MAX_DURATION_MS;
       if (opts.timeout !== undefined) {
@@ -200,7 +210,8 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       for (;;) {
         const slice = Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now()));
         try {
-          return checked(resultSchemas().result, await send({ op: 'result', runId, timeoutMs: slice }), 'result') as unknown as RunView;
+          const view = checked(resultSchemas().result, await send({ op: 'result', runId, timeoutMs: slice }), 'result') as unknown as RunView;
+          return { ...view, input: decodeValue(view.input), output: decodeValue(view.output) };
         } catch (err) {
           if (!(err instanceof TimeoutError)) throw err;
           if (Date.now() >= end) throw new TimeoutError(`run ${runId} did not finish within ${totalMs}ms`);
@@ -208,10 +219,10 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
       }
     },
     signal: async (runId, name, payload = null) => {
-      checked(resultSchemas().signal, await send({ op: 'signal', runId, name, data: payload }), 'signal');
+      checked(resultSchemas().signal, await send({ op: 'signal', runId, name, data: wireValue(payload, `payload of signal('${name}')`) }), 'signal');
     },
     emit: async (name, payload = null, opts = {}) =>
-      checked(resultSchemas().emit, await send({ op: 'emit', name, data: payload, ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
+      checked(resultSchemas().emit, await send({ op: 'emit', name, data: wireValue(payload, `payload of emit('${name}')`), ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
     runs: {
       get: async (runId) => checked(resultSchemas().get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
       list: async (filter = {}) => {

@@ -16,8 +16,9 @@ const optionsSchema = z
     retries: z
       .object({
         limit: z.number().int().min(1).max(10_000).optional(),
+        maxAttempts: z.number().int().min(1).max(10_000).optional(),
         backoff: z.enum(['constant', 'linear', 'exponential']).optional(),
-        delay: duration.optional(),
+        delay: z.union([z.custom<(attempt: number, error: Error) => number | string>((v) => typeof v === 'function'), duration]).optional(),
         maxDelay: duration.optional(),
         jitter: z.boolean().optional(),
       })
@@ -70,16 +71,39 @@ function freeze(o: NormalizedStepOptions): NormalizedStepOptions {
   return Object.freeze(o);
 }
 
+/** A user's delay function as ms: what it returns is a duration like `delay` takes; one that
+ *  throws or returns no duration is a one-line ValidationError naming the step. */
+function delayFunction(stepName: string, fn: (attempt: number, error: Error) => number | string): (attempt: number, error: unknown) => number {
+  return (attempt, error) => {
+    let d: unknown;
+    try {
+      d = fn(attempt, error as Error);
+    } catch (err) {
+      throw new ValidationError(`step '${stepName}' options.retries.delay: the function threw: ${(err as Error)?.message ?? String(err)}`);
+    }
+    const ms = readDuration(d);
+    if (typeof ms !== 'number') throw new ValidationError(`step '${stepName}' options.retries.delay: the function returned ${String(d)}: ${ms}`);
+    return ms;
+  };
+}
+
 export function normalizeStepOptions(stepName: string, options: StepOptions | undefined): NormalizedStepOptions {
   const parsed = parseOrThrow(optionsSchema, options ?? {}, `step '${stepName}' options`);
   const o = parsed.retries ?? {};
+  // Two names, one meaning (total attempts, the first included: docs/values.md, Retry):
+  // both given must agree.
+  if (o.limit !== undefined && o.maxAttempts !== undefined && o.limit !== o.maxAttempts) {
+    throw new ValidationError(`step '${stepName}' options.retries: limit (${o.limit}) and maxAttempts (${o.maxAttempts}) are the same setting (total attempts) and disagree; give one`);
+  }
+  const delay = o.delay;
   const retry: RetryPolicy = {
-    limit: o.limit ?? DEFAULT_RETRY.limit,
+    limit: o.maxAttempts ?? o.limit ?? DEFAULT_RETRY.limit,
     backoff: o.backoff ?? DEFAULT_RETRY.backoff,
-    delayMs: o.delay !== undefined ? parseDuration(o.delay) : DEFAULT_RETRY.delayMs,
+    delayMs: delay !== undefined && typeof delay !== 'function' ? parseDuration(delay) : DEFAULT_RETRY.delayMs,
     maxDelayMs: o.maxDelay !== undefined ? parseDuration(o.maxDelay) : undefined,
     jitter: o.jitter ?? DEFAULT_RETRY.jitter,
   };
+  if (typeof delay === 'function') retry.delayFn = delayFunction(stepName, delay);
   const timeoutMs = parsed.timeout !== undefined ? parseDuration(parsed.timeout) : undefined;
   if (timeoutMs !== undefined && timeoutMs <= 0) throw new ValidationError(`step '${stepName}' options.timeout: must be > 0`);
   return { retry, timeoutMs };

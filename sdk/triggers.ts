@@ -6,17 +6,20 @@ import { ValidationError } from '../src/domain/errors.ts';
 import { cronParser } from './cron-parser-loader.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { once } from '../src/domain/once.ts';
+import { isStandardSchema, type StandardSchemaV1 } from './standard-schema.ts';
 
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
 
-/** A zod-like schema (anything with safeParse) or a function: return false or a string, or throw, to reject. */
+/** A Standard Schema (zod 4, valibot, arktype), a zod-like schema (anything with safeParse)
+ *  or a function: return false or a string, or throw, to reject. */
 export type WebhookValidator =
+  | StandardSchemaV1
   | { safeParse(data: unknown): { success: boolean; error?: { message: string } } }
   | ((body: unknown) => boolean | string | void | Promise<boolean | string | void>);
 
 export type Trigger =
   | { type: 'manual' }
-  | { type: 'event'; name: string }
+  | { type: 'event'; name: string; schema?: StandardSchemaV1 }
   | { type: 'schedule'; cron: string; timezone?: string; catchUp: CatchUpPolicy }
   | { type: 'webhook'; path: string; validate?: WebhookValidator };
 
@@ -31,8 +34,14 @@ export function manual(): Trigger {
   return { type: 'manual' };
 }
 
-export function event(name: string): Trigger {
-  return { type: 'event', name: check(nameSchema(), name, 'event(name)') };
+/** `schema`: the event's payload (Standard Schema); engine.emit refuses a payload that fails
+ *  it, naming the workflow, the field and the rule, with nothing stored. */
+export function event(name: string, options: { schema?: StandardSchemaV1 } = {}): Trigger {
+  const n = check(nameSchema(), name, 'event(name)');
+  const schema = (options as { schema?: unknown } | undefined)?.schema;
+  if (schema === undefined) return { type: 'event', name: n };
+  if (!isStandardSchema(schema)) throw new ValidationError(`event('${n}') schema: expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)`);
+  return { type: 'event', name: n, schema };
 }
 
 export function schedule(cron: string, options: { timezone?: string; catchUp?: CatchUpPolicy } = {}): Trigger {
@@ -63,8 +72,8 @@ export function webhook(options: { path: string; validate?: WebhookValidator }):
   const opts = check(z.object({ path: z.unknown(), validate: z.unknown().optional() }).strict(), options, 'webhook options');
   const path = check(pathSchema(), opts.path, 'webhook path');
   const v = opts.validate;
-  const okValidator = v === undefined || typeof v === 'function' || (typeof v === 'object' && v !== null && typeof readSafeParse(v) === 'function');
-  if (!okValidator) throw new ValidationError('webhook validate: expected a zod schema or a function');
+  const okValidator = v === undefined || typeof v === 'function' || isStandardSchema(v) || (typeof v === 'object' && v !== null && typeof readSafeParse(v) === 'function');
+  if (!okValidator) throw new ValidationError('webhook validate: expected a Standard Schema (zod 4, valibot, arktype), a zod schema or a function');
   return { type: 'webhook', path, validate: v as WebhookValidator | undefined };
 }
 

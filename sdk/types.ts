@@ -18,10 +18,17 @@ export interface StepInfo {
 }
 
 export interface RetryOptions {
-  /** Total attempts, the first included. */
+  /** Total attempts, the first included (NOT Cloudflare's `retries.limit`, which counts
+   *  retries after the first: theirs `limit: 5` is our `limit: 6`; docs/values.md, Retry). */
   limit?: number;
+  /** The same setting as `limit` (total attempts, the first included; DBOS's name): the name
+   *  that cannot be misread. Both given must agree. */
+  maxAttempts?: number;
   backoff?: Backoff;
-  delay?: Duration;
+  /** A duration (grown by `backoff`), or a function of the attempt that failed (1: the first)
+   *  and its error, returning the duration to wait (backoff and jitter then do not apply;
+   *  `maxDelay` still caps it). */
+  delay?: Duration | ((attempt: number, error: Error) => Duration);
   maxDelay?: Duration;
   jitter?: boolean;
 }
@@ -67,8 +74,9 @@ export interface WorkflowContext {
   now(): number;
   /** Journaled: a replay sees the recorded value. */
   random(): number;
-  /** Journaled: publishes an event to the engine's inbox once per run. */
-  emit(name: string, payload?: Json, options?: EmitOptions): Promise<void>;
+  /** Journaled: publishes an event to the engine's inbox once per run. The payload is any
+   *  value the value codec keeps (docs/values.md); one it cannot keep rejects this call. */
+  emit(name: string, payload?: unknown, options?: EmitOptions): Promise<void>;
 }
 
 export interface RunArgs<I> {

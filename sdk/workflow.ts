@@ -3,10 +3,12 @@
 import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
+import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
+import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
 export const WORKFLOW_BRAND = 'tranquil.workflow' as const;
 
@@ -26,11 +28,30 @@ export interface WorkflowDefinition<I = any, O = any> {
   /** The run function for a run recorded at `version` (a run stays on the definition it
    *  started with); absent: `fn` runs every version. */
   readonly forVersion?: (version: string) => WorkflowFn<I, O>;
+  /** Standard Schemas checked at the boundaries (docs/values.md, Schemas): `input` at
+   *  trigger/emit/webhook time, `signals[name]` when engine.signal sends one, `output` when
+   *  the run returns. Absent: nothing checked. */
+  readonly schemas?: WorkflowSchemas;
+}
+
+export interface WorkflowSchemas {
+  readonly input?: StandardSchemaV1;
+  readonly output?: StandardSchemaV1;
+  readonly signals?: Readonly<Record<string, StandardSchemaV1>>;
 }
 
 /** The optional second argument of workflow(name, options, build). */
 export interface WorkflowOptions {
   permissions?: Permissions;
+  /** The run's input (Standard Schema: zod 4, valibot, arktype): input that fails is refused
+   *  at trigger/emit/webhook time with nothing stored; the run function gets the parsed value,
+   *  typed by it. */
+  input?: StandardSchemaV1;
+  /** What the run returns: an output that fails fails the run (ValidationError). */
+  output?: StandardSchemaV1;
+  /** Payload schema per signal (waitForEvent) name: engine.signal refuses a payload that
+   *  fails it, and the wait goes on waiting. */
+  signals?: Record<string, StandardSchemaV1>;
 }
 
 export interface WorkflowBuilder<I = any, O = any> {
@@ -46,6 +67,14 @@ export const workflowNameSchema = z
   .max(120)
   .regex(/^[A-Za-z][A-Za-z0-9_\-]*$/, 'must start with a letter and use letters, digits, _ or -');
 
+/** Built once, on first use (a zod schema is costly to construct). */
+const optionsSchema = once(() => {
+  const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict();
+});
+
+export function workflow<S extends StandardSchemaV1, SO extends StandardSchemaV1>(name: string, options: WorkflowOptions & { input: S; output: SO }, build: (w: WorkflowBuilder<InferOutput<S>, InferOutput<SO>>) => void): WorkflowDefinition<InferOutput<S>, InferOutput<SO>>;
+export function workflow<S extends StandardSchemaV1, O = any>(name: string, options: WorkflowOptions & { input: S }, build: (w: WorkflowBuilder<InferOutput<S>, O>) => void): WorkflowDefinition<InferOutput<S>, O>;
 export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
 export function workflow<I = any, O = any>(name: string, options: WorkflowOptions, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
 export function workflow<I = any, O = any>(
@@ -56,10 +85,14 @@ export function workflow<I = any, O = any>(
   parseOrThrow(workflowNameSchema, typeof name === 'string' ? name : undefined, 'workflow name', { path: 'omit' });
   const build = typeof optionsOrBuild === 'function' ? optionsOrBuild : maybeBuild;
   let permissions: Permissions | undefined;
+  let schemas: WorkflowSchemas | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
-    const opts = parseOrThrow(z.object({ permissions: permissionsSchema().optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
+    const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
     permissions = opts.permissions && deepFreeze(opts.permissions);
+    if (opts.input || opts.output || opts.signals) {
+      schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
+    }
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -88,7 +121,7 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}) });
 }
 
 function deepFreeze<T extends object>(o: T): T {

@@ -45,7 +45,8 @@ const IO_MODULES = [
   'hono', '@hono/node-server', 'commander',
 ];
 /** What domain and ports may import from outside the project: pure computation only. */
-const PURE_MODULES = ['node:util', 'node:assert', 'node:path', 'node:url', 'node:buffer', 'node:string_decoder', 'zod', '@noble/hashes'];
+// devalue: the value codec's encoding (src/domain/value-codec.ts), pure computation.
+const PURE_MODULES = ['node:util', 'node:assert', 'node:path', 'node:url', 'node:buffer', 'node:string_decoder', 'zod', '@noble/hashes', 'devalue'];
 
 interface Rule {
   /** Whose imports this rule governs. */

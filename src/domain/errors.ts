@@ -2,6 +2,9 @@
 // backend boundaries (we store { name, message, fields?, cause? } and rebuild by name; a
 // step error's own fields such as `code` and `status` come back on the rebuilt error).
 import type { Json } from './json.ts';
+// A cycle (value-codec.ts throws SerializationError from here); each side uses the other only
+// when called, never while the modules load.
+import { decodeValue, encodeValue } from './value-codec.ts';
 
 export class TranquilError extends Error {
   /** The class's name, spelled out: the production build renames classes (esbuild's
@@ -95,8 +98,9 @@ export class BackendUnavailableError extends StorageError {}
 export interface ErrorInfo {
   name: string;
   message: string;
-  /** The error's own JSON-safe enumerable fields (`code`, `status`, `details`, ...), capped
-   *  with the cause's at ERROR_FIELDS_MAX_CHARS of JSON; absent when there are none. */
+  /** The error's own enumerable fields (`code`, `status`, `details`, ...) the value codec
+   *  keeps, in its stored form, capped with the cause's at ERROR_FIELDS_MAX_CHARS of JSON;
+   *  absent when there are none. */
   fields?: { [key: string]: Json };
   /** `err.cause` one level deep (its own cause is not kept); absent when there is none. */
   cause?: ErrorInfo;
@@ -147,8 +151,8 @@ function ownValue(o: object, key: string): unknown {
   }
 }
 
-/** Own enumerable fields whose value is plain data (a primitive, a plain object or array)
- *  and survives JSON, within the budget. */
+/** Own enumerable fields whose value the value codec keeps (a primitive, plain data, a Date,
+ *  a Map...: docs/values.md), in their stored form, within the budget. */
 function fieldsOf(err: Error, budget: { left: number }): { [key: string]: Json } | undefined {
   let keys: string[];
   try {
@@ -160,14 +164,14 @@ function fieldsOf(err: Error, budget: { left: number }): { [key: string]: Json }
   for (const key of keys) {
     if (NOT_FIELDS.has(key) || budget.left <= 0) continue;
     const value = ownValue(err, key);
-    if (!isPlainData(value)) continue;
-    let text: string | undefined;
+    if (value === undefined) continue;
+    let text: string;
     try {
-      text = JSON.stringify(value);
+      // The value codec's stored form (docs/values.md): a Date or a Map field comes back as one.
+      text = encodeValue(value, key).text;
     } catch {
-      continue; // circular, BigInt, a toJSON that throws
+      continue; // not storable (a class instance, a function): not kept
     }
-    if (text === undefined) continue;
     const cost = text.length + key.length + 4; // "key":value,
     if (cost > budget.left) continue;
     budget.left -= cost;
@@ -176,13 +180,6 @@ function fieldsOf(err: Error, budget: { left: number }): { [key: string]: Json }
   return out;
 }
 
-function isPlainData(v: unknown): boolean {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return true;
-  if (typeof v === 'number') return Number.isFinite(v);
-  if (typeof v !== 'object') return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === Array.prototype || proto === null;
-}
 
 /** Every class, by name: a stored error comes back as the class it was thrown as. */
 const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
@@ -250,7 +247,7 @@ export function fromErrorInfo(info: ErrorInfo): Error {
 function withExtras(err: Error, info: ErrorInfo): Error {
   if (info.fields) {
     for (const [key, value] of Object.entries(info.fields)) {
-      if (!NOT_FIELDS.has(key)) Object.defineProperty(err, key, { value, enumerable: true, writable: true, configurable: true });
+      if (!NOT_FIELDS.has(key)) Object.defineProperty(err, key, { value: decodeValue(value), enumerable: true, writable: true, configurable: true });
     }
   }
   if (info.cause) Object.defineProperty(err, 'cause', { value: fromErrorInfo({ ...info.cause, cause: undefined }), enumerable: false, writable: true, configurable: true });

@@ -12,6 +12,9 @@ export interface RetryPolicy {
   delayMs: number;
   maxDelayMs?: number;
   jitter: boolean;
+  /** `retries.delay` given as a function: the delay in ms after `attempt` (1: the first)
+   *  failed with `error`; replaces backoff and jitter (maxDelay still caps it). */
+  delayFn?: (attempt: number, error: unknown) => number;
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { limit: 3, backoff: 'exponential', delayMs: 1000, jitter: true };
@@ -19,8 +22,12 @@ export const DEFAULT_RETRY: RetryPolicy = { limit: 3, backoff: 'exponential', de
 export type RetryDecision = { retry: false; reason: 'terminal' | 'exhausted' } | { retry: true; delayMs: number };
 
 /** Delay before attempt `failedAttempt + 1`, ignoring the limit. */
-export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number): number {
+export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number, error?: unknown): number {
   const n = Math.max(1, failedAttempt);
+  if (policy.delayFn) {
+    const d = policy.delayFn(n, error);
+    return Math.max(0, Math.round(Math.min(d, policy.maxDelayMs ?? MAX_DURATION_MS, MAX_DURATION_MS)));
+  }
   let delay =
     policy.backoff === 'constant' ? policy.delayMs
     : policy.backoff === 'linear' ? policy.delayMs * n
@@ -42,5 +49,5 @@ export function decideRetry(
 ): RetryDecision {
   if (error instanceof TerminalError) return { retry: false, reason: 'terminal' };
   if (failedAttempt >= policy.limit) return { retry: false, reason: 'exhausted' };
-  return { retry: true, delayMs: backoffDelay(policy, failedAttempt, random) };
+  return { retry: true, delayMs: backoffDelay(policy, failedAttempt, random, error) };
 }

@@ -81,3 +81,10 @@ export interface RunPage {
 }
 
 export const DEFAULT_PAGE = 100;
+
+declare const OUTPUT: unique symbol;
+/** A run id that carries its workflow's output type: trigger(definition, input) returns one,
+ *  and result() of it is typed by the definition. Still a string (calls by name keep working). */
+export type RunId<O = unknown> = string & { readonly [OUTPUT]?: O };
+/** A run's view with its output typed (result() of a RunId<O>). */
+export type TypedRunView<O> = Omit<RunView, 'output'> & { output?: O };

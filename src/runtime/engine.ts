@@ -7,11 +7,12 @@ import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duratio
 import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
-import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, type Json } from '../domain/json.ts';
+import { decodeValue, encodeValue, isTaggedValue } from '../domain/value-codec.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES } from '../domain/run-status.ts';
-import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
+import type { RunFilter, RunId, RunPage, RunView, TypedRunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import { once } from '../domain/once.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -19,6 +20,8 @@ import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
 import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
+import { anySignalSchemas, checkedInput, checkedSignal, checkEventPayload } from './boundary-schemas.ts';
 import { explainSchedules } from '../domain/schedule.ts';
 import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
 import { approveCommand, declarationDiff, type DeclarationDiff } from '../domain/approval.ts';
@@ -56,10 +59,11 @@ function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   return parseOrThrow(schema, value, what);
 }
 
-/** A JSON argument within the size limit, or a one-line ValidationError before anything is stored. */
+/** An argument in its stored form (src/domain/value-codec.ts) within the size limit, or a
+ *  one-line ValidationError before anything is stored. */
 function jsonArg(value: unknown, what: string, maxBytes: number): Json {
   try {
-    return roundTrip(value, what, maxBytes) as Json;
+    return encodeValue(value, what, maxBytes).stored;
   } catch (err) {
     throw new ValidationError((err as Error).message);
   }
@@ -320,13 +324,18 @@ export class Engine {
     return this.webhooks?.address;
   }
 
-  async trigger(workflow: string, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
-    const name = check(nameSchema(), workflow, 'workflow');
+  /** Starts a run, by workflow name or by its definition (then `input` is typed by it, and
+   *  the runId types result()'s output). Input that fails the workflow's input schema is
+   *  refused with nothing stored. */
+  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: { runId?: string }): Promise<{ runId: RunId<O>; created: boolean }>;
+  async trigger(workflow: string, input?: unknown, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
+  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
+    const name = check(nameSchema(), isWorkflowDefinition(workflow) ? workflow.name : workflow, 'workflow');
     this.registry.get(name);
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
-    const data = jsonArg(input, `input of trigger('${name}')`, this.maxPayloadBytes);
+    const data = jsonArg(await checkedInput(this.registry, name, input), `input of trigger('${name}')`, this.maxPayloadBytes);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
   }
 
@@ -334,6 +343,7 @@ export class Engine {
     const event = check(nameSchema(), name, 'event name');
     const opts = check(emitOptionsSchema(), options, 'emit options');
     const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
+    await checkEventPayload(this.registry, event, payload);
     if (this.files) for (const w of this.registry.subscribers(event)) await this.files.refresh(w);
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? this.newId() });
   }
@@ -344,10 +354,24 @@ export class Engine {
     // A wait's name is its signal's name, and step names cannot contain '#' (step-names.ts):
     // such a signal could never be taken.
     if (signal.includes(RESERVED_IN_NAMES)) throw new ValidationError(`signal name '${signal}' contains '#', which no waitForEvent name can (it is reserved for repeated step names)`);
-    return this.executor.signal(id, signal, jsonArg(payload, `payload of signal('${signal}')`, this.maxPayloadBytes));
+    // A declared payload schema (workflow option `signals`): refused to the sender, nothing
+    // stored, so the wait goes on waiting.
+    const value = anySignalSchemas(this.registry) ? await checkedSignal(this.registry, (await this.view(id)).workflow, id, signal, payload) : payload;
+    return this.executor.signal(id, signal, jsonArg(value, `payload of signal('${signal}')`, this.maxPayloadBytes));
   }
 
+  /** The run's final view with its input and output as the code gave them (a Map, a Date:
+   *  docs/values.md); waits up to `timeout`. */
+  async result<O>(runId: RunId<O>, options?: { timeout?: Duration }): Promise<TypedRunView<O>>;
+  async result(runId: string, options?: { timeout?: Duration }): Promise<RunView>;
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
+    const view = await this.storedResult(runId, options);
+    if (isTaggedValue(view.output) || isTaggedValue(view.input)) return { ...view, input: decodeValue(view.input), output: decodeValue(view.output) };
+    return view;
+  }
+
+  /** result() with input and output in their stored form (JSON: what the serve's wire carries). */
+  async storedResult(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
     const id = check(idSchema(), runId, 'runId');
     const opts = check(resultOptionsSchema(), options, 'result options');
     // No timeout: as long as any duration may be (the executors' timers chain past 24.8 days).

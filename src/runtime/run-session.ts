@@ -11,7 +11,8 @@ import {
 } from '../domain/errors.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, toJsonText, type Json } from '../domain/json.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
+import { decodeValue, encodeValue } from '../domain/value-codec.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
@@ -53,7 +54,7 @@ interface PendingStep {
 }
 
 
-/** What a step's result is called in toJsonText's errors (built only when it throws). */
+/** What a step's result is called in encodeValue's errors (built only when it throws). */
 const stepResult = (name: string): string => `result of step '${name}'`;
 
 type Started = { call: StepCall; decision: Decision };
@@ -180,7 +181,7 @@ export class RunSession {
     const ctx = this.context();
     void (async () => {
       try {
-        const output = await this.fn({ input: this.log.input, step, ctx });
+        const output = await this.fn({ input: decodeValue(this.log.input), step, ctx });
         this.returned = true;
         if (this.outcome) return;
         // A step the code started but did not await (a race's loser, a `void step.do`)
@@ -196,7 +197,7 @@ export class RunSession {
         if (this.log.cancelRequested() || this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
-          out = roundTrip(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes) as Json;
+          out = encodeValue(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes).stored;
         } catch (err) {
           return this.finish({ type: 'failed', error: toErrorInfo(err) });
         }
@@ -355,7 +356,7 @@ export class RunSession {
       workflow: this.log.workflow,
       now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
-      emit: (name: string, payload?: Json, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
+      emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
     };
   }
 
@@ -505,8 +506,8 @@ export class RunSession {
     // As doStep past its attempt: cancelled while the body ran (it cancelled its own run).
     if (this.outcome || p.cancelled) return promise;
     p.settled = true;
-    const value = res.value;
-    const entry = this.succeeded(call, 'do', attempt, startedAt, value);
+    const entry = this.succeeded(call, 'do', attempt, startedAt, res.value);
+    const value = decodeValue(res.value);
     this.inflight++;
     // Handed back at its turn, and counted as unsettled until that turn ends: a sibling
     // released in the same turn would otherwise not wait for this one's reaction (the
@@ -610,20 +611,30 @@ export class RunSession {
       await this.io(this.log.record(entry, res.text));
       const turn = this.order.gate(entry.order, entry.seq);
       if (turn) await turn;
-      return res.value as T;
+      return decodeValue<T>(res.value);
     }
     const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
     // step.use with no eligible provider: parked until one is provided (not an attempt).
     if (isPark(res)) return this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
-    const error = res.error;
     if (res.fatal) {
+      const error = res.error;
       p.settled = true;
-      // Not storable: retrying the same code cannot help, so the run fails at once.
+      // A log's own refusal (not the value's: that one is a terminal failure of the step,
+      // thrown into the code below): the run fails at once.
       await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order: this.order.next() })));
       this.finish({ type: 'failed', error });
       return never();
     }
-    const retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : error, () => this.log.random());
+    let retry: ReturnType<typeof decideRetry>;
+    let error = res.error;
+    try {
+      // A delay function (retries.delay) gets the error as the class it was thrown as.
+      retry = decideRetry(opts.retry, attempt, res.terminal ? new TerminalError(error.message) : opts.retry.delayFn ? fromErrorInfo(error) : error, () => this.log.random());
+    } catch (err) {
+      // The delay function threw or gave no duration: the step fails with that, not retried.
+      error = toErrorInfo(err);
+      retry = { retry: false, reason: 'terminal' };
+    }
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: Object.assign({}, base, { status: 'retrying' as const, error, nextRetryAt, retryLimit: opts.retry.limit }) });
@@ -639,7 +650,7 @@ export class RunSession {
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
     const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
-    return replayed(entry);
+    return decodeValue(replayed(entry)) as Json | undefined;
   }
 
   private callBody<T>(body: StepBody<T>, info: AttemptInfo): T | Promise<T> {
@@ -697,16 +708,17 @@ export class RunSession {
     return this.attemptValue(call, value);
   }
 
-  /** A body's value as an attempt's outcome: with its JSON text, or fatal if it has none. */
+  /** A body's value as an attempt's outcome: with its stored form and text, or, when it
+   *  cannot be stored (not storable, over the size limit), a terminal failure of the step:
+   *  retrying the same body gives the same value, and the code's try/catch can recover. */
   private attemptValue(call: StepCall, value: unknown): AttemptResult {
     // A void step gives undefined, on first execution and on replay alike.
     if (value === undefined) return { ok: true };
     try {
-      // Over the size limit: fatal like a non-JSON result (no retry would make it smaller).
-      const text = toJsonText(value, stepResult, this.maxPayloadBytes, call.name);
-      return { ok: true, value: JSON.parse(text) as Json, text };
+      const { text, stored } = encodeValue(value, stepResult, this.maxPayloadBytes, call.name);
+      return { ok: true, value: stored, text };
     } catch (err) {
-      return { ok: false, error: toErrorInfo(err), terminal: true, fatal: true };
+      return { ok: false, error: toErrorInfo(err), terminal: true };
     }
   }
 
@@ -785,7 +797,7 @@ export class RunSession {
       if (got) {
         p.settled = true;
         await this.order.gate(order, call.seq);
-        return got.payload;
+        return decodeValue<Json>(got.payload);
       }
       this.order.abandon(order);
       // A cancel delivered while this wait looked: it gets it now, like its siblings did.
@@ -815,7 +827,7 @@ export class RunSession {
     throw fromErrorInfo(error);
   }
 
-  private async emitStep(eventName: string, payload: Json, options: EmitOptions | undefined): Promise<void> {
+  private async emitStep(eventName: string, payload: unknown, options: EmitOptions | undefined): Promise<void> {
     if (typeof eventName !== 'string' || eventName.length === 0) throw new ValidationError('ctx.emit: event name must be a non-empty string');
     const started = this.begin('emit', `emit:${eventName}`);
     if (!started) return never();
@@ -827,7 +839,7 @@ export class RunSession {
       // An emit completes like a step (its write is awaited): it takes its place in the
       // completion order, so code after it interleaves with other branches the same on replay.
       if (decision.type === 'replay') return void (await this.replay(decision.entry));
-      const data = roundTrip(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes) as Json;
+      const data = encodeValue(payload, `ctx.emit('${eventName}') payload`, this.maxPayloadBytes).stored;
       const id = options?.id ?? idempotencyKeyOf(this.log.runId, call.name);
       const now = this.log.now();
       await this.flushPending();

@@ -112,6 +112,16 @@ export class WebhookHost {
   private target(workflow: string): WebhookTarget {
     const trigger = this.registry.get(workflow).definition.triggers.find((t) => t.type === 'webhook');
     const validate = trigger?.type === 'webhook' ? trigger.validate : undefined;
-    return { workflow, validate: (body) => runValidator(validate, body) };
+    const input = this.registry.get(workflow).definition.schemas?.input;
+    return {
+      workflow,
+      validate: async (body) => {
+        const v = await runValidator(validate, body);
+        if (!v.ok || !input) return v;
+        // The workflow's input schema too: a body it refuses is a 400, nothing stored.
+        const s = await runValidator(input, v.body);
+        return s.ok ? s : { ok: false, reason: `workflow '${workflow}' input: ${s.reason}` };
+      },
+    };
   }
 }

@@ -2,6 +2,7 @@
 // and turns the verdict into ok + body, or a one-line reason for the 400 answer.
 import type { Json } from '../domain/json.ts';
 import type { WebhookValidator } from '../../sdk/triggers.ts';
+import { isStandardSchema, issueLine } from '../../sdk/standard-schema.ts';
 
 type Verdict = { ok: true; body: Json } | { ok: false; reason: string };
 
@@ -29,7 +30,15 @@ export async function runValidator(validate: WebhookValidator | undefined, body:
       return { ok: false, reason: (err as Error)?.message ?? String(err) };
     }
   }
-  const r = validate.safeParse(body) as { success: boolean; data?: unknown; error?: unknown };
+  if (isStandardSchema(validate)) {
+    try {
+      const s = await validate['~standard'].validate(body);
+      return s.issues ? { ok: false, reason: issueLine(s.issues) } : { ok: true, body: (s.value === undefined ? body : s.value) as Json };
+    } catch (err) {
+      return { ok: false, reason: (err as Error)?.message ?? String(err) };
+    }
+  }
+  const r = (validate as { safeParse(data: unknown): unknown }).safeParse(body) as { success: boolean; data?: unknown; error?: unknown };
   if (!r.success) return { ok: false, reason: schemaReason(r.error) };
   // A schema may transform (defaults, coercion): the run sees the parsed value.
   return { ok: true, body: (r.data === undefined ? body : r.data) as Json };

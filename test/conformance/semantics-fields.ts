@@ -122,27 +122,34 @@ export function fieldsScenarios({ test, boot, restart, until }: ScenarioKit, bac
 
   // ---- size --------------------------------------------------------------------------
 
-  test('a step result over the size limit fails the run at once, naming the step and the size', async () => {
+  test('a step result over the size limit fails that step once, naming the step and the size: caught, the run goes on; uncaught, the run fails', async () => {
     let bodies = 0;
     const wf = workflow('oversized', (w) => {
       w.trigger(manual());
-      w.run(async ({ step }) => {
+      w.run(async ({ step, input }) => {
         await step.do('small', () => 'fine');
         // 16 MiB of text plus its two quotes: 3 bytes over the default limit.
-        await step.do('big', { retries: { limit: 3, delay: 10 } }, () => (bodies++, 'x'.repeat(16 * MIB + 1)));
+        const big = () => step.do('big', { retries: { limit: 3, delay: 10 } }, () => (bodies++, 'x'.repeat(16 * MIB + 1)));
+        if (!input?.catch) return big();
+        try {
+          await big();
+        } catch (err) {
+          return `caught ${(err as Error).name}: ${(err as Error).message}`;
+        }
         return 'unreachable';
       });
     });
+    const message = "result of step 'big' is 16777219 bytes of JSON (16.0 MiB), over the limit of 16777216 bytes (16 MiB, engine config maxPayloadBytes)";
     const { engine } = await boot([wf]);
-    const { runId } = await engine.trigger('oversized', null);
-    const view = await engine.result(runId, { timeout: '20s' });
+    const view = await engine.result((await engine.trigger('oversized', null)).runId, { timeout: '20s' });
     expect(view.status).toBe('failed');
-    expect(view.error?.name).toBe('SerializationError');
-    expect(view.error?.message).toBe(
-      "result of step 'big' is 16777219 bytes of JSON (16.0 MiB), over the limit of 16777216 bytes (16 MiB, engine config maxPayloadBytes)",
-    );
+    expect(view.error).toEqual({ name: 'SerializationError', message });
     expect(bodies).toBe(1);
     expect(view.steps.find((s) => s.name === 'big')).toMatchObject({ status: 'failed', attempts: 1 });
+    const caught = await engine.result((await engine.trigger('oversized', { catch: true })).runId, { timeout: '20s' });
+    expect(caught.status).toBe('succeeded');
+    expect(caught.output).toBe(`caught SerializationError: ${message}`);
+    expect(bodies).toBe(2);
   }, 60_000);
 
   test('an input, event or signal payload over the size limit is refused at the API and nothing is stored', async () => {

@@ -276,4 +276,22 @@ export function retryScenarios({ test, boot, restart, until }: ScenarioKit): voi
     expect(state.calls).toBe(1);
     expect(retried).toEqual({ discarded: [] });
   });
+
+  test('retries.delay as a function of the attempt and its error sets each wait; maxAttempts counts every attempt', async () => {
+    const waits: string[] = [];
+    let calls = 0;
+    const wf = workflow('delay-fn', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.do('call', { retries: { maxAttempts: 3, delay: (attempt, error) => (waits.push(`${attempt}:${error.name}:${(error as Error & { status?: number }).status}`), attempt * 40) } }, () => {
+        calls++;
+        throw Object.assign(new RangeError('busy'), { status: 503 });
+      }));
+    });
+    const { engine } = await boot([wf]);
+    const view = await engine.result((await engine.trigger('delay-fn', null)).runId, { timeout: '20s' });
+    expect(view.status).toBe('failed');
+    expect(calls).toBe(3);
+    expect(waits).toEqual(['1:RangeError:503', '2:RangeError:503']);
+    expect(view.steps[0]).toMatchObject({ status: 'failed', attempts: 3 });
+  });
 }

@@ -62,6 +62,11 @@ describe.each(['sqlite', 'restate'] as const)('an engine embedded with control: 
       expect([...app.workflows].sort()).toEqual(['greet', 'scrape']);
       const { runId } = await app.trigger('greet', { name: 'ada' });
       expect(await app.result(runId, { timeout: '20s' })).toMatchObject({ status: 'succeeded', output: 'hello ada' });
+      // Values keep their shape over the wire (docs/values.md): a Date, a Map, a BigInt in the input.
+      const typed = await app.trigger('greet', { name: 'bo', at: new Date(0), tags: new Map([['k', 1n]]) });
+      const typedView = await app.result(typed.runId, { timeout: '20s' });
+      expect(typedView).toMatchObject({ status: 'succeeded', output: 'hello bo' });
+      expect(typedView.input).toEqual({ name: 'bo', at: new Date(0), tags: new Map([['k', 1n]]) });
 
       // A capability step parks in the app's engine; a provider in THIS process serves it.
       const parkedRun = await app.trigger('scrape', { url: 'https://intranet/a' });

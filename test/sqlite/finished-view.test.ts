@@ -1,4 +1,5 @@
-// engine.result() hands back the finished run's view. For a run executed start to finish in
+// engine.result() hands back the finished run's view (storedResult: as stored; result: with
+// its input and output decoded by the value codec). For a run executed start to finish in
 // one go, the engine builds it from what it just committed instead of re-reading the file;
 // it must be exactly the view the file gives (engine.runs.get), whatever the workflow did
 // to its own copies of step results and input. A run created and finished in one execution
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { createEngine, type Engine } from '@tranquil/engine';
 import { manual, TerminalError, workflow } from '@tranquil/sdk';
+import { decodeValue } from '../../src/domain/value-codec.ts';
 
 const dirs: string[] = [];
 const engines: Engine[] = [];
@@ -50,14 +52,19 @@ for (const input of [{}, { fail: true }, { nap: true }, { nap: true, fail: true 
     const runId = `mirror-${Object.keys(input).join(".") || "plain"}`;
     await e.trigger('mirror', input, { runId });
     await e.signal(runId, 'go', { n: 1 }); // lands before the run reaches its wait: taken without suspending
-    const finished = await e.result(runId, { timeout: '10s' });
+    const finished = await e.storedResult(runId, { timeout: '10s' });
     expect(finished.status).toBe(input.fail ? 'failed' : 'succeeded');
     expect(finished.steps.map((s) => s.name)).toEqual(['obj', 'ctx.now', 'ctx.random', 'go', 'emit:mirrored'].concat(input.nap ? ['nap'] : [], input.fail ? ['boom'] : []));
-    expect(finished.steps[0]!.result).toEqual({ list: [1, 2], when: '1970-01-01T00:00:00.000Z' });
+    // Stored in the value codec's tagged form (a Date, an undefined): decoded, the step's value.
+    expect(decodeValue(finished.steps[0]!.result)).toEqual({ list: [1, 2], when: new Date(0), gone: undefined });
     expect(finished.steps[3]!.result).toEqual({ n: 1 });
     expect(finished.input).toEqual(input);
     const stored = await e.runs.get(runId);
     expect(finished).toEqual(stored);
     expect(JSON.stringify(finished), 'same keys in the same order').toBe(JSON.stringify(stored));
+    // result() is that view with input and output decoded (the output holds the Date).
+    const decoded = await e.result(runId);
+    expect(decoded).toEqual({ ...stored, input: decodeValue(stored.input), output: decodeValue(stored.output) });
+    if (!input.fail) expect((decoded.output as unknown as { obj: { when: unknown } }).obj.when).toEqual(new Date(0));
   });
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TerminalError } from '../../src/domain/errors.ts';
 import { backoffDelay, decideRetry, type RetryPolicy } from '../../src/domain/retry-policy.ts';
 import { MAX_DURATION_MS } from '../../src/domain/duration.ts';
+import { normalizeStepOptions } from '../../sdk/step-options.ts';
 
 const p = (o: Partial<RetryPolicy>): RetryPolicy => ({ limit: 5, backoff: 'exponential', delayMs: 1000, jitter: false, ...o });
 const half = () => 0.5;
@@ -38,5 +39,35 @@ describe('decideRetry', () => {
   });
   it('retries non-Error throws', () => {
     expect(decideRetry(p({}), 1, 'plain', half)).toMatchObject({ retry: true });
+  });
+});
+
+describe('retries.delay as a function; maxAttempts (issue 37)', () => {
+  it('the function gets the attempt that failed and its error, and its duration is the wait (maxDelay caps it)', () => {
+    const seen: [number, string][] = [];
+    const { retry } = normalizeStepOptions('s', {
+      retries: { limit: 4, maxDelay: '1m', delay: (attempt, error) => (seen.push([attempt, error.message]), attempt === 3 ? '2h' : `${attempt * 10}s`) },
+    });
+    const err = new Error('503');
+    expect([1, 2, 3].map((a) => decideRetry(retry, a, err, () => 0.5))).toEqual([
+      { retry: true, delayMs: 10_000 }, { retry: true, delayMs: 20_000 }, { retry: true, delayMs: 60_000 },
+    ]);
+    expect(seen).toEqual([[1, '503'], [2, '503'], [3, '503']]);
+    expect(decideRetry(retry, 4, err, () => 0.5)).toEqual({ retry: false, reason: 'exhausted' });
+  });
+
+  it('a function that throws or returns no duration is a one-line error naming the step', () => {
+    const bad = normalizeStepOptions('charge', { retries: { delay: () => 'soon' } }).retry;
+    expect(() => decideRetry(bad, 1, new Error('x'), Math.random)).toThrow(/^step 'charge' options\.retries\.delay: the function returned soon: /);
+    const throws = normalizeStepOptions('charge', { retries: { delay: () => { throw new Error('oops'); } } }).retry;
+    expect(() => decideRetry(throws, 1, new Error('x'), Math.random)).toThrow("step 'charge' options.retries.delay: the function threw: oops");
+  });
+
+  it('maxAttempts is limit under a name that cannot be misread; both given must agree', () => {
+    expect(normalizeStepOptions('s', { retries: { maxAttempts: 6 } }).retry.limit).toBe(6);
+    expect(normalizeStepOptions('s', { retries: { maxAttempts: 6, limit: 6 } }).retry.limit).toBe(6);
+    expect(() => normalizeStepOptions('s', { retries: { maxAttempts: 6, limit: 5 } })).toThrow(
+      "step 's' options.retries: limit (5) and maxAttempts (6) are the same setting (total attempts) and disagree; give one",
+    );
   });
 });

@@ -4,6 +4,7 @@ import { StepNamer, idempotencyKey } from '../../src/domain/step-names.ts';
 import { canTransition, RUN_STATUSES, isTerminal } from '../../src/domain/run-status.ts';
 import { ERROR_FIELDS_MAX_CHARS, fromErrorInfo, toErrorInfo, TerminalError, TimeoutError, ValidationError } from '../../src/domain/errors.ts';
 import { humanBytes, oversize, roundTrip, toJsonText } from '../../src/domain/json.ts';
+import { encodeValue } from '../../src/domain/value-codec.ts';
 import { eventRunId } from '../../src/domain/ids.ts';
 
 describe('durations', () => {
@@ -69,29 +70,34 @@ describe('errors across boundaries', () => {
     const other = fromErrorInfo(toErrorInfo(new RangeError('r')));
     expect([other.name, other.message]).toEqual(['RangeError', 'r']);
   });
-  it('own JSON-safe fields and the cause come back on the rebuilt error', () => {
+  it('own fields the value codec keeps, and the cause, come back on the rebuilt error', () => {
     const cause = Object.assign(new TypeError('socket hang up'), { code: 'ECONNRESET', errno: -104 });
     const err = Object.assign(new TerminalError('upstream 503'), { code: 'E_HTTP', status: 503, details: { a: [1, 'x'] }, at: new Date(0) });
     Object.defineProperty(err, 'cause', { value: cause }); // as `new Error(m, { cause })` sets it: own, not enumerable
     const info = toErrorInfo(err);
     expect(info).toEqual({
-      name: 'TerminalError', message: 'upstream 503', fields: { code: 'E_HTTP', status: 503, details: { a: [1, 'x'] } },
+      name: 'TerminalError', message: 'upstream 503', fields: { code: 'E_HTTP', status: 503, details: { a: [1, 'x'] }, at: encodeValue(new Date(0), 'at').stored },
       cause: { name: 'TypeError', message: 'socket hang up', fields: { code: 'ECONNRESET', errno: -104 } },
     });
     const back = fromErrorInfo(JSON.parse(JSON.stringify(info))) as TerminalError & { code?: string; status?: number; cause?: Error & { code?: string } };
     expect(back).toBeInstanceOf(TerminalError);
     expect([back.code, back.status, back.cause?.message, back.cause?.name, back.cause?.code]).toEqual(['E_HTTP', 503, 'socket hang up', 'TypeError', 'ECONNRESET']);
+    expect((back as unknown as { at: unknown }).at).toEqual(new Date(0)); // a Date again (docs/values.md)
     expect(Object.getOwnPropertyDescriptor(back, 'cause')?.enumerable).toBe(false); // as `new Error(m, { cause })` sets it
     expect(toErrorInfo(back)).toEqual(info); // stable across any number of round trips
   });
-  it('drops fields that are not plain JSON data, the transport objects of HTTP clients, and what passes the 4 KiB budget', () => {
+  it('drops fields the value codec cannot keep, the transport objects of HTTP clients, and what passes the 4 KiB budget', () => {
     const circular: Record<string, unknown> = {};
     circular.self = circular;
+    class Agent {}
     const err = Object.assign(new Error('x'), {
-      fn: () => 1, big: 1n, nan: NaN, circular, instance: new Map(), config: { headers: { authorization: 'secret' } }, request: {}, response: {},
+      fn: () => 1, agent: new Agent(), big: 1n, nan: NaN, circular, map: new Map(), config: { headers: { authorization: 'secret' } }, request: {}, response: {},
       huge: 'h'.repeat(ERROR_FIELDS_MAX_CHARS), small: 's',
     });
-    expect(toErrorInfo(err)).toEqual({ name: 'Error', message: 'x', fields: { small: 's' } });
+    const info = toErrorInfo(err);
+    expect(Object.keys(info.fields ?? {})).toEqual(['big', 'nan', 'circular', 'map', 'small']);
+    const back = fromErrorInfo(JSON.parse(JSON.stringify(info))) as unknown as Record<string, unknown>;
+    expect([back.big, back.nan, back.map, (back.circular as Record<string, unknown>).self === back.circular]).toEqual([1n, NaN, new Map(), true]);
     const long = toErrorInfo(new Error('x', { cause: new Error('c'.repeat(5000)) }));
     expect(long.cause?.message).toHaveLength(1024);
     expect(toErrorInfo(new Error('plain'))).toEqual({ name: 'Error', message: 'plain' }); // no empty fields

@@ -4,7 +4,7 @@
 // permission, so the child is granted nothing for its own code). A run executes the snapshot
 // of its recorded version, never the live files. Also: listing and removing snapshots (for
 // `workflows versions` and the retention of run data), and the shared import map that
-// resolves @tranquil/sdk and zod for children.
+// resolves @tranquil/sdk, zod and devalue for children.
 import { nodeCrypto } from '../../runtime/node-crypto.ts';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -168,8 +168,12 @@ export function removeUnreferencedSnapshots(dataDir: string, keep: ReadonlySet<s
 export function writeImportMap(dataDir: string): string {
   const require = createRequire(import.meta.url);
   const zodDir = dirname(require.resolve('zod/package.json'));
+  // The value codec (src/domain/value-codec.ts) runs in the child too.
+  // (devalue's exports name no package.json: its entry, src/index.js, is resolved instead.)
+  const devalueEntry = require.resolve('devalue');
   const map = {
     imports: {
+      devalue: pathToFileURL(devalueEntry).href,
       '@tranquil/sdk': pathToFileURL(join(REPO, 'sdk', 'index.ts')).href,
       zod: pathToFileURL(join(zodDir, 'index.js')).href,
       'zod/': `${pathToFileURL(zodDir).href}/`,

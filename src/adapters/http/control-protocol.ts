@@ -11,6 +11,8 @@ import { attrsSchema, capabilityNameSchema } from '../../domain/capability.ts';
 import { NotSupportedError } from '../../domain/errors.ts';
 import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
 import { once } from '../../domain/once.ts';
+import type { Json } from '../../domain/json.ts';
+import { decodeValue } from '../../domain/value-codec.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -129,14 +131,14 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
     case 'hello':
       return { pid: process.pid, backend: engine.backend, dataDir: ctx?.dataDir ?? '', workflows: engine.registry.all().map((w) => w.definition.name) };
     case 'run': {
-      const started = await engine.trigger(op.workflow, op.input ?? null, op.runId ? { runId: op.runId } : {});
+      const started = await engine.trigger(op.workflow, decodeValue((op.input ?? null) as Json), op.runId ? { runId: op.runId } : {});
       const view = await settle(engine, started.runId, op.waitMs);
       return { ...started, status: view.status, output: view.output, error: view.error, wakeAt: view.wakeAt };
     }
     case 'trigger':
-      return engine.trigger(op.workflow, op.input ?? null, op.runId ? { runId: op.runId } : {});
+      return engine.trigger(op.workflow, decodeValue((op.input ?? null) as Json), op.runId ? { runId: op.runId } : {});
     case 'result':
-      return engine.result(op.runId, { timeout: op.timeoutMs });
+      return engine.storedResult(op.runId, { timeout: op.timeoutMs });
     case 'get':
       return engine.runs.get(op.runId);
     case 'list': {
@@ -146,9 +148,9 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
     case 'explain':
       return engine.runs.explain(op.runId);
     case 'emit':
-      return engine.emit(op.name, op.data ?? null, op.id ? { id: op.id } : {});
+      return engine.emit(op.name, decodeValue((op.data ?? null) as Json), op.id ? { id: op.id } : {});
     case 'signal':
-      await engine.signal(op.runId, op.name, op.data ?? null);
+      await engine.signal(op.runId, op.name, decodeValue((op.data ?? null) as Json));
       return { runId: op.runId, signal: op.name, delivered: true };
     case 'cancel':
       await engine.runs.cancel(op.runId, op.by === undefined ? {} : { by: op.by });

@@ -220,11 +220,19 @@ export default workflow('saga-retry', ${P}, (w) => {
     expect(why).toMatch(/runs\.retry resumes it from step 'charge' and discards 2 recorded steps \('charge', 'release'\)/);
   });
 
-  test('a step result over the size limit fails the run at once, naming the step and the size', async () => {
+  test('a step result over the size limit fails that step once, naming the step and the size: caught, the run goes on; uncaught, the run fails', async () => {
     const rig = await boot(`
 export default workflow('too-big', ${P}, (w) => {
   w.trigger(manual());
-  w.run(async ({ step }) => step.do('huge', () => (hit('huge'), 'x'.repeat(5000))));
+  w.run(async ({ step, input }) => {
+    const big = () => step.do('huge', { retries: { limit: 3, delay: 10 } }, () => (hit('huge'), 'x'.repeat(5000)));
+    if (!input?.catch) return big();
+    try {
+      await big();
+    } catch (err) {
+      return 'caught ' + err.name + ': ' + err.message;
+    }
+  });
 });`, { maxPayloadBytes: 4096 });
     const view = await rig.engine.result((await rig.engine.trigger('too-big', null)).runId, { timeout: '60s' });
     expect(view.status).toBe('failed');
@@ -232,6 +240,10 @@ export default workflow('too-big', ${P}, (w) => {
     expect(view.error?.message).toMatch(/^result of step 'huge' is 5002 bytes of JSON \(.*\), over the limit of 4096 bytes \(.*engine config maxPayloadBytes\)$/);
     expect(view.steps.find((s) => s.name === 'huge')).toMatchObject({ status: 'failed', attempts: 1 });
     expect(rig.hits('huge')).toBe(1);
+    const caught = await rig.engine.result((await rig.engine.trigger('too-big', { catch: true })).runId, { timeout: '60s' });
+    expect(caught.status).toBe('succeeded');
+    expect(caught.output).toMatch(/^caught SerializationError: result of step 'huge' is 5002 bytes of JSON/);
+    expect(rig.hits('huge')).toBe(2);
   });
 
   test('20 signals sent at once to a waiting run: each consumed once, in one order that replay keeps', async () => {

@@ -1,0 +1,54 @@
+// The Standard Schemas a definition declares, checked where a value enters the engine
+// (docs/values.md, Schemas): a run's input at trigger/webhook time, an event's payload at emit
+// time (each subscriber's event() schema and its input schema), a signal's payload at
+// engine.signal. A value that fails is refused in one line naming the workflow, the field and
+// the rule, before anything is stored. A workflow file's schemas live in its Deno child and
+// are not checked here (docs/values.md says so).
+import type { Trigger } from '../../sdk/triggers.ts';
+import { validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import type { WorkflowFn } from '../../sdk/types.ts';
+import type { WorkflowDefinition } from '../../sdk/workflow.ts';
+import type { WorkflowRegistry } from './registry.ts';
+
+/** The input a run of `name` starts with: parsed by its input schema when it has one. */
+export async function checkedInput(registry: WorkflowRegistry, name: string, input: unknown): Promise<unknown> {
+  const schema = registry.get(name).definition.schemas?.input;
+  return schema ? validateWith(schema, input, `workflow '${name}' input`) : input;
+}
+
+/** Refuses a payload that some subscriber of `event` would refuse (its event() schema, then
+ *  its input schema). The payload is stored as given: subscribers share one event. */
+export async function checkEventPayload(registry: WorkflowRegistry, event: string, payload: unknown): Promise<void> {
+  for (const w of registry.all()) {
+    const d = w.definition;
+    const t = d.triggers.find((x: Trigger) => x.type === 'event' && x.name === event) as Extract<Trigger, { type: 'event' }> | undefined;
+    if (!t) continue;
+    if (t.schema) await validateWith(t.schema, payload, `event '${event}' payload for workflow '${d.name}'`);
+    if (d.schemas?.input) await validateWith(d.schemas.input, payload, `event '${event}' payload for workflow '${d.name}' input`);
+  }
+}
+
+/** True when some registered workflow declares signal schemas (engine.signal then reads the
+ *  run's workflow; otherwise it never pays for that read). */
+export function anySignalSchemas(registry: WorkflowRegistry): boolean {
+  return registry.all().some((w) => w.definition.schemas?.signals !== undefined);
+}
+
+/** The payload a signal of `name` to a run of `workflow` carries: parsed by the declared
+ *  schema when there is one, else as given. */
+export async function checkedSignal(registry: WorkflowRegistry, workflow: string, runId: string, name: string, payload: unknown): Promise<unknown> {
+  let schema: StandardSchemaV1 | undefined;
+  try {
+    schema = registry.get(workflow).definition.schemas?.signals?.[name];
+  } catch {
+    return payload; // a run of a workflow no longer registered: nothing declared here
+  }
+  return schema ? validateWith(schema, payload, `signal '${name}' to run ${runId} (workflow '${workflow}')`) : payload;
+}
+
+/** The run function with the output schema applied: an output that fails fails the run. */
+export function withOutputSchema(d: WorkflowDefinition, fn: WorkflowFn): WorkflowFn {
+  const schema = d.schemas?.output;
+  if (!schema) return fn;
+  return async (args) => validateWith(schema, await fn(args), `workflow '${d.name}' output`);
+}
