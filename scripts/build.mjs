@@ -17,7 +17,7 @@
 // bundled, its native addon and error class are the installed package's (see driverBundled).
 // Whitespace, syntax and local identifiers are minified: every engine holds the source text of
 // what it loaded (V8 keeps it for lazy compilation), so a shorter bundle is less idle memory
-// (964 -> 638 KiB of JS; README.md, "Idle memory"). No keepNames: it wraps every function
+// (964 -> 638 KiB of JS; docs/performance.md, "Idle memory"). No keepNames: it wraps every function
 // and class the engine makes in a call that defines its `.name`, closures made per step
 // included (~1 KB of garbage per step, ~10% of it promoted at 100 concurrent runs). Nothing
 // reads those names: errors name themselves (`errorName`, src/domain/errors.ts; checked on
@@ -50,7 +50,7 @@ const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/
 // triggers), yaml and @marcbachmann/cel-js (src/runtime/plain/lazy-deps.ts: plain
 // workflows). esbuild cannot follow createRequire, so they stay external and resolve from
 // node_modules (they are dependencies) at that first use; bundled, their code would be read,
-// parsed and held in memory by every engine (README.md: idle RSS of the build).
+// parsed and held in memory by every engine (docs/performance.md: idle RSS of the build).
 const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
 
 const common = {
@@ -92,7 +92,7 @@ const zodEnglishOnly = {
 // The engine's start loads as few files as possible: each module the start imports costs node
 // a resolution (a dozen path and file-URL operations), and ~150 of them made node's path
 // functions hot enough for V8 to start its optimizing compiler at every engine start, ~3 MiB
-// of node's binary kept resident for it (README.md, "Idle memory"). esbuild splits code
+// of node's binary kept resident for it (docs/performance.md, "Idle memory"). esbuild splits code
 // by the exact set of entries and lazy import() targets that reach it, which cut the start
 // into 24 files; so every other entry and every lazy module also imports the engine's
 // index: all the code the start needs then shares one set of readers and lands in one chunk.
