@@ -1,5 +1,6 @@
 // Where the CLI finds the user's workflows and settings: `--config <file>` (or
-// tranquil.config.{ts,mts,js,mjs} in the working directory) exporting
+// tranquil.config.{ts,mts,js,mjs,cjs} in the working directory; a .ts or .js file with
+// import/export loads as ESM even without "type": "module", bin/project-esm.mjs) exporting
 // `{ workflows, workflowFiles?, dataDir?, webhook?, durability?, maxConcurrentRuns? }`, or
 // `--workflows <dir>`, a directory of workflow FILES: each is registered as a workflow file
 // (config `workflowFiles`), described and run by the Deno runner in sandboxed children,
@@ -30,7 +31,8 @@ export interface Project {
   engine: Record<string, unknown>;
 }
 
-const CONFIG_NAMES = ['tranquil.config.ts', 'tranquil.config.mts', 'tranquil.config.js', 'tranquil.config.mjs'];
+/** Looked for in this order; the first that exists is the project's config. */
+export const CONFIG_NAMES = ['ts', 'mts', 'js', 'mjs', 'cjs'].map((ext) => `tranquil.config.${ext}`);
 
 const configFileSchema = z
   .object({
@@ -39,11 +41,30 @@ const configFileSchema = z
   })
   .passthrough();
 
+/** What to do about a config that failed to load, when the cause is one we know. */
+export function loadHint(message: string, file: string): string | undefined {
+  const cjsProject = 'the project\'s package.json has no "type": "module"';
+  if (/Cannot require\(\) ES Module|ERR_REQUIRE_(CYCLE_)?(MODULE|ESM)/.test(message)) {
+    return `${cjsProject} and this file mixes import/export with require/module.exports: use one of them, or rename it ${file.replace(/\.[cm]?[jt]s$/, '.mts')} (always ESM)`;
+  }
+  if (/(__dirname|__filename|require|module|exports) is not defined/.test(message)) {
+    return 'it has import/export, so it loads as an ES module: use import.meta.dirname, import.meta.filename and import instead of __dirname, __filename and require, or write it with require/module.exports only as tranquil.config.cjs';
+  }
+  const missing = /Cannot find (?:package|module) '(@tranquil\/(?:engine|sdk))/.exec(message);
+  if (missing) return `install ${missing[1]} in this project: npm install the tarballs of @tranquil/engine and @tranquil/sdk, docs/package.md`;
+  return undefined;
+}
+
 async function importFile(file: string): Promise<Record<string, unknown>> {
+  // tsx compiles .cts to CommonJS whose require() of the package's ES modules node refuses
+  // inside the CLI's ES module loader ("request ... is not in cache").
+  if (file.endsWith('.cts')) throw new ValidationError(`cannot load ${file}: a .cts config is not supported (fix: rename it to .ts; with import/export it loads as an ES module in any project)`);
   try {
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
-    throw new ValidationError(`cannot load ${file}: ${(err as Error).message.split('\n')[0]}`);
+    const message = (err as Error).message.split('\n')[0]!;
+    const hint = loadHint(`${(err as { code?: string }).code ?? ''} ${message}`, file);
+    throw new ValidationError(`cannot load ${file}: ${message}${hint ? ` (fix: ${hint})` : ''}`);
   }
 }
 
