@@ -32,6 +32,7 @@ import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 import { parseLoopbackUrl } from './serve-notify.ts';
 import { lifecycleCommands } from './lifecycle.ts';
+import { initCommand } from './init.ts';
 import { describeFiles, describeValidated, describeVersions, listVersions, validateFile } from './workflow-files.ts';
 
 export interface Common extends ProjectOptions {
@@ -269,6 +270,7 @@ export function buildProgram(): Command {
     });
 
   lifecycleCommands(program);
+  initCommand(program);
 
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {
