@@ -13,6 +13,9 @@ export interface CodeBlock {
   code: string;
   /** The nearest non-blank line before the fence is `<!-- fragment -->`. */
   fragment: boolean;
+  /** TypeScript from a `<!-- given: ... -->` comment just above the fence (declarations the
+   *  block relies on without showing them), or ''. */
+  given: string;
 }
 
 export interface MarkdownFile {
@@ -45,8 +48,16 @@ export function parseMarkdown(file: string, text: string): MarkdownFile {
     for (i++; i < lines.length && !lines[i]!.trim().startsWith(fence); i++) body.push(lines[i]!);
     let before = start - 1;
     while (before >= 0 && lines[before]!.trim() === '') before--;
-    const fragment = before >= 0 && /^<!--\s*fragment\b.*-->$/.test(lines[before]!.trim());
-    out.blocks.push({ file, line: start + 1, lang: open[3]!, code: body.join('\n'), fragment });
+    // The HTML comment that ends just above the fence, if any (it may span lines).
+    let comment = '';
+    if (before >= 0 && lines[before]!.trim().endsWith('-->')) {
+      let from = before;
+      while (from > 0 && !lines[from]!.includes('<!--')) from--;
+      comment = lines.slice(from, before + 1).join('\n').trim();
+    }
+    const fragment = /^<!--\s*fragment\b[\s\S]*-->$/.test(comment);
+    const given = /^<!--\s*given:([\s\S]*)-->$/.exec(comment)?.[1]?.trim() ?? '';
+    out.blocks.push({ file, line: start + 1, lang: open[3]!, code: body.join('\n'), fragment, given });
   }
   return out;
 }
