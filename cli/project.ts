@@ -55,12 +55,14 @@ export function loadHint(message: string, file: string): string | undefined {
   return undefined;
 }
 
-async function importFile(file: string): Promise<Record<string, unknown>> {
+async function importFile(file: string, generation?: number): Promise<Record<string, unknown>> {
   // tsx compiles .cts to CommonJS whose require() of the package's ES modules node refuses
   // inside the CLI's ES module loader ("request ... is not in cache").
   if (file.endsWith('.cts')) throw new ValidationError(`cannot load ${file}: a .cts config is not supported (fix: rename it to .ts; with import/export it loads as an ES module in any project)`);
   try {
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    // A generation (tranquil dev) imports the config and the project files it reaches afresh.
+    const url = pathToFileURL(file).href + (generation === undefined ? '' : `?tranquil-gen=${generation}`);
+    return (await import(url)) as Record<string, unknown>;
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     const hint = loadHint(`${(err as { code?: string }).code ?? ''} ${message}`, file);
@@ -71,7 +73,7 @@ async function importFile(file: string): Promise<Record<string, unknown>> {
 /** `npm run tranquil` runs in the package root; resolve paths from where the user typed it. */
 const invokedFrom = (): string => (process.env.npm_lifecycle_event === 'tranquil' && process.env.INIT_CWD) || process.cwd();
 
-export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promise<Project> {
+export async function loadProject(o: ProjectOptions, cwd = invokedFrom(), generation?: number): Promise<Project> {
   const envDir = process.env.TRANQUIL_DATA_DIR || undefined;
   if (o.config && o.workflows) throw new ValidationError('--config and --workflows: use one, not both');
 
@@ -88,7 +90,7 @@ export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promi
   if (o.config && !existsSync(file!)) throw new ValidationError(`--config: '${o.config}' does not exist`);
   if (!file) return { workflows: [], workflowFiles: [], dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
 
-  const mod = await importFile(file);
+  const mod = await importFile(file, generation);
   const raw = (mod.default ?? mod) as unknown;
   const { workflows, dataDir, ...engine } = parseOrThrow(configFileSchema, raw, file, { path: ' ' });
   workflows.forEach((w, i) => {
