@@ -141,7 +141,7 @@ describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TR
         expect(again.wrote).toEqual([]);
         expect(again.skipped.map((s) => s.file)).toEqual([config, `workflows/hello.${lang}`, `workflows/hello.test.${lang}`]);
         expect(readFileSync(join(app, `workflows/hello.${lang}`), 'utf8')).toBe('// mine\n');
-      }, 180_000);
+      }, 300_000);
     }
   });
 });
