@@ -43,7 +43,7 @@ export const ENTRIES = { index: 'compose/index.ts', testing: 'compose/testing.ts
  *  from the lazy-load check, since a command line parser is what it loads first. */
 const CLI_ENTRY = { cli: 'cli/main.ts' };
 /** Packages that must never load with the engine until used (lazy import() only). */
-const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander)(\/|$)/;
+const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander|chokidar)(\/|$)/;
 
 // Packages the engine requires on first use through createRequire (sync, so an engine that
 // does not use them never loads them): cron-parser (sdk/cron-parser-loader.ts: schedule
@@ -52,13 +52,17 @@ const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/
 // node_modules (they are dependencies) at that first use; bundled, their code would be read,
 // parsed and held in memory by every engine (docs/performance.md: idle RSS of the build).
 const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
+// chokidar (the watcher of `tranquil dev`, cli/dev.ts, imported on use) stays external too:
+// bundled behind an import() of a package, its chunk shared esbuild helpers with the core and
+// the engine's start loaded one more file (test/e2e/build.test.ts).
+const LAZY_IMPORTED = ['chokidar'];
 
 const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED],
+  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED, ...LAZY_IMPORTED],
   keepNames: false,
   minifyWhitespace: true,
   minifySyntax: true,
