@@ -14,7 +14,8 @@
 // no Restate/Deno platform binaries, which the test does not use), and
 // better-sqlite3's native addon is copied from the repo's own install (same version, same
 // node) instead of compiling it from source, which takes minutes without its prebuilt download.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -108,9 +109,26 @@ describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TR
       cpSync(join(REPO, 'node_modules', esbuild), join(modules, esbuild), { recursive: true });
       return modules;
     };
+    const devReloads = async (app: string, workflowFile: string) => {
+      const dev = spawn(join(app, 'node_modules', '.bin', 'tranquil'), ['dev', '--json', '--no-panel'], { cwd: app, env: NPM_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+      const events: string[] = [];
+      let stderr = '';
+      dev.stderr.on('data', (d) => (stderr += d));
+      createInterface({ input: dev.stdout }).on('line', (l) => events.push((JSON.parse(l) as { event: string }).event));
+      const until = async (event: string) => {
+        for (const end = Date.now() + 60_000; !events.includes(event); await new Promise((r) => setTimeout(r, 200))) {
+          if (Date.now() > end || dev.exitCode !== null) throw new Error(`tranquil dev: no '${event}' (saw ${events.join(', ')}; stderr ${stderr})`);
+        }
+      };
+      await until('ready');
+      writeFileSync(join(app, workflowFile), readFileSync(join(app, workflowFile), 'utf8').replace("'world'", "'there'"));
+      await until('reloaded');
+      dev.kill('SIGINT');
+      await until('stopped');
+    };
     const cases = [['esm', 'ts'], ['cjs', 'ts'], ['esm', 'js'], ['cjs', 'js']] as const;
     for (const [kind, lang] of cases) {
-      it(`${kind === 'esm' ? 'ES module' : 'CommonJS'} ${lang === 'ts' ? 'TypeScript' : 'JavaScript'} project`, () => {
+      it(`${kind === 'esm' ? 'ES module' : 'CommonJS'} ${lang === 'ts' ? 'TypeScript' : 'JavaScript'} project`, async () => {
         const modules = shared();
         const app = join(dir, `init-${kind}-${lang}`);
         mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
@@ -135,6 +153,10 @@ describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TR
         const r = JSON.parse(run('npx', ['--offline', 'tranquil', 'run', 'hello', '--input', '{"name":"you"}', '--json'], app)) as { status: string; output: { greeting: string } };
         expect(r.status).toBe('succeeded');
         expect(r.output.greeting).toMatch(/^Hello, you! \(/);
+
+        // `tranquil dev` from the installed package (its watcher, chokidar, resolved from node_modules):
+        // ready, a save of the workflow reloads it, SIGINT stops it.
+        if (kind === 'esm' && lang === 'js') await devReloads(app, `workflows/hello.${lang}`);
 
         writeFileSync(join(app, `workflows/hello.${lang}`), '// mine\n');
         const again = JSON.parse(run('npx', ['--offline', 'tranquil', 'init', '--json'], app)) as { wrote: string[]; skipped: { file: string }[] };
