@@ -141,7 +141,12 @@ describe.skipIf(!process.env.TRANQUIL_PACK_TEST)('npm pack -> install -> run (TR
         const config = kind === 'cjs' && lang === 'js' ? 'tranquil.config.js' : `tranquil.config.${lang}`;
         expect(first).toMatchObject({ module: kind, language: lang, wrote: [config, `workflows/hello.${lang}`, `workflows/hello.test.${lang}`], skipped: [] });
         expect(first.next).toHaveLength(2);
-        if (kind === 'cjs' && lang === 'js') expect(readFileSync(join(app, config), 'utf8')).toMatch(/require\('\.\/workflows\/hello\.js'\)/);
+        if (kind === 'cjs' && lang === 'js') {
+          expect(readFileSync(join(app, config), 'utf8')).toMatch(/require\('\.\/workflows\/hello\.js'\)/);
+          // The package's ES modules from require() in a CommonJS project (docs/package.md).
+          const required = run(process.execPath, ['-e', "const e = require('@tranquil/engine'), t = require('@tranquil/engine/testing'), s = require('@tranquil/sdk'); console.log([typeof e.createEngine, typeof t.createTestEngine, typeof s.workflow, s.TerminalError === require('@tranquil/engine/sdk').TerminalError].join(' '))"], app);
+          expect(required.trim()).toBe('function function function true');
+        }
         if (lang === 'ts') run(process.execPath, [TSC, '-p', '.'], app);
 
         // The printed next commands, as a user would type them.
