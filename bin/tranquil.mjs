@@ -9,6 +9,9 @@ import { register as registerHooks } from 'node:module';
 import { register } from 'tsx/esm/api';
 
 register();
+// Registered after tsx, so it runs first: project files with import/export load as ESM in a
+// package without "type": "module" (bin/project-esm.mjs).
+registerHooks('./project-esm.mjs', import.meta.url);
 const sources = new URL('../cli/main.ts', import.meta.url);
 if (existsSync(sources)) {
   registerHooks('./source-conditions.mjs', import.meta.url);

@@ -32,6 +32,8 @@ import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 import { parseLoopbackUrl } from './serve-notify.ts';
 import { lifecycleCommands } from './lifecycle.ts';
+import { initCommand } from './init.ts';
+import { devCommand } from './dev.ts';
 import { describeFiles, describeValidated, describeVersions, listVersions, validateFile } from './workflow-files.ts';
 
 export interface Common extends ProjectOptions {
@@ -269,6 +271,8 @@ export function buildProgram(): Command {
     });
 
   lifecycleCommands(program);
+  initCommand(program);
+  devCommand(program);
 
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {

@@ -1,5 +1,6 @@
 // Where the CLI finds the user's workflows and settings: `--config <file>` (or
-// tranquil.config.{ts,mts,js,mjs} in the working directory) exporting
+// tranquil.config.{ts,mts,js,mjs,cjs} in the working directory; a .ts or .js file with
+// import/export loads as ESM even without "type": "module", bin/project-esm.mjs) exporting
 // `{ workflows, workflowFiles?, dataDir?, webhook?, durability?, maxConcurrentRuns? }`, or
 // `--workflows <dir>`, a directory of workflow FILES: each is registered as a workflow file
 // (config `workflowFiles`), described and run by the Deno runner in sandboxed children,
@@ -30,7 +31,8 @@ export interface Project {
   engine: Record<string, unknown>;
 }
 
-const CONFIG_NAMES = ['tranquil.config.ts', 'tranquil.config.mts', 'tranquil.config.js', 'tranquil.config.mjs'];
+/** Looked for in this order; the first that exists is the project's config. */
+export const CONFIG_NAMES = ['ts', 'mts', 'js', 'mjs', 'cjs'].map((ext) => `tranquil.config.${ext}`);
 
 const configFileSchema = z
   .object({
@@ -39,18 +41,39 @@ const configFileSchema = z
   })
   .passthrough();
 
-async function importFile(file: string): Promise<Record<string, unknown>> {
+/** What to do about a config that failed to load, when the cause is one we know. */
+export function loadHint(message: string, file: string): string | undefined {
+  const cjsProject = 'the project\'s package.json has no "type": "module"';
+  if (/Cannot require\(\) ES Module|ERR_REQUIRE_(CYCLE_)?(MODULE|ESM)/.test(message)) {
+    return `${cjsProject} and this file mixes import/export with require/module.exports: use one of them, or rename it ${file.replace(/\.[cm]?[jt]s$/, '.mts')} (always ESM)`;
+  }
+  if (/(__dirname|__filename|require|module|exports) is not defined/.test(message)) {
+    return 'it has import/export, so it loads as an ES module: use import.meta.dirname, import.meta.filename and import instead of __dirname, __filename and require, or write it with require/module.exports only as tranquil.config.cjs';
+  }
+  const missing = /Cannot find (?:package|module) '(@tranquil\/(?:engine|sdk))/.exec(message);
+  if (missing) return `install ${missing[1]} in this project: npm install the tarballs of @tranquil/engine and @tranquil/sdk, docs/package.md`;
+  return undefined;
+}
+
+async function importFile(file: string, generation?: number): Promise<Record<string, unknown>> {
+  // tsx compiles .cts to CommonJS whose require() of the package's ES modules node refuses
+  // inside the CLI's ES module loader ("request ... is not in cache").
+  if (file.endsWith('.cts')) throw new ValidationError(`cannot load ${file}: a .cts config is not supported (fix: rename it to .ts; with import/export it loads as an ES module in any project)`);
   try {
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    // A generation (tranquil dev) imports the config and the project files it reaches afresh.
+    const url = pathToFileURL(file).href + (generation === undefined ? '' : `?tranquil-gen=${generation}`);
+    return (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    throw new ValidationError(`cannot load ${file}: ${(err as Error).message.split('\n')[0]}`);
+    const message = (err as Error).message.split('\n')[0]!;
+    const hint = loadHint(`${(err as { code?: string }).code ?? ''} ${message}`, file);
+    throw new ValidationError(`cannot load ${file}: ${message}${hint ? ` (fix: ${hint})` : ''}`);
   }
 }
 
 /** `npm run tranquil` runs in the package root; resolve paths from where the user typed it. */
 const invokedFrom = (): string => (process.env.npm_lifecycle_event === 'tranquil' && process.env.INIT_CWD) || process.cwd();
 
-export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promise<Project> {
+export async function loadProject(o: ProjectOptions, cwd = invokedFrom(), generation?: number): Promise<Project> {
   const envDir = process.env.TRANQUIL_DATA_DIR || undefined;
   if (o.config && o.workflows) throw new ValidationError('--config and --workflows: use one, not both');
 
@@ -67,7 +90,7 @@ export async function loadProject(o: ProjectOptions, cwd = invokedFrom()): Promi
   if (o.config && !existsSync(file!)) throw new ValidationError(`--config: '${o.config}' does not exist`);
   if (!file) return { workflows: [], workflowFiles: [], dataDir: resolve(cwd, o.dataDir ?? envDir ?? '.tranquil'), engine: {} };
 
-  const mod = await importFile(file);
+  const mod = await importFile(file, generation);
   const raw = (mod.default ?? mod) as unknown;
   const { workflows, dataDir, ...engine } = parseOrThrow(configFileSchema, raw, file, { path: ' ' });
   workflows.forEach((w, i) => {

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ValidationError } from '../src/domain/errors.ts';
 import { findServe } from '../src/adapters/http/control-client.ts';
 import { checkPath, installHint, logFile, serviceId, unitText, type Platform, type ServiceSpec } from './service-units.ts';
+import { CONFIG_NAMES } from './project.ts';
 
 export interface ServiceOptions {
   dataDir?: string;
@@ -33,7 +34,7 @@ export function specFrom(o: ServiceOptions, cwd = process.cwd()): ServiceSpec {
   const serveArgs: string[] = [];
   if (o.config) serveArgs.push('--config', resolve(cwd, o.config));
   else if (o.workflows) serveArgs.push('--workflows', resolve(cwd, o.workflows));
-  else if (!['tranquil.config.ts', 'tranquil.config.mts', 'tranquil.config.js', 'tranquil.config.mjs'].some((n) => existsSync(join(cwd, n)))) {
+  else if (!CONFIG_NAMES.some((n) => existsSync(join(cwd, n)))) {
     throw new ValidationError('service: no workflows: pass --config <file> or --workflows <dir>, or run it where tranquil.config.ts is');
   }
   const spec: ServiceSpec = { dataDir, command: [process.execPath, BIN], serveArgs, workingDir: cwd, env: {} };

@@ -55,7 +55,7 @@ const section = <T extends z.ZodType>(given: boolean, build: () => T): T => (giv
 
 // Built per resolveConfig call and dropped after it, not kept at module level: the config is
 // read once per engine, and its ~200 zod schemas would otherwise stay in every engine's heap
-// (README.md, "Idle memory"). Building it costs ~1 ms per createEngine once zod is warm
+// (docs/performance.md, "Idle memory"). Building it costs ~1 ms per createEngine once zod is warm
 // (measured under tsx, median of 200); the first build in a process pays zod's own set-up,
 // which the module-level schema paid at import. `given` names the keys the input has: the
 // optional sections it lacks are not built (see section).

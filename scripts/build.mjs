@@ -17,7 +17,7 @@
 // bundled, its native addon and error class are the installed package's (see driverBundled).
 // Whitespace, syntax and local identifiers are minified: every engine holds the source text of
 // what it loaded (V8 keeps it for lazy compilation), so a shorter bundle is less idle memory
-// (964 -> 638 KiB of JS; README.md, "Idle memory"). No keepNames: it wraps every function
+// (964 -> 638 KiB of JS; docs/performance.md, "Idle memory"). No keepNames: it wraps every function
 // and class the engine makes in a call that defines its `.name`, closures made per step
 // included (~1 KB of garbage per step, ~10% of it promoted at 100 concurrent runs). Nothing
 // reads those names: errors name themselves (`errorName`, src/domain/errors.ts; checked on
@@ -43,22 +43,26 @@ export const ENTRIES = { index: 'compose/index.ts', testing: 'compose/testing.ts
  *  from the lazy-load check, since a command line parser is what it loads first. */
 const CLI_ENTRY = { cli: 'cli/main.ts' };
 /** Packages that must never load with the engine until used (lazy import() only). */
-const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander)(\/|$)/;
+const NOT_AT_LOAD = /(^|node_modules\/)(hono|@hono\/node-server|@restatedev\/[^/]+|commander|chokidar)(\/|$)/;
 
 // Packages the engine requires on first use through createRequire (sync, so an engine that
 // does not use them never loads them): cron-parser (sdk/cron-parser-loader.ts: schedule
 // triggers), yaml and @marcbachmann/cel-js (src/runtime/plain/lazy-deps.ts: plain
 // workflows). esbuild cannot follow createRequire, so they stay external and resolve from
 // node_modules (they are dependencies) at that first use; bundled, their code would be read,
-// parsed and held in memory by every engine (README.md: idle RSS of the build).
+// parsed and held in memory by every engine (docs/performance.md: idle RSS of the build).
 const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
+// chokidar (the watcher of `tranquil dev`, cli/dev.ts, imported on use) stays external too:
+// bundled behind an import() of a package, its chunk shared esbuild helpers with the core and
+// the engine's start loaded one more file (test/e2e/build.test.ts).
+const LAZY_IMPORTED = ['chokidar'];
 
 const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED],
+  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED, ...LAZY_IMPORTED],
   keepNames: false,
   minifyWhitespace: true,
   minifySyntax: true,
@@ -92,7 +96,7 @@ const zodEnglishOnly = {
 // The engine's start loads as few files as possible: each module the start imports costs node
 // a resolution (a dozen path and file-URL operations), and ~150 of them made node's path
 // functions hot enough for V8 to start its optimizing compiler at every engine start, ~3 MiB
-// of node's binary kept resident for it (README.md, "Idle memory"). esbuild splits code
+// of node's binary kept resident for it (docs/performance.md, "Idle memory"). esbuild splits code
 // by the exact set of entries and lazy import() targets that reach it, which cut the start
 // into 24 files; so every other entry and every lazy module also imports the engine's
 // index: all the code the start needs then shares one set of readers and lands in one chunk.

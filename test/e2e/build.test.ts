@@ -68,7 +68,7 @@ function staticFiles(file: string, seen = new Set<string>()): Set<string> {
 }
 
 it("the engine's start loads three files: index.js, sdk.js and the one chunk they share", () => {
-  // Each more file is a module resolution at every start (README.md, "Idle memory").
+  // Each more file is a module resolution at every start (docs/performance.md, "Idle memory").
   const files = new Set([...staticFiles(join(REPO, 'dist/index.js')), ...staticFiles(join(REPO, 'dist/sdk.js'))]);
   expect([...files].map((f) => f.slice(REPO.length).replace(/chunk-\w+/, 'chunk-*')).sort()).toEqual(['dist/chunks/chunk-*.js', 'dist/index.js', 'dist/sdk.js']);
 });

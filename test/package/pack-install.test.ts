@@ -1,7 +1,8 @@
 // The package as a user gets it: `npm pack` of @tranquil/engine and @tranquil/sdk, installed
 // into a fresh project outside the repo; a workflow is type-checked against the shipped .d.ts
 // (a wrong type must fail), compiled, and run on plain node (no tsx); `npx tranquil runs list`
-// reads the run back through the installed bin (dist/cli.js).
+// reads the run back through the installed bin (dist/cli.js). `tranquil init` scaffolds fresh
+// ESM and CommonJS projects, TypeScript and JavaScript, whose generated test and `tranquil run` pass.
 //
 // Long variant (TRANQUIL_PACK_TEST=1; .ci/run runs it after `npm test`, not inside it: it
 // rebuilds dist/, which test/e2e/build.test.ts also writes): the full build runs tsc for the
@@ -13,8 +14,9 @@
 // no Restate/Deno platform binaries, which the test does not use), and
 // better-sqlite3's native addon is copied from the repo's own install (same version, same
 // node) instead of compiling it from source, which takes minutes without its prebuilt download.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,4 +95,81 @@ describe.skipIf(!PACK)(`npm pack -> install -> run (builds dist/ with tsc and in
     const list = JSON.parse(run('npx', ['--offline', 'tranquil', 'runs', 'list', '--data-dir', 'data', '--json'], project)) as { workflow: string; status: string }[];
     expect(list.map((r) => `${r.workflow}:${r.status}`).sort()).toEqual(['greet:succeeded', 'nap:sleeping']);
   }, 120_000);
+
+  // `tranquil init` in fresh projects, ESM and CommonJS (package.json with and without
+  // "type": "module"), TypeScript and JavaScript: the generated test passes on node's runner,
+  // the generated TypeScript type-checks against the shipped .d.ts, `tranquil run` loads the
+  // generated config and runs the workflow, and a second init overwrites nothing. The projects
+  // share the install above (their node_modules link to its entries) plus, for TypeScript,
+  // @types/node and esbuild's platform binary (tsx needs it; the install omits optional packages).
+  describe('tranquil init, then its test and tranquil run', () => {
+    const shared = () => {
+      const modules = join(project, 'node_modules');
+      const esbuild = `@esbuild/${process.platform}-${process.arch}`;
+      mkdirSync(join(modules, '@esbuild'), { recursive: true });
+      cpSync(join(REPO, 'node_modules', esbuild), join(modules, esbuild), { recursive: true });
+      return modules;
+    };
+    const devReloads = async (app: string, workflowFile: string) => {
+      const dev = spawn(join(app, 'node_modules', '.bin', 'tranquil'), ['dev', '--json', '--no-panel'], { cwd: app, env: NPM_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+      const events: string[] = [];
+      let stderr = '';
+      dev.stderr.on('data', (d) => (stderr += d));
+      createInterface({ input: dev.stdout }).on('line', (l) => events.push((JSON.parse(l) as { event: string }).event));
+      const until = async (event: string) => {
+        for (const end = Date.now() + 60_000; !events.includes(event); await new Promise((r) => setTimeout(r, 200))) {
+          if (Date.now() > end || dev.exitCode !== null) throw new Error(`tranquil dev: no '${event}' (saw ${events.join(', ')}; stderr ${stderr})`);
+        }
+      };
+      await until('ready');
+      writeFileSync(join(app, workflowFile), readFileSync(join(app, workflowFile), 'utf8').replace("'world'", "'there'"));
+      await until('reloaded');
+      dev.kill('SIGINT');
+      await until('stopped');
+    };
+    const cases = [['esm', 'ts'], ['cjs', 'ts'], ['esm', 'js'], ['cjs', 'js']] as const;
+    for (const [kind, lang] of cases) {
+      it(`${kind === 'esm' ? 'ES module' : 'CommonJS'} ${lang === 'ts' ? 'TypeScript' : 'JavaScript'} project`, async () => {
+        const modules = shared();
+        const app = join(dir, `init-${kind}-${lang}`);
+        mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+        for (const e of readdirSync(modules)) if (e !== '@types') symlinkSync(join(modules, e), join(app, 'node_modules', e));
+        symlinkSync(join(REPO, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'));
+        writeFileSync(join(app, 'package.json'), JSON.stringify({ name: `init-${kind}-${lang}`, private: true, ...(kind === 'esm' ? { type: 'module' } : {}) }));
+        if (lang === 'ts') writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['**/*.ts'], exclude: ['node_modules'] }));
+
+        const first = JSON.parse(run('npx', ['--offline', 'tranquil', 'init', '--json'], app)) as { module: string; language: string; wrote: string[]; skipped: unknown[]; next: string[] };
+        const config = kind === 'cjs' && lang === 'js' ? 'tranquil.config.js' : `tranquil.config.${lang}`;
+        expect(first).toMatchObject({ module: kind, language: lang, wrote: [config, `workflows/hello.${lang}`, `workflows/hello.test.${lang}`], skipped: [] });
+        expect(first.next).toHaveLength(2);
+        if (kind === 'cjs' && lang === 'js') {
+          expect(readFileSync(join(app, config), 'utf8')).toMatch(/require\('\.\/workflows\/hello\.js'\)/);
+          // The package's ES modules from require() in a CommonJS project (docs/package.md).
+          const required = run(process.execPath, ['-e', "const e = require('@tranquil/engine'), t = require('@tranquil/engine/testing'), s = require('@tranquil/sdk'); console.log([typeof e.createEngine, typeof t.createTestEngine, typeof s.workflow, s.TerminalError === require('@tranquil/engine/sdk').TerminalError].join(' '))"], app);
+          expect(required.trim()).toBe('function function function true');
+        }
+        if (lang === 'ts') run(process.execPath, [TSC, '-p', '.'], app);
+
+        // The printed next commands, as a user would type them.
+        const [runCmd, testCmd] = first.next.map((c) => c.split(' '));
+        expect(testCmd!.slice(0, 2)).toEqual(lang === 'ts' ? ['npx', 'tsx'] : ['node', '--test']);
+        const tested = testCmd![0] === 'node' ? run(process.execPath, testCmd!.slice(1), app) : run('npx', ['--offline', ...testCmd!.slice(1)], app);
+        expect(tested).toMatch(/^# pass 1$/m);
+        expect(runCmd!.slice(0, 4)).toEqual(['npx', 'tranquil', 'run', 'hello']);
+        const r = JSON.parse(run('npx', ['--offline', 'tranquil', 'run', 'hello', '--input', '{"name":"you"}', '--json'], app)) as { status: string; output: { greeting: string } };
+        expect(r.status).toBe('succeeded');
+        expect(r.output.greeting).toMatch(/^Hello, you! \(/);
+
+        // `tranquil dev` from the installed package (its watcher, chokidar, resolved from node_modules):
+        // ready, a save of the workflow reloads it, SIGINT stops it.
+        if (kind === 'esm' && lang === 'js') await devReloads(app, `workflows/hello.${lang}`);
+
+        writeFileSync(join(app, `workflows/hello.${lang}`), '// mine\n');
+        const again = JSON.parse(run('npx', ['--offline', 'tranquil', 'init', '--json'], app)) as { wrote: string[]; skipped: { file: string }[] };
+        expect(again.wrote).toEqual([]);
+        expect(again.skipped.map((s) => s.file)).toEqual([config, `workflows/hello.${lang}`, `workflows/hello.test.${lang}`]);
+        expect(readFileSync(join(app, `workflows/hello.${lang}`), 'utf8')).toBe('// mine\n');
+      }, 300_000);
+    }
+  });
 });

@@ -17,7 +17,7 @@ import { decodeValue } from '../../domain/value-codec.ts';
 export const SERVE_FILE = 'serve.json';
 
 // Every schema here is built on first use (once): an engine that never serves the channel nor
-// attaches never holds them (~270 zod schemas; README.md, "Idle memory").
+// attaches never holds them (~270 zod schemas; docs/performance.md, "Idle memory").
 
 /** Only loopback: the token never leaves the machine, and a planted file cannot send it away. */
 export const serveFileSchema = once(() => z.object({

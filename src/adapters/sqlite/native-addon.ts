@@ -5,7 +5,7 @@
 // resolutions at start, enough to make node's path functions "hot": V8 then starts its
 // optimizing compiler, and its code (~3 MiB of node's binary) becomes resident in a host that
 // might never have needed it. The build bundles the driver's JavaScript and opens the addon
-// here (README.md, "Idle memory"); from the sources it is the installed package either way.
+// here (docs/performance.md, "Idle memory"); from the sources it is the installed package either way.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

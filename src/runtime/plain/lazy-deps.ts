@@ -1,6 +1,6 @@
 // yaml and @marcbachmann/cel-js load on first use, not with the engine: an engine whose
 // workflows are all code (no plainWorkflow(), no `plainWorkflows` files) never pays for them
-// (with cron-parser and zod's unused locales, ~2.5 MiB of an idle built engine; README.md).
+// (with cron-parser and zod's unused locales, ~2.5 MiB of an idle built engine; docs/performance.md).
 // Synchronous (createRequire), because loadPlainWorkflow() and plainWorkflow() are
 // synchronous public APIs. cel-js is an ES
 // module: Node >= 20.19 require()s it (package.json engines). The production build keeps both

@@ -17,7 +17,7 @@ function strict<S extends z.ZodRawShape>(shape: S) {
 }
 
 // The schemas are built on the first load of a plain workflow (once), not at import: an
-// engine without plain workflows never holds them (~130 zod schemas; README.md, "Idle memory").
+// engine without plain workflows never holds them (~130 zod schemas; docs/performance.md, "Idle memory").
 export const definitionSchema = once(buildDefinitionSchema);
 
 function buildDefinitionSchema() {

@@ -1,0 +1,191 @@
+// `tranquil dev`: the engine with the Runs panel, reloaded when the project's files change.
+// On a save it imports the config and the project files it reaches afresh (a new module
+// generation, bin/project-esm.mjs), stops the engine (in-flight runs are durable: nothing is
+// lost, a body cut off runs again with the same idempotency key), and replays every in-flight
+// run against the new code without running a step (src/runtime/replay-check.ts) BEFORE any of
+// them resumes. When none diverges, the engine starts again on the new code. When some would,
+// it names each run and the step where it diverges and holds the engine (every run waits)
+// until the user decides: `k` keeps the old code for those runs (new runs get the new code),
+// `f` lets them replay the new code (they fail with NonDeterminismError), or undoing the edit
+// reloads and resumes them. A config that fails to load keeps the running code.
+import type { Command } from 'commander';
+import { dirname, relative, sep } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Option } from 'commander';
+import { createEngine } from '../compose/index.ts';
+import { resolveConfig } from '../compose/config.ts';
+import { openRunReader } from '../compose/run-reader.ts';
+import { servePanel } from '../src/adapters/http/panel.ts';
+import { ValidationError } from '../src/domain/errors.ts';
+import { checkInFlight, type CheckVerdict } from '../src/runtime/replay-check.ts';
+import { LIFECYCLE_EVENTS } from '../src/runtime/notifier.ts';
+import type { Engine } from '../src/runtime/engine.ts';
+import type { WorkflowDefinition } from '../sdk/workflow.ts';
+import type { WorkflowFn } from '../sdk/types.ts';
+import { loadProject, type Project } from './project.ts';
+import { common, type Common } from './program.ts';
+
+type Diverging = Extract<CheckVerdict, { ok: false }> & { version: string };
+interface Running { engine: Engine; panel?: { url: string; close(): Promise<void> } }
+interface DevOptions extends Common { panel: boolean; panelPort: number }
+
+const WATCHED = /\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|ya?ml)$/;
+
+export function describeDivergence(d: Diverging): string {
+  return d.position !== undefined
+    ? `run ${d.runId} (${d.workflow}) at step ${d.position}: the code now calls ${d.expected}, the run recorded ${d.recorded}`
+    : `run ${d.runId} (${d.workflow}): ${d.message}`;
+}
+
+export async function dev(o: DevOptions): Promise<number> {
+  const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : `tranquil dev: ${human}`);
+  let generation = 0;
+  let project = await loadProject(o, undefined, generation);
+  if (!project.source) throw new ValidationError('dev: no workflows: add tranquil.config.ts (npx tranquil init) or pass --config <file> or --workflows <dir>');
+  // Old code kept for runs the user chose to keep on it: workflow -> recorded version -> fn.
+  const kept = new Map<string, Map<string, WorkflowFn>>();
+  let panelPort = o.panelPort;
+  let running: Running | undefined;
+  let held: { project: Project; previous: Project; diverging: Diverging[] } | undefined;
+
+  const withKept = (defs: WorkflowDefinition[]) => defs.map((d) => {
+    const old = kept.get(d.name);
+    return old?.size ? Object.freeze({ ...d, forVersion: (v: string) => old.get(v) ?? d.forVersion?.(v) ?? d.fn }) : d;
+  });
+
+  const start = async (p: Project) => {
+    const engine = await createEngine({ ...p.engine, dataDir: p.dataDir, workflows: withKept(p.workflows), control: true });
+    await engine.start();
+    for (const type of LIFECYCLE_EVENTS) engine.on(type, (e) => out(`${e.type} ${e.runId} (${e.workflow})${e.error ? `: ${e.error.name}: ${e.error.message}` : ''}`, { event: e.type, runId: e.runId, workflow: e.workflow, status: e.status, ...(e.error ? { error: e.error } : {}) }));
+    const panel = o.panel ? await servePanel(engine, { port: panelPort }) : undefined;
+    if (panel) panelPort = Number(new URL(panel.url).port);
+    running = { engine, panel };
+    return running;
+  };
+  const stop = async () => {
+    const r = running;
+    running = undefined;
+    await r?.panel?.close();
+    await r?.engine.stop();
+  };
+
+  /** In-flight runs the new code would diverge from, minus those kept on their old code. */
+  const check = async (p: Project): Promise<{ checked: number; diverging: Diverging[] }> => {
+    const reader = await openRunReader(resolveConfig({ ...p.engine, dataDir: p.dataDir }), { workflows: p.workflows.map((w) => w.name) });
+    if (!reader) return { checked: 0, diverging: [] };
+    try {
+      const verdicts = await checkInFlight(reader, p.workflows);
+      const diverging: Diverging[] = [];
+      for (const v of verdicts) {
+        if (v.ok) continue;
+        const version = (await reader.getRun(v.runId))?.version ?? '';
+        if (!kept.get(v.workflow)?.has(version)) diverging.push({ ...v, version });
+      }
+      return { checked: verdicts.length, diverging };
+    } finally {
+      await reader.close();
+    }
+  };
+
+  const resume = async (p: Project, why: string) => {
+    held = undefined;
+    project = p;
+    await start(p);
+    out(why, { event: 'reloaded', generation, workflows: p.workflows.map((w) => w.name), panel: running?.panel?.url ?? null });
+  };
+
+  const reload = async (changed: string) => {
+    generation += 1;
+    let next: Project;
+    try {
+      next = await loadProject(o, undefined, generation);
+    } catch (err) {
+      out(`${changed} changed; not reloaded: ${(err as Error).message.split('\n')[0]} (still running the previous code)`, { event: 'reload-failed', file: changed, error: (err as Error).message.split('\n')[0] });
+      return;
+    }
+    const previous = held?.previous ?? project;
+    await stop(); // nothing resumes before the check
+    const { checked, diverging } = await check(next);
+    if (diverging.length === 0) return resume(next, `${changed} changed; reloaded, ${checked} in-flight run(s) replay the new code cleanly`);
+    held = { project: next, previous, diverging };
+    out(`${changed} changed; the new code would diverge from ${diverging.length} in-flight run(s), held until you decide:\n${diverging.map((d) => `  ${describeDivergence(d)}`).join('\n')}\n  type k + Enter to keep the old code for them, f + Enter to let them fail, or undo the edit`, {
+      event: 'diverging', generation, runs: diverging.map(({ runId, workflow, position, expected, recorded, message }) => ({ runId, workflow, position, expected, recorded, message })),
+    });
+  };
+
+  const decide = async (answer: string) => {
+    if (!held) return;
+    const h = held;
+    if (answer === 'k') {
+      for (const d of h.diverging) {
+        const old = h.previous.workflows.find((w) => w.name === d.workflow);
+        if (!old) continue;
+        if (!kept.has(d.workflow)) kept.set(d.workflow, new Map());
+        kept.get(d.workflow)!.set(d.version, old.forVersion?.(d.version) ?? old.fn);
+      }
+      await resume(h.project, `kept the old code for ${h.diverging.length} run(s); new runs get the new code`);
+    } else if (answer === 'f') {
+      await resume(h.project, `${h.diverging.length} run(s) replay the new code and fail`);
+    }
+  };
+
+  // One change at a time, in order; a burst of saves is one reload.
+  let queue = Promise.resolve();
+  const enqueue = (task: () => Promise<void>) => (queue = queue.then(task).catch((err) => out(`error: ${(err as Error).message}`, { event: 'error', error: (err as Error).message })));
+
+  await start(project);
+  const root = o.workflows ? project.source! : dirname(project.source!);
+  const data = relative(root, project.dataDir);
+  let timer: NodeJS.Timeout | undefined;
+  const changed = new Set<string>();
+  const ignored = (path: string) => {
+    const rel = relative(root, path);
+    const parts = rel.split(sep);
+    return parts.includes('node_modules') || parts.includes('.git') || (!!data && !data.startsWith('..') && (rel === data || rel.startsWith(data + sep)));
+  };
+  // chokidar (loaded only here): editors save by rename, which node's recursive fs.watch
+  // loses track of on Linux.
+  const { watch } = await import('chokidar');
+  const watcher = watch(root, { ignored, ignoreInitial: true });
+  await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  watcher.on('all', (_event, path) => {
+    if (!WATCHED.test(path)) return;
+    changed.add(relative(root, path));
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const files = [...changed].join(', ');
+      changed.clear();
+      enqueue(() => reload(files));
+    }, 150);
+  });
+  const input = createInterface({ input: process.stdin });
+  input.on('line', (line) => enqueue(() => decide(line.trim().toLowerCase())));
+
+  out(`watching ${root}; data dir ${project.dataDir}${running?.panel ? `; Runs panel on ${running.panel.url}` : ''} (Ctrl-C to stop)`, {
+    event: 'ready', pid: process.pid, dataDir: project.dataDir, watching: root, workflows: project.workflows.map((w) => w.name), panel: running?.panel?.url ?? null,
+  });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  await watcher.close();
+  clearTimeout(timer);
+  input.close();
+  await queue;
+  await stop();
+  out(`${signal}, stopped`, { event: 'stopped', signal });
+  return 0;
+}
+
+export function devCommand(program: Command): void {
+  common(program.command('dev').description('run the engine with the Runs panel, reload on save, and say which in-flight runs an edit would diverge from before they resume'))
+    .option('--no-panel', 'do not serve the Runs panel')
+    .addOption(new Option('--panel-port <port>', "the Runs panel's port on 127.0.0.1 (default: any free port, kept across reloads)").default(0).argParser((v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ValidationError(`--panel-port: expected a port number, got '${v}'`);
+      return n;
+    }))
+    .action(async (o: DevOptions) => {
+      process.exitCode = await dev(o);
+    });
+}
