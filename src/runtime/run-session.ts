@@ -25,6 +25,7 @@ import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
+import { signalStep, withChildSteps } from './child-steps.ts';
 import { withTimeout } from './with-timeout.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
@@ -170,7 +171,7 @@ export class RunSession {
     });
     if (this.cancelPhase === 'delivered') this.armGrace();
     const step = this.stepApi();
-    const ctx = this.context();
+    const ctx = this.context(step);
     void (async () => {
       try {
         const output = await this.fn({ input: this.log.input, step, ctx });
@@ -313,7 +314,7 @@ export class RunSession {
   }
 
   private stepApi(): StepApi {
-    return stepApi({
+    return withChildSteps(stepApi({
       do: (name, options, body) => (this.log.commitThen ? this.doNow(name, options, body) : this.stepCall((p) => this.doStep(p, name, options, body))),
       sleep: (name, wakeAtFrom) => this.stepCall((p) => this.sleepStep(p, name, wakeAtFrom)),
       wait: (name, timeoutMs) => this.stepCall((p) => this.waitStep(p, name, timeoutMs)),
@@ -326,10 +327,10 @@ export class RunSession {
         }
         return this.stepCall((p) => this.doStep(p, cap, options, capabilityBody(this.log, cap, data, affinity), 'use'));
       },
-    });
+    }), this.log);
   }
 
-  private context(): WorkflowContext {
+  private context(step: StepApi): WorkflowContext {
     const self = this;
     return {
       runId: this.log.runId,
@@ -337,6 +338,7 @@ export class RunSession {
       now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: Json, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
+      signal: signalStep(step, this.log),
     };
   }
 

@@ -22,6 +22,7 @@ import { whyAskerScenarios } from './why-asker.ts';
 import { notificationScenarios } from './notifications.ts';
 import { listTimeScenarios } from './list-time.ts';
 import { codecScenarios } from './codec.ts';
+import { childScenarios } from './children.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -551,5 +552,6 @@ export function runConformance(target: ConformanceTarget): void {
     cancelScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     plainScenarios({ test, boot, restart, until });
     codecScenarios({ test, boot, restart, until }, target.backend ?? target.name);
+    childScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

@@ -9,6 +9,7 @@ import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { ChildStartRequest } from '../../ports/executor.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
@@ -50,6 +51,10 @@ export interface RunLogHost {
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
+  /** A child run with its link (executor.startChild). */
+  startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
+  /** A signal to another run (executor.signal). */
+  signal(runId: string, name: string, payload: Json): Promise<void>;
 }
 
 type EmittedEvent = { name: string; payload: Json; id: string };
@@ -77,6 +82,14 @@ export class SqliteRunLog implements StepLog {
 
   now(): number {
     return this.host.now();
+  }
+
+  startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
+    return this.host.startChild(req);
+  }
+
+  sendSignal(runId: string, name: string, payload: Json): Promise<void> {
+    return this.host.signal(runId, name, payload);
   }
 
   random(): number {
