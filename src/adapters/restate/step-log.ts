@@ -22,6 +22,7 @@ import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
 import type { AttemptResult, Recorded, StepLog } from '../../ports/step-log.ts';
+import type { ChildStartRequest } from '../../ports/executor.ts';
 import { RestateDriver } from './driver.ts';
 import { identityCodec, openJson, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 
@@ -53,6 +54,10 @@ export interface RestateStepLogHooks {
   stepChanged(step: StepView): void;
   /** Calls a host capability provider (step.use), inside the attempt's ctx.run. */
   capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
+  /** Starts a child run with its link (step.start's body, inside the attempt's ctx.run). */
+  startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
+  /** Sends a signal to another run (ctx.signal's body, inside the attempt's ctx.run). */
+  sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
 }
 
 /** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
@@ -105,7 +110,13 @@ export class RestateStepLog implements StepLog {
   ) {
     this.clock = startedAt;
     stopSignal?.addEventListener('abort', this.onStop, { once: true });
+    if (hooks.startChild) this.startChild = hooks.startChild;
+    if (hooks.sendSignal) this.sendSignal = hooks.sendSignal;
   }
+
+  /** Present when the engine gave the hooks (child-steps.ts checks for them). */
+  readonly startChild?: (req: ChildStartRequest) => Promise<{ runId: string; created: boolean }>;
+  readonly sendSignal?: (runId: string, name: string, payload: Json) => Promise<void>;
 
   /** now() is the time of the last journaled event (see now()). */
   readonly journalClock = true;

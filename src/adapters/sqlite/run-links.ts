@@ -29,6 +29,7 @@ export class RunLinks {
       children: q(`SELECT l.run_id, l.parent_step, r.workflow, r.status FROM run_links l JOIN runs r ON r.run_id = l.run_id
                    WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
       status: q(`SELECT status, workflow FROM runs WHERE run_id = ?`),
+      childIds: q(`SELECT l.run_id FROM run_links l JOIN runs r ON r.run_id = l.run_id WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
     };
   }
 
@@ -41,6 +42,10 @@ export class RunLinks {
     return (this.s.children.all(runId) as { run_id: string; parent_step: string; workflow: string; status: RunStatus }[]).map((r) => ({
       runId: r.run_id, workflow: r.workflow, step: r.parent_step, status: r.status,
     }));
+  }
+
+  childIds(runId: string): string[] {
+    return (this.s.childIds.all(runId) as { run_id: string }[]).map((r) => r.run_id);
   }
 
   /** Adds `parent` and (withChildren) `children` to a run's view. */
