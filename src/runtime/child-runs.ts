@@ -79,7 +79,7 @@ function endOf(v: RunView): Json {
 
 /** `why` of a run waiting for a child: names the child and says what it is doing (as its own
  *  `why` says it, so a chain of waiting parents reads down to the run that holds it up). */
-export async function explainWaitingParent(ex: Exec, e: Explanation, explainRun: (v: RunView) => Promise<Explanation>): Promise<Explanation> {
+export async function explainWaitingParent(ex: Pick<Exec, 'getRun'>, e: Explanation, explainRun: (v: RunView) => Promise<Explanation>): Promise<Explanation> {
   const step = e.waitingFor?.kind === 'signal' ? e.waitingFor.step : undefined;
   const childId = step === undefined ? undefined : childOfSignal(step);
   if (childId === undefined) return e;
