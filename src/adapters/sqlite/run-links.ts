@@ -20,6 +20,9 @@ const TERMINAL = new Set<RunStatus>(['succeeded', 'failed', 'cancelled']);
 
 export class RunLinks {
   private readonly s;
+  /** Whether the file holds any link: known (and kept) only by the file's owner, the one
+   *  writer (ownedFile), so a file without child runs pays no lookup per run view or end. */
+  private any: boolean | undefined;
 
   constructor(db: Database.Database) {
     const q = (sql: string) => db.prepare(sql);
@@ -29,16 +32,24 @@ export class RunLinks {
       children: q(`SELECT l.run_id, l.parent_step, r.workflow, r.status FROM run_links l JOIN runs r ON r.run_id = l.run_id
                    WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
       status: q(`SELECT status, workflow FROM runs WHERE run_id = ?`),
+      anyLink: q(`SELECT EXISTS (SELECT 1 FROM run_links) AS n`),
       childIds: q(`SELECT l.run_id FROM run_links l JOIN runs r ON r.run_id = l.run_id WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
     };
   }
 
+  /** Called by the file's owner: from now on this object sees every link written. */
+  ownedFile(): void {
+    this.any = (this.s.anyLink.get() as { n: number }).n === 1;
+  }
+
   parentOf(runId: string): ParentLink | undefined {
+    if (this.any === false) return undefined;
     const r = this.s.get.get(runId) as LinkRow | undefined;
     return r && { runId: r.parent_run_id, step: r.parent_step, depth: r.depth, onParentCancel: r.on_parent_cancel };
   }
 
   children(runId: string): ChildSummary[] {
+    if (this.any === false) return [];
     return (this.s.children.all(runId) as { run_id: string; parent_step: string; workflow: string; status: RunStatus }[]).map((r) => ({
       runId: r.run_id, workflow: r.workflow, step: r.parent_step, status: r.status,
     }));
@@ -78,6 +89,8 @@ export class RunLinks {
 
   insert(runId: string, l: ParentLink): void {
     this.s.insert.run(runId, l.runId, l.step, l.depth, l.onParentCancel);
+    // Set before the commit: a rolled back insert leaves it true, which only costs lookups.
+    if (this.any === false) this.any = true;
   }
 
   /** The run and its ancestors, nearest first (bounded: a link chain cannot loop, as a

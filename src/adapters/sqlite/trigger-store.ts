@@ -61,6 +61,7 @@ export class SqliteTriggerStore implements TriggerStore {
       throw err;
     }
     this.store = new SqliteStore(db, codec);
+    this.store.links.ownedFile();
     this.lease = lease;
     // TRANQUIL_FSYNC=inline: the commit's fsync on the event loop, as before WalSync (the
     // bench's side-by-side row; diagnostics). Anything else: fsync on the thread pool.
