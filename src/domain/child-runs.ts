@@ -1,9 +1,7 @@
 // Child runs (docs/children.md): a workflow starting another workflow's run and awaiting its
-// end. Pure rules every backend and the engine share: the child's run id (derived from the
-// parent's run and the step, so every replay, crash and retry of the parent finds the same
-// child), the internal signal a child's end is delivered to its parent by, what that signal
+// end. Pure rules every backend and the engine share (the child's run id is child-id.ts's):
+// the internal signal a child's end is delivered to its parent by, what that signal
 // carries, and the limits (cycle, depth).
-import { sha256Hex } from './sha256.ts';
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
@@ -31,20 +29,6 @@ export interface ChildSummary {
   workflow: string;
   step: string;
   status: RunStatus;
-}
-
-const RUN_ID_MAX = 200;
-const READABLE = /^[A-Za-z0-9_\-]+$/;
-
-/** The child's run id for the step `uniqueName` (`pay`, `pay#2`) of run `parentRunId`:
- *  readable (`<parent>:<name>`, `#k` as `.k`) when the name is plain letters, digits, _ and -;
- *  else `<parent>:.<digest>`. Names of the readable form hold no `.` or `:`, so no two steps
- *  map to one id; too long for a run id (200): a digest of the whole. */
-export function childRunId(parentRunId: string, uniqueName: string): string {
-  const m = /^(.*?)(?:#(\d+))?$/.exec(uniqueName)!;
-  const base = m[1]!;
-  const readable = READABLE.test(base) ? `${parentRunId}:${base}${m[2] ? `.${m[2]}` : ''}` : `${parentRunId}:.${sha256Hex(uniqueName).slice(0, 16)}`;
-  return readable.length <= RUN_ID_MAX ? readable : `c.${sha256Hex(`${parentRunId}/${uniqueName}`).slice(0, 40)}`;
 }
 
 const SIGNAL_PREFIX = 'child:';

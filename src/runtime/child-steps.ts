@@ -1,7 +1,7 @@
 // The child-run calls of workflow code (docs/children.md), built only on the journaled steps
 // every backend already has, so SQLite, Restate and any later log get them the same way:
 // - step.start = a `do` step whose body starts the child through the log (StepLog.startChild)
-//   with a run id derived from this run and the step (domain/child-runs.ts). Starting a run
+//   with a run id derived from this run and the step (domain/child-id.ts, by the log). Starting a run
 //   with a given id is idempotent, so a crash between the child's start and the step's record
 //   re-runs the body and finds the same child: exactly one child per call.
 // - step.result = a waitForEvent on the internal signal the backend sends this run when the
@@ -9,7 +9,7 @@
 //   a replay hands back the recorded end.
 // - step.invoke = start, then result. ctx.signal = a `do` step that sends the signal once.
 import { parseDuration } from '../domain/duration.ts';
-import { childEnd, childRunId, childSignal, isChildEnd, PARENT_CANCEL_POLICIES, type ChildEnd } from '../domain/child-runs.ts';
+import { childEnd, childSignal, isChildEnd, PARENT_CANCEL_POLICIES, type ChildEnd } from '../domain/child-runs.ts';
 import { ChildRunError, NotSupportedError, TerminalError, TimeoutError, UnknownRunError, UnknownWorkflowError, ValidationError, RunStateError, fromErrorInfo } from '../domain/errors.ts';
 import { roundTrip, type Json } from '../domain/json.ts';
 import type { StepLog } from '../ports/step-log.ts';
@@ -93,16 +93,15 @@ function startChild(
   return step.do(name, async ({ idempotencyKey }) => {
     // The step's unique name (`pay`, `pay#2`): the key is `<runId>/<unique name>`.
     const stepName = idempotencyKey.slice(parentRunId.length + 1);
-    const runId = o.runId ?? childRunId(parentRunId, stepName);
     try {
-      await start({ workflow, input: data, runId, parent: { runId: parentRunId, step: stepName, onParentCancel: policy } });
+      const started = await start({ workflow, input: data, ...(o.runId === undefined ? {} : { runId: o.runId }), parent: { runId: parentRunId, step: stepName, onParentCancel: policy } });
+      return started.runId;
     } catch (err) {
       // Refused (unknown workflow, a cycle, too deep, an id taken by another run): a retry
       // would be refused the same way.
       if (err instanceof ValidationError || err instanceof UnknownWorkflowError || err instanceof RunStateError) throw new TerminalError(`${what}: ${(err as Error).message}`);
       throw err;
     }
-    return runId;
   }) as Promise<string>;
 }
 

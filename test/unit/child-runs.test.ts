@@ -2,7 +2,8 @@
 // the parent's run and the step (stable, unique per step, always a valid run id), and the
 // internal end signal's name.
 import { describe, expect, it } from 'vitest';
-import { childEnd, childOfSignal, childRunId, childSignal, isChildEnd } from '../../src/domain/child-runs.ts';
+import { childEnd, childOfSignal, childSignal, isChildEnd } from '../../src/domain/child-runs.ts';
+import { childRunId } from '../../src/domain/child-id.ts';
 
 const RUN_ID = /^[A-Za-z0-9_.:\-]{1,200}$/;
 

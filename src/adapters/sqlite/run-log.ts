@@ -8,7 +8,8 @@ import type { ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
-import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, ChildStartCall, StepLog } from '../../ports/step-log.ts';
+import { childRunId } from '../../domain/child-id.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
@@ -84,8 +85,8 @@ export class SqliteRunLog implements StepLog {
     return this.host.now();
   }
 
-  startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
-    return this.host.startChild(req);
+  startChild(req: ChildStartCall): Promise<{ runId: string; created: boolean }> {
+    return this.host.startChild({ ...req, runId: req.runId ?? childRunId(this.runId, req.parent.step) });
   }
 
   sendSignal(runId: string, name: string, payload: Json): Promise<void> {
