@@ -8,6 +8,8 @@ import type { TriggerStore } from '../../ports/trigger-store.ts';
 import type { ParentRef } from './run-handler.ts';
 
 type Views = { getRun(runId: string): Promise<RunView | undefined> };
+/** The link reads of a TriggerStore (a read-only file gives them too: the CLI). */
+export type LinkReads = Pick<TriggerStore, 'parentOf' | 'childRunIds'>;
 
 /** The parent a child's run request names; undefined for a top-level run. */
 export async function parentRef(store: TriggerStore, views: Views, runId: string): Promise<ParentRef | undefined> {
@@ -18,7 +20,7 @@ export async function parentRef(store: TriggerStore, views: Views, runId: string
 }
 
 /** Adds `parent` and (withChildren) `children`, their status as Restate reports it. */
-export async function withLinks(store: TriggerStore, views: Views, v: RunView, withChildren: boolean): Promise<RunView> {
+export async function withLinks(store: LinkReads, views: Views, v: RunView, withChildren: boolean): Promise<RunView> {
   const parent = await store.parentOf?.(v.runId);
   if (parent) v.parent = parent;
   if (!withChildren) return v;
@@ -33,7 +35,7 @@ export async function withLinks(store: TriggerStore, views: Views, v: RunView, w
 }
 
 /** runs.list({ parent }): the parent's children (one page, in start order), filtered. */
-export async function listChildren(store: TriggerStore, views: Views, filter: RunFilter): Promise<RunPage> {
+export async function listChildren(store: LinkReads, views: Views, filter: RunFilter): Promise<RunPage> {
   const ids = (await store.childRunIds?.(filter.parent!)) ?? [];
   const runs: RunView[] = [];
   for (const id of ids) {

@@ -67,6 +67,7 @@ export const NOT_YET_PORTED: string[] = [
   'a call cycle and runaway recursion are refused with a clear error',
   'ctx.signal between runs: a child tells its parent it is half done, the parent answers',
   'a parent restarted while it waits finds the same child when it ends',
+  'cli: runs list --parent, runs describe and why show a parent waiting for its child, as the engine does',
 ];
 
 export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
