@@ -53,7 +53,7 @@ export interface RunView {
   heldBy?: 'sqlite' | 'restate';
   /** A child run (docs/children.md): the run and step that started it. */
   parent?: ParentLink;
-  /** The child runs this run started, in start order (the single-run views: get, result). */
+  /** The child runs this run started, in start order (runs.get and runs describe; absent in lists). */
   children?: ChildSummary[];
 }
 
