@@ -68,7 +68,7 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     const why = json<Explanation>(await cli(backend, dir, 'why', 'T', '--json'), 'why');
     expect(why.summary).toContain("is waiting for child run T:kid of 'cli-leaf', which is waiting in step 'release' for signal 'release'");
     expect(why.next).toBe('See the child: `tranquil why T:kid`.');
-  });
+  }, 120_000);
 
   const workflows = () => [
     workflow('cli-ok', (w) => {
