@@ -15,7 +15,8 @@ import { payloadCodecFor } from '../compose/codec.ts';
 import { ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
-import { explain, skippedBy, type EngineContext } from '../src/domain/explain.ts';
+import { explain, skippedBy, type EngineContext, type Explanation } from '../src/domain/explain.ts';
+import { explainWaitingParent } from '../src/runtime/child-runs.ts';
 import { readOwner } from '../src/adapters/sqlite/owner-lease.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
@@ -162,10 +163,10 @@ export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknow
 const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /** `tranquil runs list` with the same flags and the next page's cursor. */
-function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string }, cursor: string): string {
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string; parent?: string }, cursor: string): string {
   const flags: [string, string | undefined][] = [
     ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
-    ['--status', o.status], ['--workflow', o.workflow], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
+    ['--status', o.status], ['--workflow', o.workflow], ['--parent', o.parent], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
   ];
   const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
@@ -184,6 +185,8 @@ function describeRun(r: RunView, child?: RunOutput): string {
   if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
   if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
+  if (r.parent) lines.push(`  child of run ${r.parent.runId}, step '${r.parent.step}' (depth ${r.parent.depth}; on parent cancel: ${r.parent.onParentCancel})`);
+  for (const c of r.children ?? []) lines.push(`  child run ${c.runId}  ${c.workflow}  ${c.status}  (step '${c.step}')`);
   for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''})`);
   if (child) {
     lines.push(`  last Deno child: pid ${child.pid}${child.exit ? `, exited (${child.exit})` : ''}`);
@@ -242,12 +245,13 @@ export function buildProgram(): Command {
     .option('--cursor <cursor>', 'the page after the one that printed this cursor')
     .option('--since <instant>', 'only runs created at or after this ISO 8601 instant')
     .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string }) => {
+    .option('--parent <runId>', 'only the child runs of this run')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
       if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
-      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until') }));
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until'), ...(o.parent !== undefined ? { parent: o.parent } : {}) }));
       const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
       // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
       print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));
@@ -277,11 +281,15 @@ export function buildProgram(): Command {
   common(program.command('why <runIdOrWorkflow>').description("explain a run, or a scheduled workflow's recent slots"))
     .action(async (id: string, o: Common) => {
       const project = await loadProject(o);
-      const run = await withRuns(project, (runs) => runs.getRun(id));
-      if (run) {
-        const e = explain(run, Date.now(), engineContext(project));
-        return print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`), `next: ${e.next}`].join('\n'));
-      }
+      const now = Date.now();
+      const ctx = engineContext(project);
+      // A parent waiting for a child names it and says what that child is doing (child-runs.ts).
+      const runWhy = await withRuns(project, async (runs) => {
+        const run = await runs.getRun(id);
+        const why = async (v: RunView): Promise<Explanation> => explainWaitingParent(runs, explain(v, now, ctx), why);
+        return run && why(run);
+      });
+      if (runWhy) return print(o, runWhy, () => [runWhy.summary, ...runWhy.details.map((d) => `  ${d}`), `next: ${runWhy.next}`].join('\n'));
       const data = await triggerReader(project);
       let e: ReturnType<typeof explainSchedules>;
       try {

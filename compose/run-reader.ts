@@ -22,10 +22,11 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
   const file = ReadOnlyFile.open(config.dataDir, codec);
   if (config.backend === 'sqlite') return file?.runReader();
   try {
-    const [{ AdminApi }, { RestateRunReader }, { readAdminFile }] = await Promise.all([
+    const [{ AdminApi }, { RestateRunReader }, { readAdminFile }, { listChildren, withLinks }] = await Promise.all([
       import('../src/adapters/restate/admin-api.ts'),
       import('../src/adapters/restate/run-reader.ts'),
       import('../src/adapters/restate/server-process.ts'),
+      import('../src/adapters/restate/child-links.ts'),
     ]);
     let adminUrl = config.restate?.adminUrl;
     if (!adminUrl) {
@@ -45,9 +46,19 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
     // During a drain the runs SQLite started before the switch are read from the file.
     const drained = file?.drainedRunIds() ?? [];
     const reader = file && drained.length ? new DrainReads(restate, file.runReader(), new Set(drained)) : restate;
+    // Child links are kept with the outbox rows of this data dir's file (docs/children.md).
+    const links = file && { parentOf: async (id: string) => file.store.links.parentOf(id), childRunIds: async (id: string) => file.store.links.childIds(id) };
     return {
-      getRun: (runId) => reader.getRun(runId),
-      listRuns: (filter) => reader.listRuns(filter),
+      getRun: async (runId) => {
+        const v = await reader.getRun(runId);
+        return v && links ? withLinks(links, reader, v, true) : v;
+      },
+      listRuns: async (filter) => {
+        if (links && filter.parent !== undefined) return listChildren(links, reader, filter);
+        const page = await reader.listRuns(filter);
+        if (links) for (const v of page.runs) await withLinks(links, reader, v, false);
+        return page;
+      },
       childOutput: (runId) => reader.childOutput(runId),
       close: async () => file?.close(),
     };

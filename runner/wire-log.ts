@@ -9,7 +9,7 @@ import type { JournalEntry } from '../src/domain/journal.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { StepCall } from '../src/domain/replay.ts';
 import type { ChildFrame, EngineFrame } from '../src/domain/runner-protocol.ts';
-import type { AttemptLimits, AttemptResult, Recorded, StepLog } from '../src/ports/step-log.ts';
+import type { AttemptLimits, AttemptResult, ChildStartCall, Recorded, StepLog } from '../src/ports/step-log.ts';
 
 type Hello = Extract<EngineFrame, { t: 'hello' }>;
 type CancelView = Hello['cancel'];
@@ -100,6 +100,16 @@ export class WireLog implements StepLog {
   /** step.use: the provider runs in the engine's process; this child only asks (a frame). */
   capability(request: CapabilityRequest): Promise<Json | undefined> {
     return this.request<Json | undefined>({ t: 'capability', request });
+  }
+
+  /** step.start: the engine starts the child run (docs/children.md); this child only asks. */
+  startChild(request: ChildStartCall): Promise<{ runId: string; created: boolean }> {
+    return this.request<{ runId: string; created: boolean }>({ t: 'startChild', request });
+  }
+
+  /** ctx.signal: the engine sends it. */
+  sendSignal(runId: string, name: string, payload: Json): Promise<void> {
+    return this.request<null>({ t: 'sendSignal', runId, name, payload }).then(() => undefined);
   }
 
   record(entry: JournalEntry): Promise<void> {

@@ -48,6 +48,23 @@ export interface UseOptions extends StepOptions {
   affinity?: Record<string, string | number | boolean>;
 }
 
+/** A child workflow: its definition (typed input and output) or its registered name. */
+export type ChildWorkflow<I = any, O = any> = string | { readonly name: string; readonly fn: WorkflowFn<I, O> };
+
+export interface StartChildOptions {
+  /** The child's run id; default `<parent run id>:<step name>` (the same on every replay). */
+  runId?: string;
+  /** Cancelling this run cancels the child (`cancel`, default; the child's cleanup runs) or
+   *  leaves it running (`abandon`). */
+  onParentCancel?: 'cancel' | 'abandon';
+}
+
+export interface InvokeOptions extends StartChildOptions {
+  /** How long to wait for the child's end; past it the call throws TimeoutError (the child
+   *  keeps running: cancel it with engine.runs.cancel if that is wanted). */
+  timeout?: Duration;
+}
+
 export interface StepApi {
   do<T>(name: string, fn: StepBody<T>): Promise<T>;
   do<T>(name: string, options: StepOptions, fn: StepBody<T>): Promise<T>;
@@ -60,6 +77,15 @@ export interface StepApi {
    *  step.do (retries, timeout, idempotency key). With no eligible provider the run is
    *  `parked` until one is provided (docs/host.md). The step is named after the capability. */
   use<T = Json>(capability: string, input?: Json, options?: UseOptions): Promise<T>;
+  /** Starts a run of `child` and waits for its end (docs/children.md): its output; a child
+   *  that failed or was cancelled throws ChildRunError (its error as `cause`), a child still
+   *  running after `timeout` throws TimeoutError. Exactly one child run per call, also across
+   *  crashes, replays and retries. While it waits the run suspends like waitForEvent. */
+  invoke<O = Json, I = any>(name: string, child: ChildWorkflow<I, O>, input?: I, options?: InvokeOptions): Promise<O>;
+  /** Starts a run of `child` without waiting: its run id (await it later with step.result). */
+  start<I = any>(name: string, child: ChildWorkflow<I, any>, input?: I, options?: StartChildOptions): Promise<string>;
+  /** Waits for the end of a child run this run started (step.start's run id), as invoke does. */
+  result<O = Json>(childRunId: string, options?: { timeout?: Duration }): Promise<O>;
 }
 
 export interface EmitOptions {
@@ -77,6 +103,9 @@ export interface WorkflowContext {
   /** Journaled: publishes an event to the engine's inbox once per run. The payload is any
    *  value the value codec keeps (docs/values.md); one it cannot keep rejects this call. */
   emit(name: string, payload?: unknown, options?: EmitOptions): Promise<void>;
+  /** Journaled: sends signal `name` to run `runId` once (a child telling its parent, a
+   *  parent telling a child); that run's step.waitForEvent(name) takes it. */
+  signal(runId: string, name: string, payload?: unknown): Promise<void>;
 }
 
 export interface RunArgs<I> {

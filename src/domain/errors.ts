@@ -95,6 +95,11 @@ export class EngineStateError extends TranquilError {}
  *  these keep working; a StorageError that is not this one is never retried. */
 export class BackendUnavailableError extends StorageError {}
 
+/** A child run (step.invoke, step.result) ended failed or cancelled: `cause` is the child's
+ *  own error (its name, message and fields); `childRunId`, `workflow` and `status` say which
+ *  child and how it ended (docs/children.md). */
+export class ChildRunError extends TranquilError {}
+
 export interface ErrorInfo {
   name: string;
   message: string;
@@ -198,6 +203,7 @@ const KNOWN: Record<string, abstract new (...args: never[]) => Error> = {
   DataDirInUseError,
   EngineStateError,
   BackendUnavailableError,
+  ChildRunError,
 };
 // KNOWN's keys are the names as written (object keys survive minification): each class
 // names itself from them.

@@ -3,6 +3,7 @@
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
+import type { ChildSummary, ParentLink } from './child-runs.ts';
 
 /** `use`: a capability step (step.use, src/domain/capability.ts). */
 export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use';
@@ -50,6 +51,10 @@ export interface RunView {
    *  executes this run. 'sqlite': started before the switch, finishing on this data dir's
    *  file; 'restate': on Restate. Absent outside a drain (one backend holds every run). */
   heldBy?: 'sqlite' | 'restate';
+  /** A child run (docs/children.md): the run and step that started it. */
+  parent?: ParentLink;
+  /** The child runs this run started, in start order (runs.get and runs describe; absent in lists). */
+  children?: ChildSummary[];
 }
 
 /** A workflow file's last Deno child for a run (docs/runner.md): its pid, how it ended, its
@@ -72,6 +77,8 @@ export interface RunFilter {
   since?: string;
   /** Only runs created at or before this instant (ISO 8601). */
   until?: string;
+  /** Only the child runs of this run (docs/children.md). */
+  parent?: string;
 }
 
 /** One page of runs, newest first; `next` is set when more runs match (pass it as `cursor`). */

@@ -125,6 +125,17 @@ export const childFrameSchema = z.discriminatedUnion('t', [
       input: json, idempotencyKey: z.string(), attempt: z.number().int().min(1),
     }),
   }),
+  /** step.start / step.invoke (docs/children.md): the engine starts the child run (its id
+   *  derived there when absent); the reply is { runId, created }, or the refusal. */
+  z.object({
+    t: z.literal('startChild'), id,
+    request: z.object({
+      workflow: z.string(), input: json, runId: z.string().optional(),
+      parent: z.object({ runId: z.string(), step: z.string(), onParentCancel: z.enum(['cancel', 'abandon']) }),
+    }),
+  }),
+  /** ctx.signal: the engine sends the signal to the other run. */
+  z.object({ t: z.literal('sendSignal'), id, runId: z.string(), name: z.string(), payload: json }),
   z.object({ t: z.literal('close'), id, position: z.number().int().min(0) }),
   z.object({ t: z.literal('heartbeat') }),
   /** caps.settle: the child reacted to the first `seen` engine frames (the frames they made

@@ -3,6 +3,7 @@
 import type { ApprovalRecord } from '../domain/approval.ts';
 import type { Attrs } from '../domain/capability.ts';
 import type { Json } from '../domain/json.ts';
+import type { ParentCancelPolicy } from '../domain/child-runs.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
@@ -13,6 +14,11 @@ export interface StartRunRequest {
   input: Json;
   /** Caller's id: a second start with the same id returns the first run. */
   runId: string;
+}
+
+/** A run started by another run's step (docs/children.md). */
+export interface ChildStartRequest extends StartRunRequest {
+  parent: { runId: string; step: string; onParentCancel: ParentCancelPolicy };
 }
 
 export interface EmitRequest {
@@ -32,6 +38,13 @@ export interface DurableExecutor {
   start(): Promise<void>;
   stop(): Promise<void>;
   startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }>;
+  /** Starts a run linked to its parent (stored with the child, shown in both views), in one
+   *  durable write with the link; idempotent by runId. Refuses with ValidationError a cycle
+   *  (the id is the parent's or an ancestor's), a depth past MAX_CHILD_DEPTH, or an id taken
+   *  by a run that is not this step's child. When the child ends, the parent gets the signal
+   *  `childSignal(id)` carrying its ChildEnd (unless the parent already ended). Absent: this
+   *  backend has no child runs yet. */
+  startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
   emit(req: EmitRequest): Promise<EmitResult>;
   signal(runId: string, name: string, payload: Json): Promise<void>;
   getRun(runId: string): Promise<RunView | undefined>;

@@ -8,6 +8,11 @@ import type { ErrorInfo } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
 import type { Json } from '../domain/json.ts';
 import type { RecordedStep, StepCall } from '../domain/replay.ts';
+import type { ChildStartRequest } from './executor.ts';
+
+/** step.start's request: `runId` absent = derived from the parent and the step by the log
+ *  (domain/child-id.ts, on the engine's side: a Deno workflow child has no digest library). */
+export type ChildStartCall = Omit<ChildStartRequest, 'runId'> & { runId?: string };
 
 /** Which step a log found journaled at a position (to tell a changed workflow apart). */
 export type Recorded = RecordedStep;
@@ -66,6 +71,12 @@ export interface StepLog {
   /** Consumes the oldest unconsumed signal named `signalName` and records `entry` with its
    *  payload as result, atomically; undefined when none is there. */
   takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined>;
+  /** Starts a child run linked to this run (step.start's body, docs/children.md): idempotent
+   *  by `runId`; refuses (ValidationError) a cycle, a depth past the limit, or an id taken by
+   *  a run that is not this step's child. Absent: child runs are not available here. */
+  startChild?(req: ChildStartCall): Promise<{ runId: string; created: boolean }>;
+  /** Sends a signal to another run (ctx.signal's body); absent: not available here. */
+  sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
   /** Records the emit entry and publishes the event, atomically (once). */
   emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<Recorded | void>;
   /** The code returned at `position`. A log that journals as it goes returns what it had

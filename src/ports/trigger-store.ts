@@ -10,6 +10,8 @@
 // adapters/sqlite/trigger-store.ts; on the SQLite backend its rows are the runs themselves.
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
+import type { ParentLink } from '../domain/child-runs.ts';
+import type { ChildStartRequest } from './executor.ts';
 import type { CatchUpPolicy, SlotFate } from '../domain/schedule.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from './triggers.ts';
 
@@ -63,6 +65,10 @@ export interface TriggerWrites {
   // ---- run outbox
   /** Inserts the run as pending unless a run with that id exists; true if inserted. */
   insertRun(run: OutboxRun, now: number): boolean;
+  /** insertRun of a child run with its parent link (docs/children.md): refuses, with
+   *  ValidationError and nothing written, a cycle, a depth past the limit, or an id taken by
+   *  a run that is not this step's child. */
+  insertChildRun?(run: OutboxRun, parent: ChildStartRequest['parent'], now: number): boolean;
   /** The backend accepted these runs. */
   markForwarded(runIds: readonly string[], now: number): void;
   /** The backend could not keep the run: it is recorded failed with why (inserted if absent). */
@@ -106,6 +112,10 @@ export interface TriggerStore {
   listSlots(filter: SlotFilter): Promise<SlotView[]>;
   setting(key: string): Promise<string | undefined>;
   outboxRun(runId: string): Promise<OutboxEntry | undefined>;
+  /** A child run's link to its parent (insertChildRun). */
+  parentOf?(runId: string): Promise<ParentLink | undefined>;
+  /** The child runs of `runId`, in start order. */
+  childRunIds?(runId: string): Promise<string[]>;
   /** Runs written but not yet accepted by the backend (at most `limit`). */
   pendingRuns(limit: number): Promise<OutboxRun[]>;
   /** Runs started and not finished, as the SQLite backend executes them (at most `limit`):

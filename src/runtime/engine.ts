@@ -29,6 +29,7 @@ import type { Permissions } from '../domain/permissions.ts';
 import type { FileGate } from './file-gate.ts';
 import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './capabilities.ts';
 import type { Logger } from '../ports/logger.ts';
+import { cascadeCancel, explainWaitingParent, retryWithChildren } from './child-runs.ts';
 import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 
 const idSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only'));
@@ -41,6 +42,7 @@ const filterSchema = once(() => z
     cursor: z.string().min(1, 'must not be empty').max(1000, 'at most 1000 characters').optional(),
     since: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
     until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
+    parent: idSchema().optional(),
   })
   .strict());
 
@@ -237,13 +239,19 @@ export class Engine {
       list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema(), filter, 'runs.list filter'))),
       cancel: async (runId, options = {}) => {
         const id = check(idSchema(), runId, 'runId');
-        return this.executor.cancel(id, check(cancelOptionsSchema(), options, 'runs.cancel options').by ?? DEFAULT_CANCEL_BY);
+        await this.executor.cancel(id, check(cancelOptionsSchema(), options, 'runs.cancel options').by ?? DEFAULT_CANCEL_BY);
+        // Its children started with the default policy are cancelled too (child-runs.ts).
+        await cascadeCancel(this.executor, id);
       },
       retry: async (runId, options = {}) => {
         const id = check(idSchema(), runId, 'runId');
-        return this.executor.retry(id, check(retryOptionsSchema(), options, 'runs.retry options'));
+        return retryWithChildren(this.executor, id, check(retryOptionsSchema(), options, 'runs.retry options'));
       },
-      explain: async (runId) => explain(await this.view(runId), this.clock.now()),
+      explain: async (runId) => {
+        const now = this.clock.now();
+        const why = async (v: RunView): Promise<Explanation> => explainWaitingParent(this.executor, explain(v, now), why);
+        return why(await this.view(runId));
+      },
     };
   }
 

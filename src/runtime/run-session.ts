@@ -26,6 +26,7 @@ import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
+import { signalStep, withChildSteps } from './child-steps.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 
@@ -178,7 +179,7 @@ export class RunSession {
     });
     if (this.cancelPhase === 'delivered') this.armGrace();
     const step = this.stepApi();
-    const ctx = this.context();
+    const ctx = this.context(step);
     void (async () => {
       try {
         const output = await this.fn({ input: decodeValue(this.log.input), step, ctx });
@@ -333,7 +334,7 @@ export class RunSession {
   }
 
   private stepApi(): StepApi {
-    return stepApi({
+    return withChildSteps(stepApi({
       do: (name, options, body) => (this.log.commitThen ? this.doNow(name, options, body) : this.stepCall((p) => this.doStep(p, name, options, body))),
       sleep: (name, wakeAtFrom) => this.stepCall((p) => this.sleepStep(p, name, wakeAtFrom)),
       wait: (name, timeoutMs) => this.stepCall((p) => this.waitStep(p, name, timeoutMs)),
@@ -346,10 +347,10 @@ export class RunSession {
         }
         return this.stepCall((p) => this.doStep(p, cap, options, capabilityBody(this.log, cap, data, affinity), 'use'));
       },
-    });
+    }), this.log);
   }
 
-  private context(): WorkflowContext {
+  private context(step: StepApi): WorkflowContext {
     const self = this;
     return {
       runId: this.log.runId,
@@ -357,6 +358,7 @@ export class RunSession {
       now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
+      signal: signalStep(step, this.log),
     };
   }
 

@@ -18,7 +18,10 @@ export interface StepPrimitives {
 const reject = (message: string) => Promise.reject(new ValidationError(message));
 const MAX_DATE_MS = 8.64e15;
 
-export function stepApi(p: StepPrimitives): StepApi {
+/** StepApi without the child-run calls, which src/runtime/child-steps.ts adds on top of it. */
+export type BaseStepApi = Omit<StepApi, 'invoke' | 'start' | 'result'>;
+
+export function stepApi(p: StepPrimitives): BaseStepApi {
   return {
     do<T>(name: string, a: StepOptions | StepBody<T>, b?: StepBody<T>): Promise<T> {
       const [options, body] = typeof a === 'function' ? [undefined, a] : [a, b];

@@ -47,6 +47,29 @@ function json<T>(r: CliResult, what: string): T {
 const absolute = (e: Explanation) => ({ ...e, summary: e.summary.replace(/ \((in [^)]*|due now)\)/g, '') });
 
 export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | 'boot' | 'until'>, backend: string): void {
+  test('cli: runs list --parent, runs describe and why show a parent waiting for its child, as the engine does', async () => {
+    const leaf = workflow('cli-leaf', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.waitForEvent('release', { timeout: '1h' }));
+    });
+    const top = workflow('cli-top', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.invoke('kid', leaf, null));
+    });
+    const { engine, dir } = await boot([leaf, top]);
+    await engine.trigger('cli-top', null, { runId: 'T' });
+    await until('child waiting', async () => (await engine.runs.get('T:kid').catch(() => undefined))?.status === 'waiting');
+    await until('parent waiting', async () => (await engine.runs.get('T')).status === 'waiting');
+    const listed = json<RunView[]>(await cli(backend, dir, 'runs', 'list', '--parent', 'T', '--json'), 'runs list --parent');
+    expect(listed.map((r) => [r.runId, r.parent?.runId])).toEqual([['T:kid', 'T']]);
+    const parent = json<RunView>(await cli(backend, dir, 'runs', 'describe', 'T', '--json'), 'runs describe');
+    expect(parent.children).toEqual((await engine.runs.get('T')).children);
+    expect(parent.children).toEqual([{ runId: 'T:kid', workflow: 'cli-leaf', step: 'kid', status: 'waiting' }]);
+    const why = json<Explanation>(await cli(backend, dir, 'why', 'T', '--json'), 'why');
+    expect(why.summary).toContain("is waiting for child run T:kid of 'cli-leaf', which is waiting in step 'release' for signal 'release'");
+    expect(why.next).toBe('See the child: `tranquil why T:kid`.');
+  }, 120_000);
+
   const workflows = () => [
     workflow('cli-ok', (w) => {
       w.trigger(manual());

@@ -26,6 +26,7 @@ import { codecScenarios } from './codec.ts';
 import { ownResultScenarios } from './own-results.ts';
 import { valueScenarios } from './values.ts';
 import { schemaScenarios } from './schemas.ts';
+import { childScenarios } from './children.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -560,5 +561,6 @@ export function runConformance(target: ConformanceTarget): void {
     plainScenarios({ test, boot, restart, until });
     codecScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     ownResultScenarios({ test, boot, restart, until });
+    childScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

@@ -35,8 +35,10 @@ function fixture() {
   const wf = workflow('fp', (w) => {
     w.trigger(manual());
     w.trigger(event('fp.kick'));
-    w.run(async ({ step, ctx }) => {
+    w.run(async ({ step, ctx, input }) => {
       const a = await step.do('a', body(ctx.runId, 'a'));
+      // A child run (one level: the child starts none), so 'after-child-start' is reached.
+      if (!(input as { child?: boolean } | null)?.child) await step.start('kid', 'fp', { child: true });
       await step.sleep('nap', '1m');
       await ctx.emit('fp.done', { runId: ctx.runId });
       const b = await step.do('b', body(ctx.runId, 'b'));

@@ -55,6 +55,8 @@ function downgradeToV2(file: string): void {
       // Table of migration 7 (the drain) and columns of migration 8 (who asked to cancel; the
       // steps table is rebuilt below).
       db.exec(`DROP TABLE drain_runs;`);
+      // Table of migration 9 (child runs' links).
+      db.exec(`DROP TABLE run_links;`);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
       const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
       db.exec(v2steps);
@@ -148,4 +150,36 @@ it('a refused start (the data dir has a live owner) leaves an older schema untou
   expect((err as Error).message).toMatch(/in use by another engine/);
   expect(schemaOf()).toEqual(before);
   expect(before.version).toBe(2);
+});
+
+it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a run started after invokes a child', async () => {
+  const dir = newDir();
+  const kid = workflow('kid', (w) => {
+    w.trigger(manual());
+    w.run(async ({ input }) => `kid ${String(input)}`);
+  });
+  const caller = workflow('caller', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) => step.invoke('call', kid, 'x'));
+  });
+  let e = await createEngine({ dataDir: dir, workflows: [napper, kid, caller] });
+  await e.start();
+  engines.push(e);
+  const old = await e.trigger('napper', { n: 8 });
+  const before = await e.result(old.runId);
+  await e.stop();
+  engines.splice(0);
+  const file = join(dir, 'tranquil.db');
+  const db = new Database(file);
+  db.exec(`DROP TABLE run_links;`);
+  db.pragma('user_version = 8');
+  db.close();
+
+  e = await createEngine({ dataDir: dir, workflows: [napper, kid, caller] });
+  await e.start();
+  engines.push(e);
+  expect(await e.runs.get(old.runId)).toEqual(before);
+  const done = await e.result((await e.trigger('caller', null, { runId: 'c9' })).runId, { timeout: '10s' });
+  expect(done.output).toBe('kid x');
+  expect((await e.runs.get('c9')).children).toEqual([{ runId: 'c9:call', workflow: 'kid', step: 'call', status: 'succeeded' }]);
 });

@@ -19,9 +19,9 @@ import { z } from 'zod';
 const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v === TranquilError || v.prototype instanceof TranquilError)) as [string, typeof TranquilError][];
 
 describe('fromErrorInfo', () => {
-  it('knows all 15 classes of errors.ts', () => {
+  it('knows all 16 classes of errors.ts', () => {
     expect(classes.map(([n]) => n).sort()).toEqual([
-      'BackendUnavailableError', 'CancelledError', 'DataDirInUseError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
+      'BackendUnavailableError', 'CancelledError', 'ChildRunError', 'DataDirInUseError', 'EngineStateError', 'NonDeterminismError', 'NotSupportedError', 'RunStateError', 'SerializationError',
       'StorageError', 'TerminalError', 'TimeoutError', 'TranquilError', 'UnknownRunError', 'UnknownWorkflowError', 'ValidationError',
     ]);
   });

@@ -5,7 +5,7 @@
 // with the child's outcome. A malformed or oversized frame, or a connection that closes
 // before the outcome, ends the attempt with a ProtocolError; nothing committed changes.
 import type { Socket } from 'node:net';
-import { fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
+import { NotSupportedError, fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
@@ -171,6 +171,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const req = f.request as CapabilityRequest;
           return void reply(f.id, log.capability ? log.capability(req, served.signal) : Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)));
         }
+        case 'startChild':
+          // The parent is the run this log serves, whatever the child claims.
+          return void reply(f.id, log.startChild ? log.startChild({ ...f.request, input: f.request.input as Json, parent: { ...f.request.parent, runId: log.runId } }) : Promise.reject(new NotSupportedError('child runs are not available on this backend')));
+        case 'sendSignal':
+          return void reply(f.id, log.sendSignal ? log.sendSignal(f.runId, f.name, f.payload as Json).then(() => null) : Promise.reject(new NotSupportedError('signals between runs are not available on this backend')));
         case 'open':
           return void reply(f.id, Promise.resolve(log.open?.(f.call)).then((r) => r ?? null));
         case 'close':

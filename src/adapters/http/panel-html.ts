@@ -112,12 +112,23 @@ function stepNote(s: StepView): string {
 
 const fmtMs = (ms: number): string => (ms < 1000 ? `${ms} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`);
 
+/** A child run's parent and a parent's children (docs/children.md), linked (run pages are
+ *  siblings: `<base>/runs/<id>`). Closes the run table and adds the children's. */
+function family(run: RunView): string {
+  const link = (id: string) => `<a href="${encodeURIComponent(id)}">${esc(id)}</a>`;
+  const parent = run.parent ? `<tr><th>parent</th><td id="parent">${link(run.parent.runId)} step '${esc(run.parent.step)}'</td></tr>` : '';
+  const kids = run.children?.length
+    ? `<h3>Child runs</h3><table id="children">${run.children.map((c) => `<tr><td>${link(c.runId)}</td><td>${esc(c.workflow)}</td><td>${status(c.status)}</td><td>step '${esc(c.step)}'</td></tr>`).join('')}</table>`
+    : '';
+  return `${parent}</table>${kids}`;
+}
+
 export function runDetails(run: RunView): string {
   const keys = run.steps.filter((s) => s.kind === 'do').map((s) => `${run.runId}/${s.name}`);
   return `<div class="grid"><div><h3>Input</h3><pre id="input">${json(run.input)}</pre>
 <h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : json(run.output)}</pre></div>
 <div><h3>Run</h3><table><tr><th>workflow</th><td>${esc(run.workflow)}</td></tr><tr><th>status</th><td id="run-status">${status(run.status)}</td></tr>
-<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}</table>
+<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}${family(run)}
 <h3>Error</h3><pre>${run.error ? json(run.error) : '<span class="muted">none</span>'}</pre>
 <h3>Idempotency keys</h3><pre>${keys.length ? esc(keys.join('\n')) : '<span class="muted">none</span>'}</pre></div></div>`;
 }

@@ -13,7 +13,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BackendUnavailableError, EngineStateError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
+import { BackendUnavailableError, EngineStateError, NotSupportedError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
@@ -21,7 +21,7 @@ import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
-import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
@@ -53,6 +53,7 @@ import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import { RestateServer } from './server-process.ts';
 import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
+import { listChildren, parentRef, withLinks } from './child-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
@@ -207,6 +208,8 @@ export class RestateExecutor implements DurableExecutor {
       parked: (runId, state) => this.parks.parked(runId, state),
       codec: this.o.codec,
       childOutput: (runId, output) => void this.saveChildOutput(runId, output),
+      startChild: (req) => this.startChild(req),
+      sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };
@@ -358,10 +361,26 @@ export class RestateExecutor implements DurableExecutor {
     return { runId: req.runId, created };
   }
 
+  /** A child run with its link (child-links.ts), in the outbox write, then forwarded. */
+  async startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
+    this.ensureStarted();
+    const wf = this.o.registry.get(req.workflow);
+    const store = this.o.triggerStore;
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input };
+    const created = await store.write((w) => {
+      if (!w.insertChildRun) throw new NotSupportedError('this engine\'s trigger store keeps no child links');
+      return w.insertChildRun(run, req.parent, this.o.clock.now());
+    });
+    if (created) await this.forward([run]);
+    return { runId: req.runId, created };
+  }
+
   private async forward(runs: readonly OutboxRun[]): Promise<void> {
     await Promise.all(
       runs.map(async (r) => {
-        const body = this.files ? this.files.runRequest(r.workflow, sealJson(this.o.codec ?? identityCodec, r.input), r.version) : { input: sealJson(this.o.codec ?? identityCodec, r.input) };
+        const input = sealJson(this.o.codec ?? identityCodec, r.input);
+        const parent = await parentRef(this.o.triggerStore, this.reader, r.runId);
+        const body = { ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }), ...(parent ? { parent } : {}) };
         const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
@@ -392,12 +411,16 @@ export class RestateExecutor implements DurableExecutor {
   // Reads go through the same RunReader the CLI uses on this backend: one code path.
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
-    return this.reader.getRun(runId);
+    const v = await this.reader.getRun(runId);
+    return v && withLinks(this.o.triggerStore, this.reader, v, true);
   }
 
   async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
-    return this.reader.listRuns(filter);
+    if (filter.parent !== undefined) return listChildren(this.o.triggerStore, this.reader, filter);
+    const page = await this.reader.listRuns(filter);
+    for (const v of page.runs) await withLinks(this.o.triggerStore, this.reader, v, false);
+    return page;
   }
 
   // ---- operations --------------------------------------------------------------------

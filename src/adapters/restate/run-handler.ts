@@ -25,6 +25,10 @@ import type { ParkState } from './parked-awakeables.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { sealJson } from '../../domain/payload-codec.ts';
 import { sealPayloads } from './run-views.ts';
+import { childEnd, childSignal } from '../../domain/child-runs.ts';
+import type { ChildStartRequest } from '../../ports/executor.ts';
+import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
+import { serviceName } from './workflow-service.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -45,6 +49,15 @@ export interface RunHooks {
   codec?: PayloadCodec;
   /** A workflow file's child ended (any outcome): its pid, exit and bounded output. */
   childOutput?(runId: string, output: ChildOutput): void;
+  /** Child runs and signals between runs (docs/children.md), from step bodies. */
+  startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
+  sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
+}
+
+/** A child run's parent, as the engine sends it with the run request: where its end goes. */
+export interface ParentRef {
+  runId: string;
+  workflow: string;
 }
 
 /** Workflow files (docs/runner.md): their runs execute in Deno children, only once the
@@ -103,6 +116,7 @@ export class RestateRun {
   /** What the state writes said, kept to hand engine.result() a view without a query. */
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
+  private parent: ParentRef | undefined;
 
   private readonly def: WorkflowDefinition;
 
@@ -125,7 +139,8 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
-  async execute(input: Json): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef): Promise<Json> {
+    this.parent = parent;
     try {
       return await this.invoke(input);
     } finally {
@@ -143,6 +158,8 @@ export class RestateRun {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
       capability: this.hooks.capability,
+      startChild: this.hooks.startChild,
+      sendSignal: this.hooks.sendSignal,
     }, this.hooks.stopSignal, this.codec);
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
@@ -152,6 +169,7 @@ export class RestateRun {
       switch (outcome.type) {
         case 'succeeded':
           this.setRun({ status: 'succeeded', output: outcome.output });
+          this.notifyParent('succeeded', outcome.output);
           this.hooks.settled(this.runId, this.view());
           // The invocation's output is journaled by Restate too: sealed.
           return sealJson(this.codec, outcome.output);
@@ -226,6 +244,7 @@ export class RestateRun {
   private async endCancelled(): Promise<restate.CancelledError> {
     const cancel = await this.cancelNote();
     this.setRun(cancel ? { status: 'cancelled', cancel } : { status: 'cancelled' });
+    this.notifyParent('cancelled');
     this.hooks.settled(this.runId, this.view());
     return new restate.CancelledError();
   }
@@ -234,6 +253,7 @@ export class RestateRun {
    *  the failed step is reset and the run goes on) or the park outlives its TTL. */
   private async park(error: ErrorInfo, cycle: number): Promise<void> {
     this.setRun({ status: 'failed', error });
+    this.notifyParent('failed', undefined, error);
     this.rctx.set('~cycle', cycle);
     this.hooks.settled(this.runId, this.view());
     let woke: 'retry' | 'ttl';
@@ -293,6 +313,20 @@ export class RestateRun {
       if (err instanceof CancelledError) return undefined;
       throw err;
     }
+  }
+
+  /** A child run's end, sent to its parent's signal queue as a journaled one-way call:
+   *  exactly once per end (a retried child that ends again sends its new end). A parent that
+   *  already ended refuses it (409), which changes nothing. */
+  private notifyParent(status: 'succeeded' | 'failed' | 'cancelled', output?: Json, error?: ErrorInfo): void {
+    const p = this.parent;
+    if (!p) return;
+    const name = childSignal(this.runId);
+    const payload = sealJson(this.codec, childEnd(this.runId, status, { workflow: this.def.name, output, error }) as Json);
+    this.rctx.genericSend({
+      service: signalQueueName(serviceName(p.workflow)), method: 'deliver', key: signalQueueKey(p.runId, name),
+      parameter: { runId: p.runId, name, payload } satisfies DeliverRequest, inputSerde: restate.serde.json,
+    });
   }
 
   private setRun(status: RunState): void {

@@ -21,7 +21,9 @@ import { EngineStateError, RunStateError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
-import type { AttemptResult, Recorded, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, ChildStartCall, Recorded, StepLog } from '../../ports/step-log.ts';
+import { childRunId } from '../../domain/child-id.ts';
+import type { ChildStartRequest } from '../../ports/executor.ts';
 import { RestateDriver } from './driver.ts';
 import { identityCodec, openJson, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 
@@ -53,6 +55,10 @@ export interface RestateStepLogHooks {
   stepChanged(step: StepView): void;
   /** Calls a host capability provider (step.use), inside the attempt's ctx.run. */
   capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
+  /** Starts a child run with its link (step.start's body, inside the attempt's ctx.run). */
+  startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
+  /** Sends a signal to another run (ctx.signal's body, inside the attempt's ctx.run). */
+  sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
 }
 
 /** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
@@ -105,7 +111,14 @@ export class RestateStepLog implements StepLog {
   ) {
     this.clock = startedAt;
     stopSignal?.addEventListener('abort', this.onStop, { once: true });
+    const start = hooks.startChild;
+    if (start) this.startChild = (req) => start({ ...req, runId: req.runId ?? childRunId(this.runId, req.parent.step) });
+    if (hooks.sendSignal) this.sendSignal = hooks.sendSignal;
   }
+
+  /** Present when the engine gave the hooks (child-steps.ts checks for them). */
+  readonly startChild?: (req: ChildStartCall) => Promise<{ runId: string; created: boolean }>;
+  readonly sendSignal?: (runId: string, name: string, payload: Json) => Promise<void>;
 
   /** now() is the time of the last journaled event (see now()). */
   readonly journalClock = true;

@@ -11,7 +11,7 @@ import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionLimits } from '../../runtime/run-session.ts';
-import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
@@ -40,6 +40,8 @@ const cancelNoteBody = z.object({ by: z.string().min(1).max(MAX_CANCEL_BY) }).st
 export interface RunRequest {
   input?: Json;
   version?: string;
+  /** A child run's parent (docs/children.md): its end is sent there. */
+  parent?: ParentRef;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -54,7 +56,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
       run: async (ctx: restate.WorkflowContext, req: RunRequest | null) => {
         const v = w.file && typeof req?.version === 'string' ? req.version : version;
         // The input arrives sealed (executor.forward): Restate journals the request as sent.
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null));
+        const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

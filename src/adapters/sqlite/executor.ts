@@ -14,7 +14,7 @@ import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
@@ -108,6 +108,8 @@ export class SqliteExecutor implements DurableExecutor {
   private started = false;
   private stopping = false;
   private readonly slots: SlotFiring;
+  /** Parents whose child ended in a transaction not yet followed by notifyTerminal. */
+  private readonly parentsToWake: string[] = [];
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
 
@@ -136,6 +138,8 @@ export class SqliteExecutor implements DurableExecutor {
       drain: o.drain,
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
+      startChild: (req) => this.startChild(req),
+      signal: (runId, name, payload) => this.signal(runId, name, payload),
     };
   }
 
@@ -217,6 +221,22 @@ export class SqliteExecutor implements DurableExecutor {
   // ---- engine operations -------------------------------------------------------------
 
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
+    return this.insertAndDispatch(req);
+  }
+
+  /** A child run and its link, in one transaction (run-links.ts says what is refused). */
+  async startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
+    const started = await this.insertAndDispatch(req, () => {
+      const link = this.store.links.check(req, this.store.getRunRow(req.runId) !== undefined);
+      if (link) this.store.links.insert(req.runId, link);
+    });
+    const f = this.o.faults?.hit('after-child-start');
+    if (f) await f;
+    return started;
+  }
+
+  /** `before`: inside the run's transaction, before its insert (a child's checks and link). */
+  private async insertAndDispatch(req: StartRunRequest, before?: () => void): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     this.refuseNewWork('start a run');
     const wf = this.o.registry.get(req.workflow);
@@ -225,6 +245,7 @@ export class SqliteExecutor implements DurableExecutor {
     let createdAt = 0;
     const created = await this.queue.enqueue(() => {
       createdAt = this.now();
+      before?.();
       const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt });
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
@@ -300,6 +321,7 @@ export class SqliteExecutor implements DurableExecutor {
       const now = this.now();
       this.store.noteCancel(runId, now, by);
       this.store.finishRun(runId, 'cancelled', now);
+      this.childEnded(runId, 'cancelled', now);
     });
     this.notifyTerminal(runId);
   }
@@ -499,7 +521,11 @@ export class SqliteExecutor implements DurableExecutor {
           version = row.version;
         }
         if (act.cancel === 'forced') {
-          await this.queue.enqueue(() => this.store.finishRun(runId, 'cancelled', this.now()));
+          await this.queue.enqueue(() => {
+            const now = this.now();
+            this.store.finishRun(runId, 'cancelled', now);
+            this.childEnded(runId, 'cancelled', now);
+          });
           this.notifyTerminal(runId);
           return;
         }
@@ -581,12 +607,15 @@ export class SqliteExecutor implements DurableExecutor {
     switch (o.type) {
       case 'succeeded':
         this.store.finishRun(runId, 'succeeded', now, o.output);
+        this.childEnded(runId, 'succeeded', now, o.output);
         break;
       case 'failed':
         this.store.finishRun(runId, 'failed', now, undefined, o.error);
+        this.childEnded(runId, 'failed', now, undefined, o.error);
         break;
       case 'cancelled':
         this.store.finishRun(runId, 'cancelled', now);
+        this.childEnded(runId, 'cancelled', now);
         break;
       case 'interrupted':
         break;
@@ -603,7 +632,24 @@ export class SqliteExecutor implements DurableExecutor {
   /** Hands the run's final view to its result() waiters. `known`: the view without its steps,
    *  built from what this engine wrote (a run it created and just finished), instead of a
    *  read of the row (a result() per run read it: ~10 us, a sixth of the run's SQL time). */
+  /** Inside the transaction that ended a run: its parent's end signal (run-links.ts); the
+   *  parent is woken once that committed (notifyTerminal, after every end's commit). */
+  private childEnded(runId: string, status: 'succeeded' | 'failed' | 'cancelled', now: number, output?: Json, error?: ErrorInfo): void {
+    const parent = this.store.links.ended(runId, status, now, (id, name, payload, t) => this.store.insertSignal(id, name, payload, t), output, error);
+    if (parent !== undefined) this.parentsToWake.push(parent);
+  }
+
+  private wakeParents(): void {
+    if (this.parentsToWake.length === 0) return;
+    for (const id of this.parentsToWake.splice(0)) {
+      const act = this.active.get(id);
+      if (act) act.again = true;
+      else if (this.store.getRunRow(id)?.status === 'waiting') this.dispatch(id);
+    }
+  }
+
   private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
+    this.wakeParents();
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.length === 0) return;
     this.terminalWaiters.delete(runId);

@@ -28,12 +28,13 @@ export const FAULT_POINTS = [
   'after-timer-write', // due runs claimed (status running, wake cleared) but not dispatched
   'before-outcome-commit', // a session ended (suspend/finish); its new run state not queued
   'mid-batch', // inside a group-commit transaction, every write applied, before COMMIT
+  'after-child-start', // a child run (step.start/invoke) committed; the parent's step not recorded
 ] as const;
 
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 /** Points whose caller awaits the hook, so 'pause' works there. */
-export const ASYNC_POINTS: ReadonlySet<FaultPoint> = new Set(['after-lease-claim', 'before-step-commit', 'after-step-commit', 'before-outcome-commit']);
+export const ASYNC_POINTS: ReadonlySet<FaultPoint> = new Set(['after-lease-claim', 'before-step-commit', 'after-step-commit', 'before-outcome-commit', 'after-child-start']);
 
 /** What a crashed engine's interrupted code paths see. Never a user-facing error. */
 export class FaultCrash extends Error {

@@ -52,6 +52,7 @@ export class SqliteRetention {
       deleteSteps: q(`DELETE FROM steps WHERE run_seq = ?`),
       deleteSignals: q(`DELETE FROM signals WHERE run_id = ?`),
       deleteOutput: q(`DELETE FROM run_output WHERE run_id = ?`),
+      deleteLink: q(`DELETE FROM run_links WHERE run_id = ?`),
       deleteEvents: q(`DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE created_at <= ? LIMIT ?)`),
       // No index has version: this stops at the first run found, and reads the whole table
       // only for a version that is really gone (rare). `SELECT DISTINCT version` before and
@@ -108,6 +109,7 @@ export class SqliteRetention {
           this.s.deleteSteps.run(row.created_seq);
           this.s.deleteSignals.run(r.runId);
           this.s.deleteOutput.run(r.runId);
+          this.s.deleteLink.run(r.runId);
           n++;
         }
         return n;

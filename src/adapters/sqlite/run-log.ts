@@ -8,7 +8,9 @@ import type { ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
-import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, ChildStartCall, StepLog } from '../../ports/step-log.ts';
+import { childRunId } from '../../domain/child-id.ts';
+import type { ChildStartRequest } from '../../ports/executor.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
@@ -50,6 +52,10 @@ export interface RunLogHost {
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
+  /** A child run with its link (executor.startChild). */
+  startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
+  /** A signal to another run (executor.signal). */
+  signal(runId: string, name: string, payload: Json): Promise<void>;
 }
 
 type EmittedEvent = { name: string; payload: Json; id: string };
@@ -77,6 +83,14 @@ export class SqliteRunLog implements StepLog {
 
   now(): number {
     return this.host.now();
+  }
+
+  startChild(req: ChildStartCall): Promise<{ runId: string; created: boolean }> {
+    return this.host.startChild({ ...req, runId: req.runId ?? childRunId(this.runId, req.parent.step) });
+  }
+
+  sendSignal(runId: string, name: string, payload: Json): Promise<void> {
+    return this.host.signal(runId, name, payload);
   }
 
   random(): number {

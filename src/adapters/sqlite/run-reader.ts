@@ -37,7 +37,7 @@ export class SqliteRunReader implements RunReader {
   async listRuns(filter: RunFilter): Promise<RunPage> {
     const limit = filter.limit ?? DEFAULT_PAGE;
     const beforeSeq = filter.cursor === undefined ? undefined : decodeCursor('sqlite', filter.cursor, cursorSchema).s;
-    const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, since: filter.since, until: filter.until, beforeSeq, limit: limit + 1 });
+    const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, since: filter.since, until: filter.until, parent: filter.parent, beforeSeq, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const runs = page.map((r) => this.store.view(r, false));
     return rows.length > limit ? { runs, next: encodeCursor('sqlite', { s: page[page.length - 1]!.created_seq }) } : { runs };

@@ -180,6 +180,19 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN cancel_by TEXT;
   ALTER TABLE runs ADD COLUMN cancel_at INTEGER;
   `,
+  /* 9: child runs (issue 40, docs/children.md): a run started by another run's step keeps
+        its link here, written in the transaction that creates it (so a child never exists
+        without it): the parent's run and step, the depth below the top-level run, and what a
+        cancel of the parent does to it. Found by the parent for its views and cascades. */ `
+  CREATE TABLE run_links (
+    run_id TEXT PRIMARY KEY,
+    parent_run_id TEXT NOT NULL,
+    parent_step TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    on_parent_cancel TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX run_links_parent ON run_links (parent_run_id);
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

@@ -8,6 +8,7 @@ import { toStepView, type JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
+import { RunLinks } from './run-links.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
@@ -213,6 +214,8 @@ const iso = (ms: number | null | undefined): string | undefined => (ms == null ?
 export class SqliteStore {
   private nextSeq: number;
   private readonly s;
+  /** Parent-child links (run-links.ts). */
+  readonly links: RunLinks;
 
   /** `codec`: every payload column (input, output, error, step result and error, signal and
    *  event payload) is written through it and read back through it (docs/data.md). */
@@ -255,6 +258,7 @@ export class SqliteStore {
       insertEvent: q(`INSERT INTO events (id, name, payload, created_at, run_ids) VALUES (?, ?, ?, ?, ?)`),
     };
     this.nextSeq = (this.s.maxSeq.get() as { n: number }).n + 1;
+    this.links = new RunLinks(db);
   }
 
   /** A payload column's value (decoded through the codec). */
@@ -389,6 +393,10 @@ export class SqliteStore {
       where.push('workflow = ?');
       args.push(filter.workflow);
     }
+    if (filter.parent) {
+      where.push('run_id IN (SELECT run_id FROM run_links WHERE parent_run_id = ?)');
+      args.push(filter.parent);
+    }
     const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_seq DESC LIMIT ?`;
     return this.db.prepare(sql).all(...args, filter.limit ?? 100) as RunRow[];
   }
@@ -409,7 +417,7 @@ export class SqliteStore {
     if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
     // Shown once the run ended cancelled (Restate learns the asker only then: same view).
     if (row.status === 'cancelled' && row.cancel_by != null && row.cancel_at != null) v.cancel = { by: row.cancel_by, at: iso(row.cancel_at)! };
-    return v;
+    return this.links.decorate(v, withSteps);
   }
 
   /** The view of a run this engine created and has just finished succeeded or failed, from
@@ -423,7 +431,7 @@ export class SqliteStore {
     // The output is the session's own round-tripped copy, stored as its JSON text.
     if (output !== undefined) v.output = output;
     if (error !== undefined) v.error = JSON.parse(JSON.stringify(error)) as ErrorInfo;
-    return v;
+    return this.links.decorate(v, false);
   }
 
   /** `clean`: a deliberate stop with nothing in flight. Records the closed file's identity

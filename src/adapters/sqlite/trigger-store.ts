@@ -7,6 +7,7 @@
 import { randomUUID } from '../../platform/random-uuid.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../domain/run-status.ts';
+import type { ParentLink } from '../../domain/child-runs.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
 import type { OutboxEntry, OutboxRun, ScheduleRecord, TriggerStore, TriggerWrites } from '../../ports/trigger-store.ts';
 import { checkCodec } from './codec-check.ts';
@@ -60,6 +61,7 @@ export class SqliteTriggerStore implements TriggerStore {
       throw err;
     }
     this.store = new SqliteStore(db, codec);
+    this.store.links.ownedFile();
     this.lease = lease;
     // TRANQUIL_FSYNC=inline: the commit's fsync on the event loop, as before WalSync (the
     // bench's side-by-side row; diagnostics). Anything else: fsync on the thread pool.
@@ -108,6 +110,14 @@ export class SqliteTriggerStore implements TriggerStore {
 
   async setting(key: string): Promise<string | undefined> {
     return this.tables.setting(key);
+  }
+
+  async parentOf(runId: string): Promise<ParentLink | undefined> {
+    return this.store.links.parentOf(runId);
+  }
+
+  async childRunIds(runId: string): Promise<string[]> {
+    return this.store.links.childIds(runId);
   }
 
   async outboxRun(runId: string): Promise<OutboxEntry | undefined> {
@@ -178,6 +188,12 @@ export class SqliteTriggerStore implements TriggerStore {
 function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
   return {
     insertRun: (r, now) => store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now }),
+    insertChildRun: (r, parent, now) => {
+      const link = store.links.check({ ...r, parent }, store.getRunRow(r.runId) !== undefined);
+      const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now });
+      if (made && link) store.links.insert(r.runId, link);
+      return made;
+    },
     markForwarded: (runIds, now) => {
       for (const id of runIds) store.setStatus(id, 'running', undefined, now);
     },
