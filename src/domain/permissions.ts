@@ -27,7 +27,7 @@ const resolvePath = (baseDir: string, p: string): string => normalize(isAbsolute
 export function denoFlags(i: DenoFlagInput): string[] {
   if (!Number.isInteger(i.enginePort) || i.enginePort < 1 || i.enginePort > 65535) throw new RangeError(`engine port ${i.enginePort} is not a TCP port`);
   const p = i.permissions;
-  const flags = ['--no-prompt', '--no-config', '--no-remote', `--import-map=${i.importMap}`];
+  const flags = ['--no-prompt', ...moduleFlags(i.importMap)];
   flags.push(`--allow-net=${uniq([`127.0.0.1:${i.enginePort}`, ...(p.net ?? [])]).join(',')}`);
   const read = uniq((p.read ?? []).map((x) => resolvePath(i.baseDir, x)));
   if (read.length > 0) flags.push(`--allow-read=${read.join(',')}`);
@@ -39,5 +39,12 @@ export function denoFlags(i: DenoFlagInput): string[] {
 
 /** The flags of the child that only describes a file: no permission at all. */
 export function describeFlags(importMap: string): string[] {
-  return ['--no-prompt', '--no-config', '--no-remote', `--import-map=${importMap}`];
+  return ['--no-prompt', ...moduleFlags(importMap)];
+}
+
+/** How every child (and `deno info`, which checks its module graph) loads modules: no
+ *  config file, nothing remote, no npm: package (issue 36: no download, no channel out
+ *  through a package name), @tranquil/sdk and zod through the import map. */
+export function moduleFlags(importMap: string): string[] {
+  return ['--no-config', '--no-remote', '--no-npm', `--import-map=${importMap}`];
 }

@@ -7,6 +7,24 @@ import { signalPid } from '../../platform/pid.ts';
 
 const OUTPUT_KEEP = 64 * 1024;
 
+/** Runs `spawn` (which forks synchronously) under umask 077, so that what Deno itself
+ *  creates (its DENO_DIR cache under the data dir) is owner-only too; the engine's own
+ *  umask is restored at once. In a worker thread umask cannot be set: the data dir's 0700
+ *  directories still keep others out. */
+export function withPrivateUmask<T>(fn: () => T): T {
+  let old: number | undefined;
+  try {
+    old = process.umask(0o077);
+  } catch {
+    old = undefined;
+  }
+  try {
+    return fn();
+  } finally {
+    if (old !== undefined) process.umask(old);
+  }
+}
+
 export interface ChildExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -19,7 +37,7 @@ export class DenoChild {
   private err = '';
 
   constructor(binary: string, args: readonly string[], env: Record<string, string>, cwd: string) {
-    const child = spawn(binary, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = withPrivateUmask(() => spawn(binary, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
     if (child.pid === undefined) throw new Error(`could not start ${binary}`);
     this.pid = child.pid;
     const keep = (prev: string, chunk: Buffer) => {

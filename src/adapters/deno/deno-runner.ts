@@ -2,12 +2,12 @@
 // execution of a file's run in its own Deno child, whose flags come only from the file's
 // declaration (src/domain/permissions.ts) plus the engine's loopback port. The child drives
 // the shared RunSession; this side serves it the run's step log (serveStepLog).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
@@ -20,7 +20,9 @@ import type { CatchUpPolicy } from '../../domain/schedule.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
-import { findSnapshot, takeSnapshot, versionOf, writeImportMap } from './snapshot.ts';
+import { findSnapshot, takeSnapshot, versionOf, writeImportMap, zodDir, type Snapshot } from './snapshot.ts';
+import { checkModuleGraph, type GraphContext } from './module-graph.ts';
+import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { join } from 'node:path';
@@ -102,6 +104,8 @@ export class DenoRunner {
   /** Loaded, authenticated children waiting for the next execution of a version (by key). */
   private readonly warm = new Map<string, Spawned & { timer: NodeJS.Timeout }>();
   private closed = false;
+  /** Versions whose module graph was checked in this process (snapshots are immutable). */
+  private readonly checkedGraphs = new Map<string, Promise<void>>();
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
@@ -112,7 +116,9 @@ export class DenoRunner {
 
   /** What describing needs (DENO_DIR, the import map); start() also listens for run children. */
   prepare(): void {
-    mkdirSync(this.denoDir, { recursive: true });
+    // Owner-only from the first mkdir (the data dir itself too, when the runner makes it first).
+    mkdirSync(this.denoDir, { recursive: true, mode: 0o700 });
+    blockWebStorage(this.denoDir);
     this.importMap = writeImportMap(this.o.dataDir);
   }
 
@@ -134,6 +140,7 @@ export class DenoRunner {
   async describe(path: string): Promise<FileDescription> {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
+    await this.checkGraph(snap, `workflow file ${file}`);
     const known = this.storedDescription(snap.digest);
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
@@ -148,7 +155,7 @@ export class DenoRunner {
     const d = checkTriggers(parseOrThrow(descriptionSchema, raw, `workflow file ${file}`), file);
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
-    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
+    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
     return { name: d.name, triggers: withValidators(d.triggers, file), stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
   }
 
@@ -209,6 +216,12 @@ export class DenoRunner {
       if (again.digest === version) snap = again;
     }
     if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
+    try {
+      await this.checkGraph(snap, `run ${log.runId} of workflow file ${file.path}`);
+    } catch (err) {
+      // Refused for good: the same snapshot is refused again on every retry.
+      return { outcome: { type: 'failed', error: toErrorInfo(err) as ErrorInfo } as RunOutcome, cancelDelivered: false };
+    }
     const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
     // The declaration recorded with THIS version (the gate let the run through only if it
     // is an approved one), never the live file's.
@@ -264,6 +277,19 @@ export class DenoRunner {
       const exit = await child.exited;
       Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
     }
+  }
+
+  /** The snapshot's module graph, resolved by Deno, holds only its own files and the
+   *  engine's (module-graph.ts); checked once per version per process. */
+  private checkGraph(snap: Snapshot, what: string): Promise<void> {
+    let checked = this.checkedGraphs.get(snap.digest);
+    if (!checked) {
+      const ctx: GraphContext = { binary: this.binary, flags: moduleFlags(this.importMap), env: this.env({}), trustedDirs: [zodDir()] };
+      checked = checkModuleGraph(ctx, snap.dir, snap.runEntry, what);
+      checked.catch(() => this.checkedGraphs.delete(snap.digest));
+      this.checkedGraphs.set(snap.digest, checked);
+    }
+    return checked;
   }
 
   /** Spawns a run child for `spec` with a fresh single-use token; `connected` resolves with
@@ -362,6 +388,21 @@ function withValidators(triggers: { type: string }[], file: string): Trigger[] {
       throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
     }
   });
+}
+
+/** Deno keeps localStorage and the Cache API under DENO_DIR/location_data, shared by every
+ *  child and kept between runs (issue 36: a file with no grant wrote 320 MiB there). That
+ *  path is made a read-only empty file, so both fail in the child with "Not a directory";
+ *  a file that needs storage declares a write path and keeps its data there. */
+function blockWebStorage(denoDir: string): void {
+  const path = join(denoDir, 'location_data');
+  try {
+    if (statSync(path).isFile()) return;
+    rmSync(path, { recursive: true, force: true }); // left by an engine before this one
+  } catch {
+    // absent
+  }
+  writeFileSync(path, '', { mode: 0o400 });
 }
 
 function lastLine(text: string): string {

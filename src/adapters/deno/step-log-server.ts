@@ -16,6 +16,7 @@ import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
+import { idempotencyKey } from '../../domain/step-names.ts';
 
 export interface ServedOutcome {
   outcome: RunOutcome;
@@ -57,7 +58,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     let over = false;
     const attempts = new Map<number, (r: AttemptResult) => void>();
     // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
-    const running = new Map<number, { seq: number; name: string; attempt: number; disarm?: () => void }>();
+    const running = new Map<number, { seq: number; name: string; kind: string; attempt: number; disarm?: () => void }>();
     let silence: NodeJS.Timeout | undefined;
     let cancelKill: NodeJS.Timeout | undefined;
     const w = o.watch;
@@ -138,7 +139,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const startBody = () =>
             new Promise<AttemptResult>((r) => {
               attempts.set(f.id, r);
-              const entry: { seq: number; name: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
+              const entry: { seq: number; name: string; kind: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, kind: f.call.kind, attempt: f.attempt };
               if (w && f.timeoutMs !== undefined) {
                 // Any accepted step timeout (up to 100 years): a plain setTimeout of 30 days
                 // overflowed and killed the child at once with a TimeoutError.
@@ -167,8 +168,16 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
         case 'emit':
           return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
         case 'capability': {
-          // A provider is called here, in the engine's process, never in the child.
-          const req = f.request as CapabilityRequest;
+          // A provider is called here, in the engine's process, never in the child. The
+          // run id, key and attempt come from this session (issue 36: a frame carrying another
+          // run's id and key got that run's result): the frame only names which of its own
+          // capability attempts in flight it belongs to.
+          const r = f.request;
+          const own = [...running.values()].find((a) => a.kind === 'use' && a.attempt === r.attempt && idempotencyKey(log.runId, a.name) === r.idempotencyKey);
+          if (r.runId !== log.runId || !own) {
+            throw new ProtocolError(`capability frame for run '${r.runId}', key '${r.idempotencyKey}', attempt ${r.attempt}: not a capability step attempt of run ${log.runId} in flight (a child speaks only for its own run)`);
+          }
+          const req: CapabilityRequest = { runId: log.runId, capability: r.capability, affinity: r.affinity, input: r.input as Json, idempotencyKey: idempotencyKey(log.runId, own.name), attempt: own.attempt };
           return void reply(f.id, log.capability ? log.capability(req, served.signal) : Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)));
         }
         case 'open':

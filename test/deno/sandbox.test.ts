@@ -1,0 +1,165 @@
+// The sandbox of workflow files holds (issue 36): every file here is written as a hostile
+// author would, approved with NO grants, and each attack class of the issue's table is
+// refused by each layer on its own: the snapshot's scan of local imports (local-imports.ts),
+// Deno's own resolver over the snapshot's module graph (module-graph.ts), Deno's permission
+// checks for computed specifiers, and the step protocol that trusts only the session.
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../compose/index.ts';
+import { localClosure } from '../../src/adapters/deno/local-imports.ts';
+import { checkModuleGraph, type GraphContext } from '../../src/adapters/deno/module-graph.ts';
+import { findDeno } from '../../src/adapters/deno/binary.ts';
+import { writeImportMap, zodDir } from '../../src/adapters/deno/snapshot.ts';
+import { moduleFlags } from '../../src/domain/permissions.ts';
+import { hostileFiles } from './sandbox-files.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'tranquil-sandbox-'));
+  dirs.push(d);
+  return d;
+};
+
+/** A project with secrets next to (and above) the workflow dir `flows/`. */
+function project() {
+  const root = tempDir();
+  mkdirSync(join(root, 'secret'));
+  mkdirSync(join(root, 'flows'));
+  writeFileSync(join(root, 'secret', 'id_rsa'), 'PRIVATE-KEY-MATERIAL\n', { mode: 0o600 });
+  writeFileSync(join(root, 'secret', 'serve.json'), '{"token":"CONTROL-TOKEN"}\n', { mode: 0o600 });
+  return { root, flows: join(root, 'flows'), secret: join(root, 'secret') };
+}
+
+describe('layer: the snapshot copies only the workflow directory (local-imports.ts)', () => {
+  it('refuses a relative import leaving the directory, naming the path, and never reads it', () => {
+    const p = project();
+    const file = join(p.flows, 'up.ts');
+    writeFileSync(file, `import k from '../secret/id_rsa' with { type: 'text' };\nexport default k;\n`);
+    expect(() => localClosure(file)).toThrow(`imports '../secret/id_rsa', which resolves to ${join(p.secret, 'id_rsa')}, outside the workflow's directory ${p.flows}`);
+  });
+
+  it("refuses an absolute import written with escapes ('\\u002f')", () => {
+    const p = project();
+    const file = join(p.flows, 'esc.ts');
+    const escaped = join(p.secret, 'id_rsa').replaceAll('/', '\\u002f');
+    writeFileSync(file, `export default (await import('${escaped}', { with: { type: 'text' } })).default;\n`);
+    expect(() => localClosure(file)).toThrow(`imports '${join(p.secret, 'id_rsa')}' by absolute path`);
+  });
+
+  it('refuses a symlink in the directory that points out of it, naming its target', () => {
+    const p = project();
+    symlinkSync(join(p.secret, 'id_rsa'), join(p.flows, 'key.txt'));
+    symlinkSync(p.secret, join(p.flows, 'inner'));
+    const a = join(p.flows, 'a.ts');
+    writeFileSync(a, `import k from './key.txt' with { type: 'text' };\nexport default k;\n`);
+    expect(() => localClosure(a)).toThrow(`imports './key.txt', a symlink to ${join(p.secret, 'id_rsa')}, outside the workflow's directory`);
+    const b = join(p.flows, 'b.ts');
+    writeFileSync(b, `import k from './inner/serve.json' with { type: 'json' };\nexport default k;\n`);
+    expect(() => localClosure(b)).toThrow(`a symlink to ${join(p.secret, 'serve.json')}`);
+  });
+});
+
+describe("layer: the module graph, resolved by Deno's own resolver (module-graph.ts)", () => {
+  // Snapshots written by hand (as an older engine or a bypassed scan would leave them), so
+  // that this layer is shown to hold on its own.
+  const data = tempDir();
+  const importMap = writeImportMap(data);
+  const ctx: GraphContext = { binary: findDeno(), flags: moduleFlags(importMap), env: { DENO_DIR: join(data, 'deno-dir'), NO_COLOR: '1' }, trustedDirs: [zodDir()] };
+  const snapshotOf = (main: string, extra: Record<string, string> = {}) => {
+    const dir = join(tempDir(), 'snap');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'main.ts'), main);
+    for (const [name, text] of Object.entries(extra)) writeFileSync(join(dir, 'src', name), text);
+    writeFileSync(join(dir, 'run.ts'), `import * as mod from './src/main.ts';\nimport { runChild } from '${pathToFileURL(join(import.meta.dirname, '../../runner/child.ts')).href}';\nawait runChild(mod, 1, 1);\n`);
+    return dir;
+  };
+  const check = (main: string, extra?: Record<string, string>) => {
+    const dir = snapshotOf(main, extra);
+    return checkModuleGraph(ctx, dir, join(dir, 'run.ts'), 'workflow file w.ts');
+  };
+
+  it('passes a file importing the sdk, zod, a local module and local JSON', async () => {
+    await expect(check(
+      `import { workflow, manual } from '@tranquil/sdk';\nimport * as z from 'zod';\nimport { x } from './lib.ts';\nimport d from './d.json' with { type: 'json' };\nexport default workflow('ok', (w) => { w.trigger(manual()); w.run(() => [x, d, z.string().parse('s')]); });\n`,
+      { 'lib.ts': 'export const x = 1;\n', 'd.json': '{"a":1}\n' },
+    )).resolves.toBeUndefined();
+  }, 60_000);
+
+  const secrets = project().secret;
+  for (const [name, main, message] of hostileFiles(secrets)) {
+    it(`refuses ${name}`, async () => {
+      await expect(check(main)).rejects.toThrow(message);
+    }, 60_000);
+  }
+});
+
+describe('end to end: a hostile file approved with no grants (SQLite, real Deno child)', () => {
+  it('a file whose graph leaves the snapshot is refused at registration with one line, before any child runs it', async () => {
+    const p = project();
+    const file = join(p.flows, 'npm.ts');
+    writeFileSync(file, `import { workflow, manual } from '@tranquil/sdk';\nexport default workflow('npm', (w) => { w.trigger(manual()); w.run(async () => (await import('npm:left-pad@1.3.0')).default('x', 3)); });\n`);
+    const err = await createEngine({ dataDir: join(p.root, 'data'), workflowFiles: [file], log: { level: 'silent' } }).then(() => undefined, (e: Error) => e);
+    expect(err?.message).toBe(`workflow file ${file}: npm.ts imports 'npm:left-pad@1.3.0', a npm: specifier (not granted: only local modules are loaded); a workflow file may import only files in its own directory, @tranquil/sdk and zod (docs/runner.md, Threat model)`);
+  }, 60_000);
+
+  it("computed specifiers meet Deno's own checks: no read grant, no npm, no remote; the data dir is owner-only", async () => {
+    const p = project();
+    const file = join(p.flows, 'computed.ts');
+    writeFileSync(file, `import { workflow, manual } from '@tranquil/sdk';
+const tries = async (spec: string, type?: string) => {
+  try { return 'LOADED ' + JSON.stringify(await import(spec, type ? { with: { type } } : undefined)); } catch (e) { return String(e).split('\\n')[0]; }
+};
+export default workflow('computed', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input }) => step.do('probe', async () => ({
+    key: await tries(input.dir + '/id' + '_rsa', 'text'),
+    json: await tries(input.dir + '/serve' + '.json', 'json'),
+    npm: await tries('npm:' + 'left-pad@1.3.0'),
+    jsr: await tries('jsr:' + '@std/path'),
+    remote: await tries('https://' + 'example.com/x.ts'),
+    storage: (() => { try { localStorage.setItem('x', 'y'.repeat(1000)); return 'WROTE'; } catch (e) { return String(e).split('\\n')[0]; } })(),
+  })));
+});
+`);
+    const data = join(p.root, 'data');
+    const engine = await createEngine({ dataDir: data, workflowFiles: [file], log: { level: 'silent' } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('computed');
+      const { runId } = await engine.trigger('computed', { dir: p.secret });
+      const done = await engine.result(runId, { timeout: '60s' });
+      expect(done.status).toBe('succeeded');
+      const out = done.output as Record<string, string>;
+      expect(out.key).toContain(`Requires read access to "${join(p.secret, 'id_rsa')}"`);
+      expect(out.json).toContain(`Requires read access to "${join(p.secret, 'serve.json')}"`);
+      expect(out.npm).toContain('--no-npm is specified');
+      expect(out.jsr).toContain('--no-remote is specified');
+      expect(out.remote).toMatch(/Requires import access|--no-remote/);
+      expect(Object.values(out).join('\n')).not.toContain('LOADED');
+      expect(out.storage).not.toBe('WROTE');
+    } finally {
+      await engine.stop();
+    }
+    // Every dir and file the engine, the runner and Deno made under the fresh data dir.
+    const bad: string[] = [];
+    const walk = (path: string) => {
+      const st = lstatSync(path);
+      const mode = st.mode & 0o777;
+      if (st.isDirectory()) {
+        if (mode !== 0o700) bad.push(`${path} ${mode.toString(8)}`);
+        for (const e of readdirSync(path)) walk(join(path, e));
+      } else if (st.isFile() && mode !== 0o600) {
+        // The read-only file standing where Deno would keep web storage (deno-runner.ts).
+        if (!(path === join(data, 'runner', 'deno-dir', 'location_data') && mode === 0o400)) bad.push(`${path} ${mode.toString(8)}`);
+      }
+    };
+    walk(data);
+    expect(bad).toEqual([]);
+  }, 120_000);
+});
