@@ -163,3 +163,29 @@ export default workflow('computed', (w) => {
     expect(bad).toEqual([]);
   }, 120_000);
 });
+
+describe('the step protocol trusts only the session (table #5)', () => {
+  it("a capability frame carrying another run's id and key is a ProtocolError; the provider never sees that run", async () => {
+    const dir = tempDir();
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [join(import.meta.dirname, 'fixtures', 'forger.ts')], log: { level: 'silent' } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('forger');
+      const calls: { runId: string; key: string }[] = [];
+      engine.capabilities.provide('vault.read', {}, (_input, info) => (calls.push({ runId: info.runId, key: info.idempotencyKey }), 'VICTIM-SECRET'));
+      const { runId } = await engine.trigger('forger', { victim: 'victim-run' });
+      let run = await engine.runs.get(runId);
+      for (let i = 0; i < 600 && !['succeeded', 'failed'].includes(run.status); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        run = await engine.runs.get(runId);
+      }
+      expect(calls).toEqual([]);
+      expect(JSON.stringify(run)).not.toContain('VICTIM-SECRET');
+      expect(run.status).toBe('failed');
+      expect(run.error?.name).toBe('ProtocolError');
+      expect(JSON.stringify(run)).toContain("capability frame for run 'victim-run', key 'victim-run/read', attempt 1: not a capability step attempt of run");
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+});

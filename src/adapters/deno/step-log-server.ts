@@ -205,7 +205,12 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       try {
         for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'));
       } catch (err) {
-        fail(err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`));
+        const e = err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`);
+        // A frame the session cannot accept (malformed, or naming another run) comes from a
+        // broken or hostile child: its run fails with the reason, the child is killed, and
+        // nothing else is touched (a replay would send the same frame again).
+        if (w) return killWith({ outcome: { type: 'failed', error: toErrorInfo(e) as ErrorInfo }, cancelDelivered: false });
+        fail(e);
       }
     });
     socket.on('close', () => fail(new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`)));
