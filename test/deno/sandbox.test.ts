@@ -13,7 +13,10 @@ import { localClosure } from '../../src/adapters/deno/local-imports.ts';
 import { checkModuleGraph, type GraphContext } from '../../src/adapters/deno/module-graph.ts';
 import { findDeno } from '../../src/adapters/deno/binary.ts';
 import { writeImportMap, zodDir } from '../../src/adapters/deno/snapshot.ts';
-import { moduleFlags } from '../../src/domain/permissions.ts';
+import { describeFlags, moduleFlags } from '../../src/domain/permissions.ts';
+import { childCommand, detectConfinement, engineDirs, type Confinement } from '../../src/adapters/deno/confine.ts';
+import { DenoRunner } from '../../src/adapters/deno/deno-runner.ts';
+import { execFileSync } from 'node:child_process';
 import { hostileFiles } from './sandbox-files.ts';
 
 const dirs: string[] = [];
@@ -188,4 +191,39 @@ describe('the step protocol trusts only the session (table #5)', () => {
       await engine.stop();
     }
   }, 120_000);
+});
+
+describe('layer: the OS sandbox (bubblewrap), alone', () => {
+  const confinement = detectConfinement();
+  const why = confinement.kind === 'none' ? confinement.why : '';
+  it.skipIf(confinement.kind !== 'bwrap')(`holds table #1 with the graph check and the snapshot scan bypassed${why ? ` [skipped: ${why}]` : ''}`, async () => {
+    const p = project();
+    const data = tempDir();
+    const importMap = writeImportMap(data);
+    const snap = join(data, 'snap');
+    mkdirSync(join(snap, 'src'), { recursive: true });
+    // A snapshot as if both other layers had let it through: the exact attack of the issue.
+    const escaped = join(p.secret, 'id_rsa').replaceAll('/', '\\u002f');
+    writeFileSync(join(snap, 'src', 'main.ts'), `try { console.log('GOT ' + (await import('${escaped}', { with: { type: 'text' } })).default); } catch (e) { console.log('REFUSED ' + String(e).split('\\n')[0]); }\n`);
+    const denoDir = join(data, 'deno-dir');
+    mkdirSync(denoDir);
+    const binary = findDeno();
+    const view = { binary, denoDir, snapshotDir: snap, engine: engineDirs(join(import.meta.dirname, '../..'), zodDir(), importMap), read: [], write: [], net: false };
+    const run = (c: Confinement) => {
+      const cmd = childCommand(c, view, ['run', ...describeFlags(importMap), join(snap, 'src', 'main.ts')], 256);
+      return execFileSync(cmd.file, cmd.args, { env: { DENO_DIR: denoDir, NO_COLOR: '1' }, cwd: snap, encoding: 'utf8' });
+    };
+    // Without it, Deno loads the key (that is the hole the other layers close)...
+    expect(run({ kind: 'none', why: 'test' })).toContain('GOT PRIVATE-KEY-MATERIAL');
+    // ...under it, the file is not there at all.
+    const confined = run(confinement);
+    expect(confined).not.toContain('PRIVATE-KEY');
+    expect(confined).toContain(`REFUSED TypeError: Module not found "file://${join(p.secret, 'id_rsa')}"`);
+  }, 60_000);
+
+  it('the runner says whether it confines children, and why not', () => {
+    const r = new DenoRunner({ dataDir: tempDir(), maxPayloadBytes: 1024 });
+    expect(r.confinement).toEqual(confinement);
+    expect(new DenoRunner({ dataDir: tempDir(), maxPayloadBytes: 1024, sandbox: 'off' }).confinement).toEqual({ kind: 'none', why: 'config deno.sandbox is off' });
+  });
 });

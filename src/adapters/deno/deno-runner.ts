@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, grantedPaths, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
@@ -25,6 +25,8 @@ import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
+import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
+import { packageRoot } from './package-root.ts';
 import { join } from 'node:path';
 
 export interface DenoRunnerOptions {
@@ -42,7 +44,18 @@ export interface DenoRunnerOptions {
   warmIdleMs?: number;
   /** Where the children's `log` frames go (the engine's logger); absent: dropped. */
   logger?: Logger;
+  /** Config deno.sandbox: 'auto' (default) confines children with bubblewrap where it
+   *  works; 'off' does not (the other layers hold alone). */
+  sandbox?: 'auto' | 'off';
+  /** Config deno.memory: a run child's memory cap in MiB (default DEFAULT_CHILD_MEMORY_MIB). */
+  memoryMiB?: number;
+  /** Config deno.describeTimeout: how long describing a file may take (ms, default 30000). */
+  describeTimeoutMs?: number;
+  /** Tests only: skip the module graph check, to show the OS sandbox alone holds. */
+  unsafeSkipGraphCheckForTests?: boolean;
 }
+
+export const DEFAULT_DESCRIBE_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
@@ -109,9 +122,18 @@ export class DenoRunner {
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
+  /** How children are confined here (bubblewrap, or why not). */
+  readonly confinement: Confinement;
+
   constructor(private readonly o: DenoRunnerOptions) {
     this.binary = findDeno(o.binary);
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
+    this.confinement = detectConfinement(o.sandbox);
+  }
+
+  /** What a child sees under the OS sandbox: the engine's files, its snapshot, its grants. */
+  private view(snapDir: string, read: readonly string[] = [], write: readonly string[] = [], net = false): ChildView {
+    return { binary: this.binary, denoDir: this.denoDir, snapshotDir: snapDir, engine: engineDirs(packageRoot(), zodDir(), this.importMap), read, write, net };
   }
 
   /** What describing needs (DENO_DIR, the import map); start() also listens for run children. */
@@ -124,6 +146,9 @@ export class DenoRunner {
 
   async start(): Promise<void> {
     this.prepare();
+    // Said once: without the OS sandbox, the graph check, the snapshot and Deno's own
+    // permissions are what holds (docs/runner.md, Threat model).
+    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', `workflow file children run without OS confinement: ${this.confinement.why}`);
     await this.listener.listen();
   }
 
@@ -143,8 +168,14 @@ export class DenoRunner {
     await this.checkGraph(snap, `workflow file ${file}`);
     const known = this.storedDescription(snap.digest);
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
-    const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
-    const exit = await child.exited;
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
+    const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
+    // Top-level code that never ends must not hang start, trigger or validate (issue 36 #7).
+    const limitMs = this.o.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS;
+    let spun = false;
+    const limit = setTimeout(() => ((spun = true), child.kill()), limitMs);
+    const exit = await child.exited.finally(() => clearTimeout(limit));
+    if (spun) throw new ValidationError(`workflow file ${file}: could not be described: its top-level code did not finish within ${limitMs}ms and was killed (config deno.describeTimeout)`);
     if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
     let raw: unknown;
     try {
@@ -250,6 +281,7 @@ export class DenoRunner {
     try {
       const socket = await Promise.race([connected, died, noConnect]);
       clearTimeout(connectTimer);
+      record.pid = child.pid; // deno's own under bwrap (known by the time it connected)
       const onLog = (level: string, message: string) => {
         const logger = this.o.logger;
         // Attributed: the message is the child's (workflow code's), not the engine's own.
@@ -282,6 +314,7 @@ export class DenoRunner {
   /** The snapshot's module graph, resolved by Deno, holds only its own files and the
    *  engine's (module-graph.ts); checked once per version per process. */
   private checkGraph(snap: Snapshot, what: string): Promise<void> {
+    if (this.o.unsafeSkipGraphCheckForTests) return Promise.resolve();
     let checked = this.checkedGraphs.get(snap.digest);
     if (!checked) {
       const ctx: GraphContext = { binary: this.binary, flags: moduleFlags(this.importMap), env: this.env({}), trustedDirs: [zodDir()] };
@@ -305,9 +338,13 @@ export class DenoRunner {
       if (v !== undefined) env[name] = v;
     }
     const flags = denoFlags({ permissions: spec.permissions, enginePort: this.listener.port, baseDir: spec.baseDir, importMap: this.importMap });
+    const p = spec.permissions;
+    const view = this.view(spec.dir, grantedPaths(spec.baseDir, p.read), grantedPaths(spec.baseDir, p.write), (p.net ?? []).length > 0);
+    const mem = this.memoryMiB();
+    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem);
     let child: DenoChild;
     try {
-      child = new DenoChild(this.binary, ['run', ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], this.env(env), spec.dir);
+      child = new DenoChild(cmd.file, cmd.args, this.env(env), spec.dir, cmd.infoFd);
     } catch (err) {
       this.listener.revoke(claimant);
       throw err;
@@ -354,6 +391,10 @@ export class DenoRunner {
       if (this.warm.get(key) === entry) (this.warm.delete(key), clearTimeout(entry.timer));
     });
     this.warm.set(key, entry);
+  }
+
+  private memoryMiB(): number {
+    return this.o.memoryMiB ?? DEFAULT_CHILD_MEMORY_MIB;
   }
 
   private env(extra: Record<string, string>): Record<string, string> {
