@@ -72,6 +72,7 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const runner = new DenoRunner({
     dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout, warmIdleMs: config.deno?.warmIdle,
+    sandbox: config.deno?.sandbox, memoryMiB: config.deno?.memory, describeTimeoutMs: config.deno?.describeTimeout,
     // The children's log frames go where the engine's own messages go (config `log`).
     logger: levelLogger(config.log?.level, config.log?.sink),
   });

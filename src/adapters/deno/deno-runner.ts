@@ -2,7 +2,7 @@
 // execution of a file's run in its own Deno child, whose flags come only from the file's
 // declaration (src/domain/permissions.ts) plus the engine's loopback port. The child drives
 // the shared RunSession; this side serves it the run's step log (serveStepLog).
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import * as z from 'zod';
@@ -27,6 +27,7 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
+import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
 export interface DenoRunnerOptions {
@@ -100,6 +101,7 @@ const descriptionSchema = z.object({
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
 export interface ChildRecord {
   pid: number;
+  connected?: boolean;
   exit?: { code: number | null; signal: string | null };
   stdout: string;
   stderr: string;
@@ -267,6 +269,8 @@ export class DenoRunner {
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
+    // Ended by itself (not killed from outside, not by the engine): a crash, with its reason.
+    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB()) ?? new Promise<string>(() => {})));
     let connectTimer: NodeJS.Timeout | undefined;
     const noConnect = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
@@ -282,12 +286,15 @@ export class DenoRunner {
       const socket = await Promise.race([connected, died, noConnect]);
       clearTimeout(connectTimer);
       record.pid = child.pid; // deno's own under bwrap (known by the time it connected)
+      record.connected = true;
       const onLog = (level: string, message: string) => {
         const logger = this.o.logger;
         // Attributed: the message is the child's (workflow code's), not the engine's own.
         if (logger?.enabled(level as MessageLevel)) logger.log(level as MessageLevel, `workflow '${wf.definition.name}' run ${log.runId} (child pid ${child.pid}): ${message}`);
       };
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog }), died]);
+      // serveStepLog tells a crash from a kill first (it fails the attempt); `died` is the backstop.
+      const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
@@ -299,6 +306,9 @@ export class DenoRunner {
     } catch (err) {
       // What the child said last explains most endings (a permission, a syntax error).
       const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
+      // Crashed while loading, before it connected: every child of this version would.
+      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB()) : undefined;
+      if (early) return { outcome: { type: 'failed', error: { name: 'ChildCrashedError', message: `${early} (before it connected: while loading the workflow file)` } } as RunOutcome, cancelDelivered: false };
       if (!gone) child.kill();
       if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
       throw err;
@@ -429,24 +439,4 @@ function withValidators(triggers: { type: string }[], file: string): Trigger[] {
       throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
     }
   });
-}
-
-/** Deno keeps localStorage and the Cache API under DENO_DIR/location_data, shared by every
- *  child and kept between runs (issue 36: a file with no grant wrote 320 MiB there). That
- *  path is made a read-only empty file, so both fail in the child with "Not a directory";
- *  a file that needs storage declares a write path and keeps its data there. */
-function blockWebStorage(denoDir: string): void {
-  const path = join(denoDir, 'location_data');
-  try {
-    if (statSync(path).isFile()) return;
-    rmSync(path, { recursive: true, force: true }); // left by an engine before this one
-  } catch {
-    // absent
-  }
-  writeFileSync(path, '', { mode: 0o400 });
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return lines[lines.length - 1] || '(no output)';
 }

@@ -30,6 +30,9 @@ export interface ServeOptions {
   onLog?: (level: string, message: string) => void;
   /** The watchdog; absent: none (the child is trusted to answer). */
   watch?: Watch;
+  /** Resolves once the child crashed (it ended itself: a non-zero exit, an abort, V8 out of
+   *  memory), with the reason; never for a child killed from outside or by the engine. */
+  crashed?: Promise<string>;
 }
 
 /** What the watchdog needs: its limits, the run's verdicts and the child's kill by PID. */
@@ -213,7 +216,20 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
         fail(e);
       }
     });
-    socket.on('close', () => fail(new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`)));
+    // A crash is a failure with its reason (issue 36): the attempts in flight fail (their
+    // retry policy applies in the next child), or the run, outside any step (a replay would
+    // crash the same way). Killed from outside, the run resumes as before.
+    const crashed = (reason: string) => {
+      const error = { name: 'ChildCrashedError', message: reason };
+      if (running.size > 0) return failAttempts(running.values(), { ...error, message: `step '${[...running.values()][0]!.name}': ${reason}` });
+      killWith({ outcome: { type: 'failed', error: { ...error, message: `${reason} while its workflow code ran outside any step` } }, cancelDelivered: false });
+    };
+    socket.on('close', () => {
+      const closed = new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`);
+      if (over || !w || !o.crashed) return fail(closed);
+      const grace = new Promise<undefined>((r) => setTimeout(() => r(undefined), 2_000).unref());
+      void Promise.race([o.crashed, grace]).then((reason) => (reason === undefined ? fail(closed) : crashed(reason)));
+    });
     socket.on('error', () => {}); // 'close' follows
     log.onCancel?.(() => {
       const cancel = cancelView();
