@@ -92,6 +92,9 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         /** How long describing a file may take (ms, default 30000): top-level code that
          *  spins is reported as broken instead of hanging start, trigger and validate. */
         describeTimeout: z.number().int().min(100).max(3_600_000).optional(),
+        /** Paths no workflow file may be granted, besides the data dir and the key file
+         *  (`tranquil serve` adds its config file). */
+        protect: z.array(z.string().min(1)).optional(),
       })
       .strict()
       .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')

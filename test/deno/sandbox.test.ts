@@ -227,3 +227,27 @@ describe('layer: the OS sandbox (bubblewrap), alone', () => {
     expect(new DenoRunner({ dataDir: tempDir(), maxPayloadBytes: 1024, sandbox: 'off' }).confinement).toEqual({ kind: 'none', why: 'config deno.sandbox is off' });
   });
 });
+
+describe('grants that say what they mean (table #8)', () => {
+  it("a read grant covering the data dir or the key file is refused, written and resolved; a symlinked grant shows its target", async () => {
+    const root = tempDir();
+    const keyFile = join(root, 'keys', 'payload.key');
+    mkdirSync(join(root, 'keys'));
+    writeFileSync(keyFile, 'k1:'.padEnd(48, 'x'), { mode: 0o600 });
+    const decl = (read: string[]) => `import { workflow, manual } from '@tranquil/sdk';\nexport default workflow('reader', { permissions: { read: ${JSON.stringify(read)} } }, (w) => { w.trigger(manual()); w.run(() => 1); });\n`;
+    const file = join(root, 'reader.ts');
+    const refused = async (read: string[]) => {
+      writeFileSync(file, decl(read));
+      return createEngine({ dataDir: join(root, '.tranquil'), workflowFiles: [file], log: { level: 'silent' } }).then(() => 'accepted', (e: Error) => e.message);
+    };
+    expect(await refused(['.'])).toBe(`workflow file ${file}: its read grant '.' (${root}) covers the engine's data dir ${join(root, '.tranquil')}; a workflow file is never granted the engine's own files (docs/runner.md, Threat model)`);
+    symlinkSync(join(root, '.tranquil'), join(root, 'symdata'));
+    expect(await refused(['./symdata'])).toContain(`its read grant './symdata' (${join(root, 'symdata')} -> ${join(root, '.tranquil')}) covers the engine's data dir`);
+    process.env.TRANQUIL_KEY_FILE = keyFile;
+    try {
+      expect(await refused(['./keys'])).toContain(`its read grant './keys' (${join(root, 'keys')}) covers the payload key file ${keyFile}`);
+    } finally {
+      delete process.env.TRANQUIL_KEY_FILE;
+    }
+  }, 60_000);
+});

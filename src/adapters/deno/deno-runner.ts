@@ -27,6 +27,7 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
+import { checkGrants, type Protected } from './grant-check.ts';
 import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
@@ -52,6 +53,8 @@ export interface DenoRunnerOptions {
   memoryMiB?: number;
   /** Config deno.describeTimeout: how long describing a file may take (ms, default 30000). */
   describeTimeoutMs?: number;
+  /** Paths no declaration may grant, besides the data dir (the key file, the config file). */
+  protect?: readonly Protected[];
   /** Tests only: skip the module graph check, to show the OS sandbox alone holds. */
   unsafeSkipGraphCheckForTests?: boolean;
 }
@@ -169,6 +172,7 @@ export class DenoRunner {
     const snap = takeSnapshot(this.o.dataDir, file);
     await this.checkGraph(snap, `workflow file ${file}`);
     const known = this.storedDescription(snap.digest);
+    if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
@@ -186,6 +190,7 @@ export class DenoRunner {
       throw new ValidationError(`workflow file ${file}: its description is not JSON`);
     }
     const d = checkTriggers(parseOrThrow(descriptionSchema, raw, `workflow file ${file}`), file);
+    checkGrants(file, d.permissions, dirname(file), this.guarded());
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
@@ -401,6 +406,10 @@ export class DenoRunner {
       if (this.warm.get(key) === entry) (this.warm.delete(key), clearTimeout(entry.timer));
     });
     this.warm.set(key, entry);
+  }
+
+  private guarded(): Protected[] {
+    return [{ what: "the engine's data dir", path: resolve(this.o.dataDir) }, ...(this.o.protect ?? [])];
   }
 
   private memoryMiB(): number {
