@@ -42,12 +42,13 @@ export default workflow('bench-file-ten', (w) => {
 `;
 
 /** Wall time of one process from spawn to exit. */
-function timed(bin: string, args: string[], env: Record<string, string>, cwd: string): Promise<number> {
+function timed(bin: string, args: string[], env: Record<string, string>, cwd: string, infoFd = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const t = nowMs();
-    const p = spawn(bin, args, { env, cwd, stdio: 'ignore' });
+    // bwrap writes deno's pid to fd 3 (confine.ts), as the runner reads it.
+    const p = spawn(bin, args, { env, cwd, stdio: infoFd ? ['ignore', 'ignore', 'ignore', 'pipe'] : 'ignore' });
     p.once('error', reject);
-    p.once('exit', () => resolve(nowMs() - t));
+    p.once('exit', (code) => (code === 0 || code === 2 ? resolve(nowMs() - t) : reject(new Error(`${bin} exited ${code}`))));
   });
 }
 
@@ -106,7 +107,7 @@ export async function benchRunner(
     for (let i = 0; i < o.reps; i++) {
       const b = await timed(deno, bareArgs, env, files);
       load.push(await timed(deno, loadArgs, env, snap));
-      if (confinement.kind === 'bwrap') loadBoxed.push(await timed(boxed.file, boxed.args, env, snap));
+      if (confinement.kind === 'bwrap') loadBoxed.push(await timed(boxed.file, boxed.args, env, snap, true));
       const c = await oneRun(coldEngine);
       const r = await oneRun();
       bare.push(b);

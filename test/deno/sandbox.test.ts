@@ -211,7 +211,7 @@ describe('layer: the OS sandbox (bubblewrap), alone', () => {
     const view = { binary, denoDir, snapshotDir: snap, engine: engineDirs(join(import.meta.dirname, '../..'), zodDir(), importMap), read: [], write: [], net: false };
     const run = (c: Confinement) => {
       const cmd = childCommand(c, view, ['run', ...describeFlags(importMap), join(snap, 'src', 'main.ts')], 256);
-      return execFileSync(cmd.file, cmd.args, { env: { DENO_DIR: denoDir, NO_COLOR: '1' }, cwd: snap, encoding: 'utf8' });
+      return execFileSync(cmd.file, cmd.args, { env: { DENO_DIR: denoDir, NO_COLOR: '1' }, cwd: snap, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     };
     // Without it, Deno loads the key (that is the hole the other layers close)...
     expect(run({ kind: 'none', why: 'test' })).toContain('GOT PRIVATE-KEY-MATERIAL');
