@@ -167,10 +167,10 @@ export default workflow('computed', (w) => {
   }, 120_000);
 });
 
-describe('the step protocol trusts only the session (table #5)', () => {
+describe.each(['sqlite', 'restate'] as const)('the step protocol trusts only the session (table #5, %s)', (backend) => {
   it("a capability frame carrying another run's id and key is a ProtocolError; the provider never sees that run", async () => {
     const dir = tempDir();
-    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [join(import.meta.dirname, 'fixtures', 'forger.ts')], log: { level: 'silent' } });
+    const engine = await createEngine({ backend, dataDir: join(dir, 'data'), workflowFiles: [join(import.meta.dirname, 'fixtures', 'forger.ts')], log: { level: 'silent' } });
     await engine.start();
     try {
       await engine.workflows.approve('forger');
