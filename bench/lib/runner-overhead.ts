@@ -45,10 +45,13 @@ export default workflow('bench-file-ten', (w) => {
 function timed(bin: string, args: string[], env: Record<string, string>, cwd: string, infoFd = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const t = nowMs();
-    // bwrap writes deno's pid to fd 3 (confine.ts), as the runner reads it.
-    const p = spawn(bin, args, { env, cwd, stdio: infoFd ? ['ignore', 'ignore', 'ignore', 'pipe'] : 'ignore' });
+    // bwrap writes deno's pid to fd 3 (confine.ts), as the runner reads it; its own errors
+    // go to stderr ("bwrap: ..."): a sandbox that did not start is not a sample.
+    const p = spawn(bin, args, { env, cwd, stdio: infoFd ? ['ignore', 'ignore', 'pipe', 'pipe'] : 'ignore' });
+    let err = '';
+    p.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
     p.once('error', reject);
-    p.once('exit', (code) => (code === 0 || code === 2 ? resolve(nowMs() - t) : reject(new Error(`${bin} exited ${code}`))));
+    p.once('close', () => (err.startsWith('bwrap:') ? reject(new Error(err.trim())) : resolve(nowMs() - t)));
   });
 }
 
