@@ -127,6 +127,13 @@ export default workflow('computed', (w) => {
     jsr: await tries('jsr:' + '@std/path'),
     remote: await tries('https://' + 'example.com/x.ts'),
     storage: (() => { try { localStorage.setItem('x', 'y'.repeat(1000)); return 'WROTE'; } catch (e) { return String(e).split('\\n')[0]; } })(),
+    // A data: module whose STATIC import names the key: loaded at run time, so Deno checks it.
+    dataStatic: await tries('data:text/javascript,' + encodeURIComponent('import t from "file://' + input.dir + '/id_rsa" with { type: "text" }; export default t;')),
+    worker: await new Promise<string>((resolve) => {
+      const w = new Worker('data:text/javascript,' + encodeURIComponent('import t from "file://' + input.dir + '/id_rsa" with { type: "text" }; postMessage("LOADED " + t);'), { type: 'module' });
+      w.onmessage = (e) => (w.terminate(), resolve(String(e.data)));
+      w.onerror = (e) => (e.preventDefault(), w.terminate(), resolve(e.message));
+    }),
   })));
 });
 `);
@@ -144,8 +151,11 @@ export default workflow('computed', (w) => {
       expect(out.npm).toContain('--no-npm is specified');
       expect(out.jsr).toContain('--no-remote is specified');
       expect(out.remote).toMatch(/Requires import access|--no-remote/);
-      expect(Object.values(out).join('\n')).not.toContain('LOADED');
+      // Nothing of the secrets came back through any path.
+      expect(Object.values(out).join('\n')).not.toMatch(/PRIVATE-KEY-MATERIAL|CONTROL-TOKEN/);
       expect(out.storage).not.toBe('WROTE');
+      expect(out.dataStatic).toContain(`Requires read access to "${join(p.secret, 'id_rsa')}"`);
+      expect(out.worker).toContain(`Requires read access to "${join(p.secret, 'id_rsa')}"`);
     } finally {
       await engine.stop();
     }

@@ -124,6 +124,8 @@ export class DenoRunner {
   private closed = false;
   /** Versions whose module graph was checked in this process (snapshots are immutable). */
   private readonly checkedGraphs = new Map<string, Promise<void>>();
+  /** Kills the `deno info` processes of graph checks in flight when the runner closes. */
+  private readonly closing = new AbortController();
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
 
@@ -159,10 +161,13 @@ export class DenoRunner {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const w of this.warm.values()) clearTimeout(w.timer);
     this.warm.clear();
-    for (const child of this.live) child.kill();
+    const dying = [...this.live].map((child) => (child.kill(), child.exited));
     await this.listener.close();
+    // Gone before the caller may remove the data dir (a child writes DENO_DIR until then).
+    await Promise.race([Promise.all(dying), new Promise((r) => setTimeout(r, 3_000).unref())]);
   }
 
   /** Describes a workflow file without importing it here: its snapshot's describe entry runs
@@ -176,6 +181,8 @@ export class DenoRunner {
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
+    this.live.add(child); // killed too if the engine stops meanwhile
+    void child.exited.then(() => this.live.delete(child));
     // Top-level code that never ends must not hang start, trigger or validate (issue 36 #7).
     const limitMs = this.o.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS;
     let spun = false;
@@ -257,6 +264,7 @@ export class DenoRunner {
     try {
       await this.checkGraph(snap, `run ${log.runId} of workflow file ${file.path}`);
     } catch (err) {
+      if (this.closed) throw err; // the engine stops: its check was cut, not refused
       // Refused for good: the same snapshot is refused again on every retry.
       return { outcome: { type: 'failed', error: toErrorInfo(err) as ErrorInfo } as RunOutcome, cancelDelivered: false };
     }
@@ -332,7 +340,7 @@ export class DenoRunner {
     if (this.o.unsafeSkipGraphCheckForTests) return Promise.resolve();
     let checked = this.checkedGraphs.get(snap.digest);
     if (!checked) {
-      const ctx: GraphContext = { binary: this.binary, flags: moduleFlags(this.importMap), env: this.env({}), trustedDirs: [zodDir()] };
+      const ctx: GraphContext = { binary: this.binary, flags: moduleFlags(this.importMap), env: this.env({}), trustedDirs: [zodDir()], signal: this.closing.signal };
       checked = checkModuleGraph(ctx, snap.dir, snap.runEntry, what);
       checked.catch(() => this.checkedGraphs.delete(snap.digest));
       this.checkedGraphs.set(snap.digest, checked);

@@ -34,11 +34,13 @@ export interface GraphContext {
   env: Record<string, string>;
   /** Directories of the engine's own modules a workflow file may import (zod's package). */
   trustedDirs: readonly string[];
+  /** Aborted when the runner closes: a `deno info` in flight is killed (it writes DENO_DIR). */
+  signal?: AbortSignal;
 }
 
 function denoInfo(ctx: GraphContext, entries: readonly string[], cwd: string): Promise<Info> {
   return new Promise((resolve, reject) => {
-    withPrivateUmask(() => execFile(ctx.binary, ['info', '--json', ...ctx.flags, ...entries], { env: ctx.env, cwd, timeout: INFO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    withPrivateUmask(() => execFile(ctx.binary, ['info', '--json', ...ctx.flags, ...entries], { env: ctx.env, cwd, timeout: INFO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL', ...(ctx.signal ? { signal: ctx.signal } : {}) }, (err, stdout, stderr) => {
       if (err) return reject(new ValidationError(`deno info ${entries.join(' ')} failed: ${(stderr || err.message).trim().split('\n').pop()}`));
       try {
         resolve(infoSchema.parse(JSON.parse(stdout)));
