@@ -16,6 +16,7 @@ import { writeImportMap, zodDir } from '../../src/adapters/deno/snapshot.ts';
 import { describeFlags, moduleFlags } from '../../src/domain/permissions.ts';
 import { childCommand, detectConfinement, engineDirs, type Confinement } from '../../src/adapters/deno/confine.ts';
 import { DenoRunner } from '../../src/adapters/deno/deno-runner.ts';
+import { describeApproval } from '../../cli/ops.ts';
 import { execFileSync } from 'node:child_process';
 import { hostileFiles } from './sandbox-files.ts';
 
@@ -260,4 +261,15 @@ describe('grants that say what they mean (table #8)', () => {
       delete process.env.TRANQUIL_KEY_FILE;
     }
   }, 60_000);
+});
+
+describe('the approval shows each granted path resolved', () => {
+  it("`workflows approve` prints a read grant as written, absolute, and through its symlink", () => {
+    const p = project();
+    symlinkSync(p.secret, join(p.flows, 'symdata'));
+    const text = describeApproval({ workflow: 'w', hash: 'h', version: 'v', declaration: { read: ['./symdata', './plain'], net: ['a.com:443'] }, released: [], file: join(p.flows, 'w.ts') });
+    expect(text).toContain(`  read ./symdata (${join(p.flows, 'symdata')} -> ${p.secret})`);
+    expect(text).toContain(`  read ./plain (${join(p.flows, 'plain')})`);
+    expect(text).toContain('  net a.com:443');
+  });
 });
