@@ -8,6 +8,7 @@
 //
 // A second serve on the same data dir refuses to start (the SQLite owner lease), with a
 // message naming the pid that owns it. It does not wait as a standby.
+import { existsSync, statSync } from 'node:fs';
 import { createEngine } from '../compose/index.ts';
 import { DataDirInUseError, StorageError } from '../src/domain/errors.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
@@ -17,7 +18,10 @@ import type { Project } from './project.ts';
 export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
   const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
   // The control channel (serve.json) opens with the engine, once it owns the data dir.
-  const engine = await createEngine({ ...project.engine, dataDir: project.dataDir, workflows: project.workflows, control: true });
+  // The config file (a token or key may sit in it) is never a workflow file's to read.
+  const config = project.source && existsSync(project.source) && statSync(project.source).isFile() ? [project.source] : [];
+  const deno = { ...(project.engine.deno as object | undefined), protect: [...((project.engine.deno as { protect?: string[] } | undefined)?.protect ?? []), ...config] };
+  const engine = await createEngine({ ...project.engine, deno, dataDir: project.dataDir, workflows: project.workflows, control: true });
   try {
     await engine.start();
   } catch (err) {

@@ -82,6 +82,19 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         /** How long a warm child (spawned after an execution, loaded, waiting for the next
          *  execution of the same version) is kept (ms, default 30000; 0 = none). */
         warmIdle: z.number().int().min(0).max(3_600_000).optional(),
+        /** 'auto' (default): each child runs under bubblewrap where it works (Linux);
+         *  'off': not (docs/runner.md, Threat model). */
+        sandbox: z.enum(['auto', 'off']).optional(),
+        /** A child's memory cap, MiB (default 1024): V8's heap limit, and RLIMIT_DATA of the
+         *  cap plus 1024 (what V8 reserves at start) where prlimit exists, which bounds
+         *  buffers too. Exceeding it fails the attempt (or the run, outside any step). */
+        memory: z.number().int().min(64).max(1_048_576).optional(),
+        /** How long describing a file may take (ms, default 30000): top-level code that
+         *  spins is reported as broken instead of hanging start, trigger and validate. */
+        describeTimeout: z.number().int().min(100).max(3_600_000).optional(),
+        /** Paths no workflow file may be granted, besides the data dir and the key file
+         *  (`tranquil serve` adds its config file). */
+        protect: z.array(z.string().min(1)).optional(),
       })
       .strict()
       .refine((d) => (d.heartbeatTimeout ?? 10_000) > (d.heartbeatInterval ?? 1_000), 'heartbeatTimeout must be longer than heartbeatInterval')

@@ -1,5 +1,6 @@
 // The composition root: the only place that names concrete adapters. The backend is
 // chosen here, once, from the resolved config.
+import { resolve } from 'node:path';
 import { Container, withContainerReflect } from './inversify.ts';
 import { NotSupportedError } from '../src/domain/errors.ts';
 import { SystemClock } from '../src/adapters/clock/system-clock.ts';
@@ -72,6 +73,11 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const runner = new DenoRunner({
     dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout, warmIdleMs: config.deno?.warmIdle,
+    sandbox: config.deno?.sandbox, memoryMiB: config.deno?.memory, describeTimeoutMs: config.deno?.describeTimeout,
+    protect: [
+      ...[config.encryption?.keyFile ?? (process.env.TRANQUIL_KEY_FILE || undefined)].filter((f): f is string => f !== undefined).map((f) => ({ what: 'the payload key file', path: resolve(f) })),
+      ...(config.deno?.protect ?? []).map((f) => ({ what: 'a protected path (config deno.protect)', path: resolve(f) })),
+    ],
     // The children's log frames go where the engine's own messages go (config `log`).
     logger: levelLogger(config.log?.level, config.log?.sink),
   });

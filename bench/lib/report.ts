@@ -178,6 +178,12 @@ export function renderTable(res: Results): string {
   row('(k) workflow file, one step: trigger to result (warm child) vs bare `deno run --no-config` of an empty file', rnCell(F), rnCell(N), rCell('runner.perRunMs'),
     'ratio per interleaved pair, median', `${target(m(rn(F, 'ratio')), 1.5, false, '<= 1.5x')}`);
   row('(k) same, cold: every execution spawns and loads its child (deno.warmIdle 0)', rnCold(F), rnCold(N), rCell('runner.coldRunMs'), '-', '-');
+  const rnBox = (k: BackendKey) => {
+    const f = rn(k, 'loadSandboxedMs');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} ms vs ${groupNum(m(rn(k, 'loadMs'))!)} ms unconfined (x${(f.median! / m(rn(k, 'loadMs'))!).toFixed(2)})`;
+  };
+  row('(k) a run child\'s load (spawn to exit, no token) under the OS sandbox (bubblewrap + memory cap) vs without', rnBox(F), rnBox(N), rCell('runner.loadSandboxedMs'), '-', '-');
   row('(l) workflow file, 10 steps, one run at a time: steps/s', cell(rn(F, 'tenStepsPerS')), cell(rn(N, 'tenStepsPerS')), rCell('runner.tenStepsPerS'), '-', '-');
   const head = ['workload', 'SQLite full', 'SQLite normal', 'Restate', 'ratios (same run)', 'target (full)'];
   const md = [

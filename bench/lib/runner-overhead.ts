@@ -12,12 +12,17 @@
 // After each run the bench waits for the next warm child to be loaded before it times the
 // next bare `deno run`, so that the two never share the CPU.
 //   tenStepsPerS  steps/s of a 10-step workflow file, one run at a time.
+//   loadSandboxedMs  the same child load as loadMs, spawned exactly as the runner spawns it
+//              under the OS sandbox (bubblewrap and the memory cap: confine.ts), interleaved
+//              with loadMs (issue 36); n/a where bwrap is missing.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEngine } from '../../compose/index.ts';
 import { findDeno } from '../../src/adapters/deno/binary.ts';
 import { describeFlags } from '../../src/domain/permissions.ts';
+import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs } from '../../src/adapters/deno/confine.ts';
+import { childPackageDirs } from '../../src/adapters/deno/snapshot.ts';
 import type { Fig } from './report.ts';
 import { nowMs, sleep, summarize } from './stats.ts';
 
@@ -37,12 +42,16 @@ export default workflow('bench-file-ten', (w) => {
 `;
 
 /** Wall time of one process from spawn to exit. */
-function timed(bin: string, args: string[], env: Record<string, string>, cwd: string): Promise<number> {
+function timed(bin: string, args: string[], env: Record<string, string>, cwd: string, infoFd = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const t = nowMs();
-    const p = spawn(bin, args, { env, cwd, stdio: 'ignore' });
+    // bwrap writes deno's pid to fd 3 (confine.ts), as the runner reads it; its own errors
+    // go to stderr ("bwrap: ..."): a sandbox that did not start is not a sample.
+    const p = spawn(bin, args, { env, cwd, stdio: infoFd ? ['ignore', 'ignore', 'pipe', 'pipe'] : 'ignore' });
+    let err = '';
+    p.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
     p.once('error', reject);
-    p.once('exit', () => resolve(nowMs() - t));
+    p.once('close', () => (err.startsWith('bwrap:') ? reject(new Error(err.trim())) : resolve(nowMs() - t)));
   });
 }
 
@@ -72,6 +81,10 @@ export async function benchRunner(
     const snap = join(dataDir, 'runner', 'snapshots', version);
     const loadArgs = ['run', ...describeFlags(join(dataDir, 'runner', 'import-map.json')), join(snap, 'run.ts'), '1', '1'];
     const bareArgs = ['run', '--no-config', join(files, 'empty.ts')];
+    const confinement = detectConfinement();
+    const importMap = join(dataDir, 'runner', 'import-map.json');
+    const boxed = childCommand(confinement, { binary: deno, denoDir: env.DENO_DIR, snapshotDir: snap, engine: engineDirs(join(import.meta.dirname, '../..'), childPackageDirs(), importMap), read: [], write: [], net: false },
+      ['run', `--v8-flags=--max-old-space-size=${DEFAULT_CHILD_MEMORY_MIB}`, ...loadArgs.slice(1)], DEFAULT_CHILD_MEMORY_MIB);
     const oneRun = async (e = engine) => {
       const t = nowMs();
       const { runId } = await e.trigger('bench-file-one', null);
@@ -93,9 +106,11 @@ export async function benchRunner(
     const cold: number[] = [];
     const ratio: number[] = [];
     const coldRatio: number[] = [];
+    const loadBoxed: number[] = [];
     for (let i = 0; i < o.reps; i++) {
       const b = await timed(deno, bareArgs, env, files);
       load.push(await timed(deno, loadArgs, env, snap));
+      if (confinement.kind === 'bwrap') loadBoxed.push(await timed(boxed.file, boxed.args, env, snap, true));
       const c = await oneRun(coldEngine);
       const r = await oneRun();
       bare.push(b);
@@ -116,8 +131,9 @@ export async function benchRunner(
     const out = {
       bareMs: fig(bare, 'ms'), loadMs: fig(load, 'ms'), perRunMs: fig(run, 'ms'), ratio: fig(ratio, 'x'),
       coldRunMs: fig(cold, 'ms'), coldRatio: fig(coldRatio, 'x'), tenStepsPerS: fig(ten, 'steps/s'),
+      loadSandboxedMs: confinement.kind === 'bwrap' ? fig(loadBoxed, 'ms') : { na: confinement.why },
     };
-    o.log(`runner: bare deno ${out.bareMs.median?.toFixed(0)} ms, child load ${out.loadMs.median?.toFixed(0)} ms, one-step file run ${out.perRunMs.median?.toFixed(0)} ms (x${out.ratio.median?.toFixed(2)}), cold ${out.coldRunMs.median?.toFixed(0)} ms (x${out.coldRatio.median?.toFixed(2)}), 10-step file ${out.tenStepsPerS.median?.toFixed(1)} steps/s`);
+    o.log(`runner: bare deno ${out.bareMs.median?.toFixed(0)} ms, child load ${out.loadMs.median?.toFixed(0)} ms, one-step file run ${out.perRunMs.median?.toFixed(0)} ms (x${out.ratio.median?.toFixed(2)}), cold ${out.coldRunMs.median?.toFixed(0)} ms (x${out.coldRatio.median?.toFixed(2)}), 10-step file ${out.tenStepsPerS.median?.toFixed(1)} steps/s, child load under bwrap ${'median' in out.loadSandboxedMs ? `${out.loadSandboxedMs.median?.toFixed(0)} ms` : `n/a (${out.loadSandboxedMs.na})`}`);
     return out;
   } finally {
     await engine.stop();

@@ -23,15 +23,20 @@ export interface DenoFlagInput {
 const uniq = (xs: readonly string[]): string[] => [...new Set(xs)];
 const resolvePath = (baseDir: string, p: string): string => normalize(isAbsolute(p) ? p : join(baseDir, p));
 
+/** A declaration's read or write paths as the child's flags name them (absolute). */
+export function grantedPaths(baseDir: string, paths: readonly string[] | undefined): string[] {
+  return uniq((paths ?? []).map((x) => resolvePath(baseDir, x)));
+}
+
 /** The flags of `deno run` for one child, before the entry module. */
 export function denoFlags(i: DenoFlagInput): string[] {
   if (!Number.isInteger(i.enginePort) || i.enginePort < 1 || i.enginePort > 65535) throw new RangeError(`engine port ${i.enginePort} is not a TCP port`);
   const p = i.permissions;
-  const flags = ['--no-prompt', '--no-config', '--no-remote', `--import-map=${i.importMap}`];
+  const flags = ['--no-prompt', ...moduleFlags(i.importMap)];
   flags.push(`--allow-net=${uniq([`127.0.0.1:${i.enginePort}`, ...(p.net ?? [])]).join(',')}`);
-  const read = uniq((p.read ?? []).map((x) => resolvePath(i.baseDir, x)));
+  const read = grantedPaths(i.baseDir, p.read);
   if (read.length > 0) flags.push(`--allow-read=${read.join(',')}`);
-  const write = uniq((p.write ?? []).map((x) => resolvePath(i.baseDir, x)));
+  const write = grantedPaths(i.baseDir, p.write);
   if (write.length > 0) flags.push(`--allow-write=${write.join(',')}`);
   flags.push(`--allow-env=${uniq([RUNNER_TOKEN_ENV, ...(p.env ?? [])]).join(',')}`);
   return flags;
@@ -39,5 +44,12 @@ export function denoFlags(i: DenoFlagInput): string[] {
 
 /** The flags of the child that only describes a file: no permission at all. */
 export function describeFlags(importMap: string): string[] {
-  return ['--no-prompt', '--no-config', '--no-remote', `--import-map=${importMap}`];
+  return ['--no-prompt', ...moduleFlags(importMap)];
+}
+
+/** How every child (and `deno info`, which checks its module graph) loads modules: no
+ *  config file, nothing remote, no npm: package (issue 36: no download, no channel out
+ *  through a package name), @tranquil/sdk and zod through the import map. */
+export function moduleFlags(importMap: string): string[] {
+  return ['--no-config', '--no-remote', '--no-npm', `--import-map=${importMap}`];
 }

@@ -55,3 +55,21 @@ export default workflow('file-chatty', { permissions: { env: ['TRANQUIL_CHATTY']
     expect(cli('runs', 'describe', run.runId)).toContain('  stderr:\n    to stderr');
   }, 180_000);
 });
+
+describe('--json output through a slow pipe (issue 36)', () => {
+  it('is complete past 64 KiB: the CLI drains stdout before it exits', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-cli-pipe-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'big.ts'), `import { workflow, manual } from '@tranquil/sdk';
+export default workflow('big', (w) => { w.trigger(manual()); w.run(async ({ step }) => step.do('s', () => 'x'.repeat(200_000))); });\n`);
+    writeFileSync(join(dir, 'tranquil.config.mjs'), `export default { workflows: [], workflowFiles: ['./big.ts'], dataDir: './data', log: { level: 'silent' } };\n`);
+    expect(spawnSync(process.execPath, [BIN, 'workflows', 'approve', 'big'], { cwd: dir, encoding: 'utf8', timeout: 90_000 }).status).toBe(0);
+    // The reader starts a second late: by then a process that exits at once has lost all but
+    // the pipe's 64 KiB.
+    const r = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" run big --json | (sleep 1; cat)`], { cwd: dir, encoding: 'utf8', timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
+    expect(r.stdout.length).toBeGreaterThan(200_000);
+    const run = JSON.parse(r.stdout) as { status: string; output: string };
+    expect(run.status).toBe('succeeded');
+    expect(run.output).toHaveLength(200_000);
+  }, 120_000);
+});

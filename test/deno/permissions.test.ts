@@ -7,7 +7,7 @@ const base = { enginePort: 40123, baseDir: '/srv/flows', importMap: '/data/runne
 describe('denoFlags', () => {
   it('no declaration: only the engine port and the token variable', () => {
     expect(denoFlags({ ...base, permissions: {} })).toEqual([
-      '--no-prompt', '--no-config', '--no-remote', '--import-map=/data/runner/import-map.json',
+      '--no-prompt', '--no-config', '--no-remote', '--no-npm', '--import-map=/data/runner/import-map.json',
       '--allow-net=127.0.0.1:40123', `--allow-env=${RUNNER_TOKEN_ENV}`,
     ]);
   });

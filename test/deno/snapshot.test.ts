@@ -38,28 +38,33 @@ import z from 'npm:zod';
     expect(specifiersIn(src).sort()).toEqual(['../up/b.ts', './a.ts', './dyn.ts', './side.ts', '@tranquil/sdk', 'npm:zod'].sort());
   });
 
-  it('follows relative imports transitively (cycles once), refuses an absolute import', () => {
+  it('follows relative imports transitively (cycles once), refuses an absolute import and one leaving the directory', () => {
     const dir = tempDir();
     mkdirSync(join(dir, 'flows'));
-    mkdirSync(join(dir, 'shared'));
+    mkdirSync(join(dir, 'flows', 'shared'));
     writeFileSync(join(dir, 'flows', 'main.ts'), `import { x } from './lib.ts';\nexport default x;\n`);
-    writeFileSync(join(dir, 'flows', 'lib.ts'), `import { y } from '../shared/y.ts';\nimport './main.ts';\nexport const x = y;\n`);
-    writeFileSync(join(dir, 'shared', 'y.ts'), `export const y = 1;\n`);
+    writeFileSync(join(dir, 'flows', 'lib.ts'), `import { y } from './shared/y.ts';\nimport './main.ts';\nexport const x = y;\n`);
+    writeFileSync(join(dir, 'flows', 'shared', 'y.ts'), `export const y = 1;\n`);
     const files = localClosure(join(dir, 'flows', 'main.ts')).map((f) => f.path);
-    expect(files).toEqual([join(dir, 'flows', 'main.ts'), join(dir, 'flows', 'lib.ts'), join(dir, 'shared', 'y.ts')]);
+    expect(files).toEqual([join(dir, 'flows', 'main.ts'), join(dir, 'flows', 'lib.ts'), join(dir, 'flows', 'shared', 'y.ts')]);
 
     const data = join(dir, 'data');
     const before = versionOf(join(dir, 'flows', 'main.ts'));
     const snap = takeSnapshot(data, join(dir, 'flows', 'main.ts'));
     expect(snap.digest).toBe(before);
     expect(readFileSync(join(snap.dir, 'src', 'shared', 'y.ts'), 'utf8')).toBe('export const y = 1;\n');
-    expect(readManifest(data, snap.digest)?.main).toBe('flows/main.ts');
-    writeFileSync(join(dir, 'shared', 'y.ts'), `export const y = 2;\n`); // a deep import changed
+    expect(readManifest(data, snap.digest)?.main).toBe('main.ts');
+    writeFileSync(join(dir, 'flows', 'shared', 'y.ts'), `export const y = 2;\n`); // a deep import changed
     expect(versionOf(join(dir, 'flows', 'main.ts'))).not.toBe(before);
     expect(readFileSync(join(snap.dir, 'src', 'shared', 'y.ts'), 'utf8')).toBe('export const y = 1;\n');
 
-    writeFileSync(join(dir, 'flows', 'abs.ts'), `import { y } from '${join(dir, 'shared', 'y.ts')}';\n`);
+    writeFileSync(join(dir, 'flows', 'abs.ts'), `import { y } from '${join(dir, 'flows', 'shared', 'y.ts')}';\n`);
     expect(() => versionOf(join(dir, 'flows', 'abs.ts'))).toThrow(/by absolute path/);
+    // Only the workflow's own directory is snapshotted (issue 36).
+    mkdirSync(join(dir, 'up'));
+    writeFileSync(join(dir, 'up', 'z.ts'), `export const z = 1;\n`);
+    writeFileSync(join(dir, 'flows', 'up.ts'), `import { z } from '../up/z.ts';\n`);
+    expect(() => versionOf(join(dir, 'flows', 'up.ts'))).toThrow(`imports '../up/z.ts', which resolves to ${join(dir, 'up', 'z.ts')}, outside the workflow's directory ${join(dir, 'flows')}`);
   });
 
   it('removeUnreferencedSnapshots removes only old snapshots no run references', () => {

@@ -15,20 +15,21 @@ afterAll(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Live deno processes whose parent is this process (from /proc). */
+/** Live deno processes started by this process (from /proc): its children, or its
+ *  children's when a wrapper (bwrap, prlimit: src/adapters/deno/confine.ts) runs them. */
 function denoChildren(): number[] {
-  const out: number[] = [];
+  const procs: { pid: number; name: string; state: string; ppid: number }[] = [];
   for (const p of readdirSync('/proc')) {
     if (!/^\d+$/.test(p)) continue;
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const m = /^\d+ \((.*)\) (\S) (\d+)/.exec(stat);
-      if (m && m[1] === 'deno' && m[2] !== 'Z' && Number(m[3]) === process.pid) out.push(Number(p));
+      const m = /^\d+ \((.*)\) (\S) (\d+)/.exec(readFileSync(`/proc/${p}/stat`, 'utf8'));
+      if (m) procs.push({ pid: Number(p), name: m[1]!, state: m[2]!, ppid: Number(m[3]) });
     } catch {
       // gone meanwhile
     }
   }
-  return out;
+  const mine = new Set(procs.filter((p) => p.ppid === process.pid).map((p) => p.pid));
+  return procs.filter((p) => p.name === 'deno' && p.state !== 'Z' && (p.ppid === process.pid || mine.has(p.ppid))).map((p) => p.pid);
 }
 
 async function until<T>(what: string, f: () => T | undefined, boundMs = 60_000): Promise<T> {

@@ -3,9 +3,29 @@
 // variables), its stdout/stderr kept bounded (the last OUTPUT_KEEP bytes of each), stopped by
 // its PID only.
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import { signalPid } from '../../platform/pid.ts';
 
 const OUTPUT_KEEP = 64 * 1024;
+
+/** Runs `spawn` (which forks synchronously) under umask 077, so that what Deno itself
+ *  creates (its DENO_DIR cache under the data dir) is owner-only too; the engine's own
+ *  umask is restored at once. In a worker thread umask cannot be set: the data dir's 0700
+ *  directories still keep others out. */
+export function withPrivateUmask<T>(fn: () => T): T {
+  let old: number | undefined;
+  try {
+    old = process.umask(0o077);
+  } catch {
+    old = undefined;
+  }
+  try {
+    return fn();
+  } finally {
+    if (old !== undefined) process.umask(old);
+  }
+}
 
 export interface ChildExit {
   code: number | null;
@@ -13,25 +33,48 @@ export interface ChildExit {
 }
 
 export class DenoChild {
-  readonly pid: number;
+  /** The wrapper's pid (bwrap or prlimit), or deno's when spawned directly. */
+  private readonly spawnedPid: number;
+  /** deno's own pid under bwrap (its --info-fd), once known. */
+  private innerPid: number | undefined;
   readonly exited: Promise<ChildExit>;
   private out = '';
   private err = '';
 
-  constructor(binary: string, args: readonly string[], env: Record<string, string>, cwd: string) {
-    const child = spawn(binary, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (child.pid === undefined) throw new Error(`could not start ${binary}`);
-    this.pid = child.pid;
+  /** `infoFd`: the command is bwrap writing its child's pid as JSON to fd 3. */
+  constructor(file: string, args: readonly string[], env: Record<string, string>, cwd: string, infoFd = false) {
+    const child = withPrivateUmask(() => spawn(file, args, { env, cwd, stdio: infoFd ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] }));
+    if (child.pid === undefined) throw new Error(`could not start ${file}`);
+    this.spawnedPid = child.pid;
     const keep = (prev: string, chunk: Buffer) => {
       const next = prev + chunk.toString('utf8');
       return next.length > OUTPUT_KEEP ? next.slice(-OUTPUT_KEEP) : next;
     };
-    child.stdout.on('data', (c: Buffer) => (this.out = keep(this.out, c)));
-    child.stderr.on('data', (c: Buffer) => (this.err = keep(this.err, c)));
+    child.stdout!.on('data', (c: Buffer) => (this.out = keep(this.out, c)));
+    child.stderr!.on('data', (c: Buffer) => (this.err = keep(this.err, c)));
+    const info = infoFd ? (child.stdio[3] as Readable | null) : null;
+    if (info) {
+      let text = '';
+      info.on('data', (c: Buffer) => {
+        text += c.toString('utf8');
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (m && this.innerPid === undefined) this.innerPid = Number(m[1]);
+      });
+      info.on('error', () => {});
+    }
     this.exited = new Promise((resolve) => {
       child.once('error', () => resolve({ code: null, signal: null }));
-      child.once('close', (code, signal) => resolve({ code, signal }));
+      child.once('close', (code, signal) => {
+        // bwrap reports its child killed by a signal as exit 128+n.
+        const sig = infoFd && code !== null && code > 128 && code < 160 ? signalName(code - 128) : undefined;
+        resolve(sig ? { code: null, signal: sig } : { code, signal });
+      });
     });
+  }
+
+  /** deno's pid (the one its Deno.pid says), or the wrapper's until bwrap told it. */
+  get pid(): number {
+    return this.innerPid ?? this.spawnedPid;
   }
 
   get stdout(): string {
@@ -42,7 +85,14 @@ export class DenoChild {
     return this.err;
   }
 
+  /** Kills deno by its pid (its wrapper then exits and is reaped); the wrapper itself while
+   *  deno's pid is not known yet (bwrap's --die-with-parent takes deno along). */
   kill(): void {
-    signalPid(this.pid, 'SIGKILL');
+    signalPid(this.innerPid ?? this.spawnedPid, 'SIGKILL');
   }
+}
+
+function signalName(n: number): NodeJS.Signals | undefined {
+  const found = Object.entries(constants.signals).find(([, v]) => v === n);
+  return found?.[0] as NodeJS.Signals | undefined;
 }

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, grantedPaths, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
@@ -20,9 +20,15 @@ import type { CatchUpPolicy } from '../../domain/schedule.ts';
 import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
-import { findSnapshot, takeSnapshot, versionOf, writeImportMap } from './snapshot.ts';
+import { findSnapshot, takeSnapshot, versionOf, writeImportMap, childPackageDirs, type Snapshot } from './snapshot.ts';
+import { checkModuleGraph, type GraphContext } from './module-graph.ts';
+import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
+import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
+import { packageRoot } from './package-root.ts';
+import { checkGrants, type Protected } from './grant-check.ts';
+import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
 export interface DenoRunnerOptions {
@@ -40,7 +46,20 @@ export interface DenoRunnerOptions {
   warmIdleMs?: number;
   /** Where the children's `log` frames go (the engine's logger); absent: dropped. */
   logger?: Logger;
+  /** Config deno.sandbox: 'auto' (default) confines children with bubblewrap where it
+   *  works; 'off' does not (the other layers hold alone). */
+  sandbox?: 'auto' | 'off';
+  /** Config deno.memory: a run child's memory cap in MiB (default DEFAULT_CHILD_MEMORY_MIB). */
+  memoryMiB?: number;
+  /** Config deno.describeTimeout: how long describing a file may take (ms, default 30000). */
+  describeTimeoutMs?: number;
+  /** Paths no declaration may grant, besides the data dir (the key file, the config file). */
+  protect?: readonly Protected[];
+  /** Tests only: skip the module graph check, to show the OS sandbox alone holds. */
+  unsafeSkipGraphCheckForTests?: boolean;
 }
+
+export const DEFAULT_DESCRIBE_TIMEOUT_MS = 30_000;
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
@@ -85,6 +104,7 @@ const descriptionSchema = z.object({
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
 export interface ChildRecord {
   pid: number;
+  connected?: boolean;
   exit?: { code: number | null; signal: string | null };
   stdout: string;
   stderr: string;
@@ -102,31 +122,52 @@ export class DenoRunner {
   /** Loaded, authenticated children waiting for the next execution of a version (by key). */
   private readonly warm = new Map<string, Spawned & { timer: NodeJS.Timeout }>();
   private closed = false;
+  /** Versions whose module graph was checked in this process (snapshots are immutable). */
+  private readonly checkedGraphs = new Map<string, Promise<void>>();
+  /** Kills the `deno info` processes of graph checks in flight when the runner closes. */
+  private readonly closing = new AbortController();
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
+
+  /** How children are confined here (bubblewrap, or why not). */
+  readonly confinement: Confinement;
 
   constructor(private readonly o: DenoRunnerOptions) {
     this.binary = findDeno(o.binary);
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
+    this.confinement = detectConfinement(o.sandbox);
+  }
+
+  /** What a child sees under the OS sandbox: the engine's files, its snapshot, its grants. */
+  private view(snapDir: string, read: readonly string[] = [], write: readonly string[] = [], net = false): ChildView {
+    return { binary: this.binary, denoDir: this.denoDir, snapshotDir: snapDir, engine: engineDirs(packageRoot(), childPackageDirs(), this.importMap), read, write, net };
   }
 
   /** What describing needs (DENO_DIR, the import map); start() also listens for run children. */
   prepare(): void {
-    mkdirSync(this.denoDir, { recursive: true });
+    // Owner-only from the first mkdir (the data dir itself too, when the runner makes it first).
+    mkdirSync(this.denoDir, { recursive: true, mode: 0o700 });
+    blockWebStorage(this.denoDir);
     this.importMap = writeImportMap(this.o.dataDir);
   }
 
   async start(): Promise<void> {
     this.prepare();
+    // Said once: without the OS sandbox, the graph check, the snapshot and Deno's own
+    // permissions are what holds (docs/runner.md, Threat model).
+    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', `workflow file children run without OS confinement: ${this.confinement.why}`);
     await this.listener.listen();
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     for (const w of this.warm.values()) clearTimeout(w.timer);
     this.warm.clear();
-    for (const child of this.live) child.kill();
+    const dying = [...this.live].map((child) => (child.kill(), child.exited));
     await this.listener.close();
+    // Gone before the caller may remove the data dir (a child writes DENO_DIR until then).
+    await Promise.race([Promise.all(dying), new Promise((r) => setTimeout(r, 3_000).unref())]);
   }
 
   /** Describes a workflow file without importing it here: its snapshot's describe entry runs
@@ -134,10 +175,20 @@ export class DenoRunner {
   async describe(path: string): Promise<FileDescription> {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
+    await this.checkGraph(snap, `workflow file ${file}`);
     const known = this.storedDescription(snap.digest);
+    if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
-    const child = new DenoChild(this.binary, ['run', ...describeFlags(this.importMap), snap.describeEntry], this.env({}), snap.dir);
-    const exit = await child.exited;
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
+    const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
+    this.live.add(child); // killed too if the engine stops meanwhile
+    void child.exited.then(() => this.live.delete(child));
+    // Top-level code that never ends must not hang start, trigger or validate (issue 36 #7).
+    const limitMs = this.o.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS;
+    let spun = false;
+    const limit = setTimeout(() => ((spun = true), child.kill()), limitMs);
+    const exit = await child.exited.finally(() => clearTimeout(limit));
+    if (spun) throw new ValidationError(`workflow file ${file}: could not be described: its top-level code did not finish within ${limitMs}ms and was killed (config deno.describeTimeout)`);
     if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
     let raw: unknown;
     try {
@@ -146,9 +197,10 @@ export class DenoRunner {
       throw new ValidationError(`workflow file ${file}: its description is not JSON`);
     }
     const d = checkTriggers(parseOrThrow(descriptionSchema, raw, `workflow file ${file}`), file);
+    checkGrants(file, d.permissions, dirname(file), this.guarded());
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
-    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`);
+    writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
     return { name: d.name, triggers: withValidators(d.triggers, file), stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
   }
 
@@ -209,6 +261,13 @@ export class DenoRunner {
       if (again.digest === version) snap = again;
     }
     if (!snap) throw new ValidationError(`run ${log.runId}: the snapshot of version ${version} of '${wf.definition.name}' is missing`);
+    try {
+      await this.checkGraph(snap, `run ${log.runId} of workflow file ${file.path}`);
+    } catch (err) {
+      if (this.closed) throw err; // the engine stops: its check was cut, not refused
+      // Refused for good: the same snapshot is refused again on every retry.
+      return { outcome: { type: 'failed', error: toErrorInfo(err) as ErrorInfo } as RunOutcome, cancelDelivered: false };
+    }
     const maxPayloadBytes = o.maxPayloadBytes ?? this.o.maxPayloadBytes;
     // The declaration recorded with THIS version (the gate let the run through only if it
     // is an approved one), never the live file's.
@@ -223,6 +282,8 @@ export class DenoRunner {
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
+    // Ended by itself (not killed from outside, not by the engine): a crash, with its reason.
+    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB()) ?? new Promise<string>(() => {})));
     let connectTimer: NodeJS.Timeout | undefined;
     const noConnect = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
@@ -237,12 +298,16 @@ export class DenoRunner {
     try {
       const socket = await Promise.race([connected, died, noConnect]);
       clearTimeout(connectTimer);
+      record.pid = child.pid; // deno's own under bwrap (known by the time it connected)
+      record.connected = true;
       const onLog = (level: string, message: string) => {
         const logger = this.o.logger;
         // Attributed: the message is the child's (workflow code's), not the engine's own.
         if (logger?.enabled(level as MessageLevel)) logger.log(level as MessageLevel, `workflow '${wf.definition.name}' run ${log.runId} (child pid ${child.pid}): ${message}`);
       };
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog }), died]);
+      // serveStepLog tells a crash from a kill first (it fails the attempt); `died` is the backstop.
+      const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
@@ -254,6 +319,9 @@ export class DenoRunner {
     } catch (err) {
       // What the child said last explains most endings (a permission, a syntax error).
       const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
+      // Crashed while loading, before it connected: every child of this version would.
+      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB()) : undefined;
+      if (early) return { outcome: { type: 'failed', error: { name: 'ChildCrashedError', message: `${early} (before it connected: while loading the workflow file)` } } as RunOutcome, cancelDelivered: false };
       if (!gone) child.kill();
       if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
       throw err;
@@ -264,6 +332,20 @@ export class DenoRunner {
       const exit = await child.exited;
       Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
     }
+  }
+
+  /** The snapshot's module graph, resolved by Deno, holds only its own files and the
+   *  engine's (module-graph.ts); checked once per version per process. */
+  private checkGraph(snap: Snapshot, what: string): Promise<void> {
+    if (this.o.unsafeSkipGraphCheckForTests) return Promise.resolve();
+    let checked = this.checkedGraphs.get(snap.digest);
+    if (!checked) {
+      const ctx: GraphContext = { binary: this.binary, flags: moduleFlags(this.importMap), env: this.env({}), trustedDirs: childPackageDirs(), signal: this.closing.signal };
+      checked = checkModuleGraph(ctx, snap.dir, snap.runEntry, what);
+      checked.catch(() => this.checkedGraphs.delete(snap.digest));
+      this.checkedGraphs.set(snap.digest, checked);
+    }
+    return checked;
   }
 
   /** Spawns a run child for `spec` with a fresh single-use token; `connected` resolves with
@@ -279,9 +361,13 @@ export class DenoRunner {
       if (v !== undefined) env[name] = v;
     }
     const flags = denoFlags({ permissions: spec.permissions, enginePort: this.listener.port, baseDir: spec.baseDir, importMap: this.importMap });
+    const p = spec.permissions;
+    const view = this.view(spec.dir, grantedPaths(spec.baseDir, p.read), grantedPaths(spec.baseDir, p.write), (p.net ?? []).length > 0);
+    const mem = this.memoryMiB();
+    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem);
     let child: DenoChild;
     try {
-      child = new DenoChild(this.binary, ['run', ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], this.env(env), spec.dir);
+      child = new DenoChild(cmd.file, cmd.args, this.env(env), spec.dir, cmd.infoFd);
     } catch (err) {
       this.listener.revoke(claimant);
       throw err;
@@ -330,6 +416,14 @@ export class DenoRunner {
     this.warm.set(key, entry);
   }
 
+  private guarded(): Protected[] {
+    return [{ what: "the engine's data dir", path: resolve(this.o.dataDir) }, ...(this.o.protect ?? [])];
+  }
+
+  private memoryMiB(): number {
+    return this.o.memoryMiB ?? DEFAULT_CHILD_MEMORY_MIB;
+  }
+
   private env(extra: Record<string, string>): Record<string, string> {
     return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
   }
@@ -362,9 +456,4 @@ function withValidators(triggers: { type: string }[], file: string): Trigger[] {
       throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
     }
   });
-}
-
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return lines[lines.length - 1] || '(no output)';
 }

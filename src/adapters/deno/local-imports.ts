@@ -10,8 +10,13 @@
 // followed too (copying an extra file is harmless) and one that names no file is skipped (if
 // the module really imports it, the child fails with Deno's "Module not found", naming it).
 // Not followed: specifiers computed at run time (`import(name)`).
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, extname, isAbsolute, resolve } from 'node:path';
+//
+// Only the workflow file's own directory is snapshotted (issue 36): a relative import that
+// leaves it, or a symlink in it that points out of it, is refused with the path it tried,
+// never read (a hostile file imported '../secret/id_rsa' as text and the engine copied the
+// key into the snapshot). JS escapes in a specifier ('\u002f') are decoded before the check.
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../../domain/errors.ts';
 
 /** Files whose text is scanned for imports; others (JSON, text) are copied as they are. */
@@ -60,9 +65,25 @@ const PATTERNS = [
 export function specifiersIn(src: string): string[] {
   const code = stripComments(src);
   const found = new Set<string>();
-  for (const re of PATTERNS) for (const m of code.matchAll(re)) found.add(m[2]!);
+  for (const re of PATTERNS) for (const m of code.matchAll(re)) found.add(unescapeJs(m[2]!));
   return [...found];
 }
+
+/** A string literal's escapes as the JS parser reads them ('\u002f' is '/'). */
+function unescapeJs(s: string): string {
+  if (!s.includes('\\')) return s;
+  return s.replace(/\\(?:u\{([0-9a-fA-F]+)\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|([\s\S]))/g, (_, cp?: string, u?: string, x?: string, c?: string) => {
+    const hex = cp ?? u ?? x;
+    if (hex !== undefined) return String.fromCodePoint(parseInt(hex, 16));
+    return ({ n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v', 0: '\0' } as Record<string, string>)[c!] ?? c!;
+  });
+}
+
+/** `path` is `dir` or inside it. */
+const within = (dir: string, path: string) => {
+  const r = relative(dir, path);
+  return r === '' || (r.split(sep)[0] !== '..' && !isAbsolute(r));
+};
 
 const isRelative = (s: string) => s.startsWith('./') || s.startsWith('../');
 const isLocalAbsolute = (s: string) => s.startsWith('file:') || isAbsolute(s);
@@ -70,6 +91,13 @@ const isLocalAbsolute = (s: string) => s.startsWith('file:') || isAbsolute(s);
 /** The file and its local imports, transitively; the main file first. */
 export function localClosure(mainPath: string): ClosureFile[] {
   const main = resolve(mainPath);
+  const home = dirname(main);
+  let realHome: string;
+  try {
+    realHome = realpathSync(home);
+  } catch {
+    realHome = home;
+  }
   const files: ClosureFile[] = [];
   const seen = new Set<string>([main]);
   const queue = [main];
@@ -92,7 +120,15 @@ export function localClosure(mainPath: string): ClosureFile[] {
       const target = resolve(dirname(path), decodeURIComponent(spec.replace(/[?#].*$/, '')));
       if (seen.has(target)) continue;
       seen.add(target);
-      if (existsSync(target) && statSync(target).isFile()) queue.push(target);
+      if (!within(home, target)) {
+        throw new ValidationError(`workflow file ${main}: ${path} imports '${spec}', which resolves to ${target}, outside the workflow's directory ${home}; only files in its own directory are snapshotted (docs/runner.md, Snapshots)`);
+      }
+      if (!existsSync(target)) continue;
+      const real = realpathSync(target);
+      if (!within(realHome, real)) {
+        throw new ValidationError(`workflow file ${main}: ${path} imports '${spec}', a symlink to ${real}, outside the workflow's directory ${home}; it is not followed (docs/runner.md, Snapshots)`);
+      }
+      if (statSync(target).isFile()) queue.push(target);
     }
   }
   return files;

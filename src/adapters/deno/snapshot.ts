@@ -2,7 +2,8 @@
 // the file and its local imports as they were (src/, see local-imports.ts), plus the
 // generated entries that statically import the copy (a static import needs no read
 // permission, so the child is granted nothing for its own code). A run executes the snapshot
-// of its recorded version, never the live files. Also: listing and removing snapshots (for
+// of its recorded version, never the live files. Everything under the data dir is owner-only
+// (dirs 0700, files 0600, from the first mkdir: issue 36). Also: listing and removing snapshots (for
 // `workflows versions` and the retention of run data), and the shared import map that
 // resolves @tranquil/sdk, zod and devalue for children.
 import { nodeCrypto } from '../../runtime/node-crypto.ts';
@@ -100,16 +101,17 @@ export function takeSnapshot(dataDir: string, file: string, now = Date.now()): S
   rmSync(tmp, { recursive: true, force: true });
   for (const f of c.files) {
     const to = join(tmp, 'src', ...f.rel.split('/'));
-    mkdirSync(dirname(to), { recursive: true });
-    writeFileSync(to, f.content);
+    mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
+    writeFileSync(to, f.content, { mode: 0o600 });
   }
   const manifest: Manifest = { source: resolve(file), main: c.main, root: c.root, files: c.files.map((f) => ({ path: f.rel, sha256: f.sha256 })), takenAt: now };
-  writeFileSync(join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  writeFileSync(join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
   const module = specifier(c.main);
   const child = pathToFileURL(join(RUNNER, 'child.ts')).href;
   const describe = pathToFileURL(join(RUNNER, 'describe.ts')).href;
-  writeFileSync(join(tmp, 'run.ts'), `// generated: runs ${basename(file)} (${c.digest})\nimport * as mod from '${module}';\nimport { runChild } from '${child}';\nawait runChild(mod, Number(Deno.args[0]), Number(Deno.args[1]));\n`);
-  writeFileSync(join(tmp, 'describe.ts'), `// generated: describes ${basename(file)} (${c.digest})\nimport * as mod from '${module}';\nimport { describeModule } from '${describe}';\ndescribeModule(mod);\n`);
+  writeFileSync(join(tmp, 'run.ts'), `// generated: runs ${basename(file)} (${c.digest})\nimport * as mod from '${module}';\nimport { runChild } from '${child}';\nawait runChild(mod, Number(Deno.args[0]), Number(Deno.args[1]));\n`, { mode: 0o600 });
+  writeFileSync(join(tmp, 'describe.ts'), `// generated: describes ${basename(file)} (${c.digest})\nimport * as mod from '${module}';\nimport { describeModule } from '${describe}';\ndescribeModule(mod);\n`, { mode: 0o600 });
   try {
     renameSync(tmp, snap.dir);
   } catch (err) {
@@ -164,23 +166,37 @@ export function removeUnreferencedSnapshots(dataDir: string, keep: ReadonlySet<s
   return removed;
 }
 
+/** The directory of the zod package children import (the engine's own). */
+export function zodDir(): string {
+  return dirname(createRequire(import.meta.url).resolve('zod/package.json'));
+}
+
+/** The directory of the devalue package children import (the value codec's encoding).
+ *  (devalue's exports name no package.json: its entry is resolved, then its package dir.) */
+export function devalueDir(): string {
+  return dirname(dirname(createRequire(import.meta.url).resolve('devalue')));
+}
+
+/** The packages a child may load besides the engine's own modules (the import map's). */
+export function childPackageDirs(): string[] {
+  return [zodDir(), devalueDir()];
+}
+
 /** Writes <dataDir>/runner/import-map.json: the package names a workflow file imports. */
 export function writeImportMap(dataDir: string): string {
-  const require = createRequire(import.meta.url);
-  const zodDir = dirname(require.resolve('zod/package.json'));
+  const zod = zodDir();
   // The value codec (src/domain/value-codec.ts) runs in the child too.
-  // (devalue's exports name no package.json: its entry, src/index.js, is resolved instead.)
-  const devalueEntry = require.resolve('devalue');
+  const devalueEntry = devalueDir() + '/src/index.js';
   const map = {
     imports: {
       devalue: pathToFileURL(devalueEntry).href,
       '@tranquil/sdk': pathToFileURL(join(REPO, 'sdk', 'index.ts')).href,
-      zod: pathToFileURL(join(zodDir, 'index.js')).href,
-      'zod/': `${pathToFileURL(zodDir).href}/`,
+      zod: pathToFileURL(join(zod, 'index.js')).href,
+      'zod/': `${pathToFileURL(zod).href}/`,
     },
   };
   const file = join(dataDir, 'runner', 'import-map.json');
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(map, null, 2)}\n`);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${JSON.stringify(map, null, 2)}\n`, { mode: 0o600 });
   return file;
 }

@@ -16,6 +16,7 @@ import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
+import { idempotencyKey } from '../../domain/step-names.ts';
 
 export interface ServedOutcome {
   outcome: RunOutcome;
@@ -29,6 +30,9 @@ export interface ServeOptions {
   onLog?: (level: string, message: string) => void;
   /** The watchdog; absent: none (the child is trusted to answer). */
   watch?: Watch;
+  /** Resolves once the child crashed (it ended itself: a non-zero exit, an abort, V8 out of
+   *  memory), with the reason; never for a child killed from outside or by the engine. */
+  crashed?: Promise<string>;
 }
 
 /** What the watchdog needs: its limits, the run's verdicts and the child's kill by PID. */
@@ -57,7 +61,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
     let over = false;
     const attempts = new Map<number, (r: AttemptResult) => void>();
     // Watchdog state: attempts whose body runs now, the silence timer, the cancel backstop.
-    const running = new Map<number, { seq: number; name: string; attempt: number; disarm?: () => void }>();
+    const running = new Map<number, { seq: number; name: string; kind: string; attempt: number; disarm?: () => void }>();
     let silence: NodeJS.Timeout | undefined;
     let cancelKill: (() => void) | undefined;
     const w = o.watch;
@@ -138,7 +142,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const startBody = () =>
             new Promise<AttemptResult>((r) => {
               attempts.set(f.id, r);
-              const entry: { seq: number; name: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, attempt: f.attempt };
+              const entry: { seq: number; name: string; kind: string; attempt: number; disarm?: () => void } = { seq: f.call.seq, name: f.call.name, kind: f.call.kind, attempt: f.attempt };
               if (w && f.timeoutMs !== undefined) {
                 // Any accepted step timeout (up to 100 years): a plain setTimeout of 30 days
                 // overflowed and killed the child at once with a TimeoutError.
@@ -167,8 +171,16 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
         case 'emit':
           return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
         case 'capability': {
-          // A provider is called here, in the engine's process, never in the child.
-          const req = f.request as CapabilityRequest;
+          // A provider is called here, in the engine's process, never in the child. The
+          // run id, key and attempt come from this session (issue 36: a frame carrying another
+          // run's id and key got that run's result): the frame only names which of its own
+          // capability attempts in flight it belongs to.
+          const r = f.request;
+          const own = [...running.values()].find((a) => a.kind === 'use' && a.attempt === r.attempt && idempotencyKey(log.runId, a.name) === r.idempotencyKey);
+          if (r.runId !== log.runId || !own) {
+            throw new ProtocolError(`capability frame for run '${r.runId}', key '${r.idempotencyKey}', attempt ${r.attempt}: not a capability step attempt of run ${log.runId} in flight (a child speaks only for its own run)`);
+          }
+          const req: CapabilityRequest = { runId: log.runId, capability: r.capability, affinity: r.affinity, input: r.input as Json, idempotencyKey: idempotencyKey(log.runId, own.name), attempt: own.attempt };
           return void reply(f.id, log.capability ? log.capability(req, served.signal) : Promise.reject(new CapabilityUnavailableError(req.capability, req.affinity)));
         }
         case 'startChild':
@@ -201,10 +213,28 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       try {
         for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'));
       } catch (err) {
-        fail(err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`));
+        const e = err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`);
+        // A frame the session cannot accept (malformed, or naming another run) comes from a
+        // broken or hostile child: its run fails with the reason, the child is killed, and
+        // nothing else is touched (a replay would send the same frame again).
+        if (w) return killWith({ outcome: { type: 'failed', error: toErrorInfo(e) as ErrorInfo }, cancelDelivered: false });
+        fail(e);
       }
     });
-    socket.on('close', () => fail(new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`)));
+    // A crash is a failure with its reason (issue 36): the attempts in flight fail (their
+    // retry policy applies in the next child), or the run, outside any step (a replay would
+    // crash the same way). Killed from outside, the run resumes as before.
+    const crashed = (reason: string) => {
+      const error = { name: 'ChildCrashedError', message: reason };
+      if (running.size > 0) return failAttempts(running.values(), { ...error, message: `step '${[...running.values()][0]!.name}': ${reason}` });
+      killWith({ outcome: { type: 'failed', error: { ...error, message: `${reason} while its workflow code ran outside any step` } }, cancelDelivered: false });
+    };
+    socket.on('close', () => {
+      const closed = new ProtocolError(`the run child of ${log.runId} closed the step connection before sending its outcome`);
+      if (over || !w || !o.crashed) return fail(closed);
+      const grace = new Promise<undefined>((r) => setTimeout(() => r(undefined), 2_000).unref());
+      void Promise.race([o.crashed, grace]).then((reason) => (reason === undefined ? fail(closed) : crashed(reason)));
+    });
     socket.on('error', () => {}); // 'close' follows
     log.onCancel?.(() => {
       const cancel = cancelView();

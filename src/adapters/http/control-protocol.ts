@@ -163,7 +163,11 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return engine.gc({ dryRun: op.dryRun });
     case 'approve': {
       const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
-      return engine.workflows.approve(byPath?.definition.name ?? op.workflow, op.hash === undefined ? {} : { hash: op.hash });
+      const name = byPath?.definition.name ?? op.workflow;
+      const r = await engine.workflows.approve(name, op.hash === undefined ? {} : { hash: op.hash });
+      // The file's path: the CLI shows each granted path resolved against it (issue 36).
+      const file = byPath?.file?.path ?? engine.registry.all().find((w) => w.definition.name === name)?.file?.path;
+      return file === undefined ? r : { ...r, file };
     }
     case 'provide':
       return served(ctx, op.op).providers.provide(op.capability, op.attrs);

@@ -1,0 +1,34 @@
+// How a Deno child ended, in words (a crash with its reason, or a kill from outside), and
+// the guard that keeps Deno's web storage out of the shared DENO_DIR (issue 36).
+import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DenoChild } from './child-process.ts';
+
+/** Why a child that ended by itself crashed; undefined when it was killed from outside
+ *  (SIGKILL, SIGTERM: a lost child resumes in a new one) or exited cleanly. */
+export function crashReason(exit: { code: number | null; signal: string | null }, child: DenoChild, runId: string, memoryMiB: number): string | undefined {
+  if (exit.code === 0 || exit.signal === 'SIGKILL' || exit.signal === 'SIGTERM' || (exit.code === null && exit.signal === null)) return undefined;
+  const how = exit.code !== null ? `exit ${exit.code}` : `signal ${exit.signal}`;
+  if (/out of memory|heap limit|allocation failed/i.test(child.stderr)) return `the run child of ${runId} (pid ${child.pid}) exceeded its memory cap of ${memoryMiB} MiB (config deno.memory) and ended (${how})`;
+  return `the run child of ${runId} (pid ${child.pid}) crashed (${how}): ${lastLine(child.stderr)}`;
+}
+
+/** Deno keeps localStorage and the Cache API under DENO_DIR/location_data, shared by every
+ *  child and kept between runs (issue 36: a file with no grant wrote 320 MiB there). That
+ *  path is made a read-only empty file, so both fail in the child with "Not a directory";
+ *  a file that needs storage declares a write path and keeps its data there. */
+export function blockWebStorage(denoDir: string): void {
+  const path = join(denoDir, 'location_data');
+  try {
+    if (statSync(path).isFile()) return;
+    rmSync(path, { recursive: true, force: true }); // left by an engine before this one
+  } catch {
+    // absent
+  }
+  writeFileSync(path, '', { mode: 0o400 });
+}
+
+export function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return lines[lines.length - 1] || '(no output)';
+}

@@ -1,0 +1,77 @@
+// Resource limits and crashes of workflow-file children (issue 36 #6, #7): a memory cap per
+// child, a time limit for describing, and a child that crashes is a failure with its reason
+// counted against the retry policy (never retried forever). Real Deno children, SQLite.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../compose/index.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function fileIn(name: string, body: string): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-limits-'));
+  dirs.push(dir);
+  const file = join(dir, `${name}.ts`);
+  writeFileSync(file, `import { workflow, manual } from '@tranquil/sdk';\n${body}`);
+  return { dir, file };
+}
+
+describe('limits of workflow-file children (SQLite, real Deno child)', () => {
+  it('a file that spins at top level when described is reported as broken, with the reason; start does not hang', async () => {
+    const { dir, file } = fileIn('spin', `for (;;) {}\nexport default workflow('spin', (w) => { w.trigger(manual()); w.run(() => 1); });\n`);
+    const t0 = Date.now();
+    const err = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { describeTimeout: 1_000 } }).then(() => undefined, (e: Error) => e);
+    expect(err?.message).toBe(`workflow file ${file}: could not be described: its top-level code did not finish within 1000ms and was killed (config deno.describeTimeout)`);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+  }, 60_000);
+
+  it('a step holding more than the memory cap fails its attempts with a clear error; the retry policy applies', async () => {
+    const { dir, file } = fileIn('hog', `export default workflow('hog', (w) => {
+  w.trigger(manual());
+  w.run(({ step }) => step.do('hog', { retries: { limit: 2, delay: 10 } }, async () => {
+    const keep: Uint8Array[] = [];
+    for (let i = 0; i < 64; i++) { keep.push(new Uint8Array(64 * 1024 * 1024).fill(1)); await new Promise((r) => setTimeout(r, 5)); }
+    return keep.length;
+  }));
+});\n`);
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { memory: 128 } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('hog');
+      const done = await engine.result((await engine.trigger('hog')).runId, { timeout: '90s' });
+      expect(done.status).toBe('failed');
+      expect(done.steps[0]).toMatchObject({ name: 'hog', status: 'failed', attempts: 2 });
+      expect(done.error?.message).toMatch(/Array buffer allocation failed|exceeded its memory cap of 128 MiB/);
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+
+  it('a child that crashes in a step (exit 70) fails that attempt with the reason; at load, the run fails at once', async () => {
+    const { dir, file } = fileIn('crash', `const loading = (() => { try { return Deno.env.get('CRASH_AT_LOAD'); } catch { return undefined; } })();
+export default workflow('crash', { permissions: { env: ['CRASH_AT_LOAD'] } }, (w) => {
+  w.trigger(manual());
+  w.run(({ step }) => step.do('unstable', { retries: { limit: 3, delay: 10 } }, () => Deno.exit(70)));
+});\nif (loading && Deno.args.length > 0) Deno.exit(70);\n`);
+    // No warm child: the env read at spawn decides where this file crashes.
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { warmIdle: 0 } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('crash');
+      const done = await engine.result((await engine.trigger('crash')).runId, { timeout: '90s' });
+      expect(done.status).toBe('failed');
+      expect(done.steps[0]).toMatchObject({ name: 'unstable', status: 'failed', attempts: 3 });
+      expect(done.error?.message).toMatch(/^step 'unstable': the run child of \S+ \(pid \d+\) crashed \(exit 70\)/);
+      process.env.CRASH_AT_LOAD = '1';
+      const early = await engine.result((await engine.trigger('crash')).runId, { timeout: '60s' });
+      expect(early.status).toBe('failed');
+      expect(early.error?.message).toMatch(/crashed \(exit 70\).*\(before it connected: while loading the workflow file\)$/);
+    } finally {
+      delete process.env.CRASH_AT_LOAD;
+      await engine.stop();
+    }
+  }, 120_000);
+});
