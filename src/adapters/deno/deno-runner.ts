@@ -27,6 +27,9 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
+
+/** Every child's first module (runner/prelude.ts: no Node-compat globals). */
+const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
 import { checkGrants, type Protected } from './grant-check.ts';
 import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
@@ -179,7 +182,7 @@ export class DenoRunner {
     const known = this.storedDescription(snap.digest);
     if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
-    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     this.live.add(child); // killed too if the engine stops meanwhile
     void child.exited.then(() => this.live.delete(child));
@@ -364,7 +367,7 @@ export class DenoRunner {
     const p = spec.permissions;
     const view = this.view(spec.dir, grantedPaths(spec.baseDir, p.read), grantedPaths(spec.baseDir, p.write), (p.net ?? []).length > 0);
     const mem = this.memoryMiB();
-    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem);
+    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, PRELUDE, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem);
     let child: DenoChild;
     try {
       child = new DenoChild(cmd.file, cmd.args, this.env(env), spec.dir, cmd.infoFd);
