@@ -7,7 +7,7 @@
 // workflow code still awaiting then is left on a promise that never settles (so a user's
 // try/catch cannot swallow a suspension).
 import {
-  CancelledError, NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo,
+  CancelledError, NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo, type ErrorInfo,
 } from '../domain/errors.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
 import type { JournalEntry } from '../domain/journal.ts';
@@ -126,6 +126,10 @@ export class RunSession {
   private deliveredAt = 0;
   /** Steps at positions below it were called before the cancel was delivered. */
   private cancelSeq = Infinity;
+  /** A CancelledError was handed to one of the code's step calls before the workflow
+   *  function returned or threw: only then does the run end `cancelled` (a replay hands the
+   *  recorded ones back in the same completion order, so it decides the same). */
+  private cancelReachedCode = false;
   private graceTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
@@ -184,10 +188,13 @@ export class RunSession {
       try {
         const output = await this.fn({ input: decodeValue(this.log.input), step, ctx });
         this.returned = true;
+        const cancelled = this.cancelReachedCode;
         if (this.outcome) return;
         // A step the code started but did not await (a race's loser, a `void step.do`)
         // still runs once and is recorded before the run ends.
         await this.settledAll();
+        if (this.outcome) return;
+        await this.cancelAtFinish();
         if (this.outcome) return;
         await this.flushPending();
         const fin = decideFinish(this.log.entries, this.seq);
@@ -195,7 +202,7 @@ export class RunSession {
         const closed = this.log.close?.(this.seq);
         if (closed && !this.checkRecorded({ seq: this.seq, kind: 'end', name: '' }, await this.io(closed))) return;
         if (this.outcome) return;
-        if (this.log.cancelRequested() || this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
+        if (this.log.cancelRequested() || cancelled) return this.finish({ type: 'cancelled' });
         let out: Json;
         try {
           out = encodeValue(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes).stored;
@@ -205,14 +212,17 @@ export class RunSession {
         this.finish({ type: 'succeeded', output: out });
       } catch (err) {
         this.returned = true;
+        const cancelled = this.cancelReachedCode;
         if (this.outcome || err instanceof Finished) return;
         // Steps still running (a Promise.all that rejected early) end and are recorded
         // first, so a retry replays them instead of running their bodies again.
         await this.settledAll();
         if (this.outcome) return;
+        await this.cancelAtFinish();
+        if (this.outcome) return;
         await this.flushPending().catch(() => {});
         // Cancelled: whatever the code threw after its cleanup, the run ends cancelled.
-        if (this.cancelPhase === 'delivered') return this.finish({ type: 'cancelled' });
+        if (cancelled) return this.finish({ type: 'cancelled' });
         this.finish({ type: 'failed', error: toErrorInfo(err) });
       }
     })();
@@ -278,11 +288,27 @@ export class RunSession {
     void this.io(Promise.all(writes)).then(() => {
       targets.forEach((p, i) => {
         const turn = this.order.gate(orders[i], p.call!.seq);
-        if (turn) void turn.then(() => p.reject(fromErrorInfo(info)));
-        else p.reject(fromErrorInfo(info));
+        if (turn) void turn.then(() => this.rejectCancelled(p, info));
+        else this.rejectCancelled(p, info);
       });
     });
     this.activity++;
+  }
+
+  /** The code returned (or threw) before a pending cancel reached it: the run keeps that
+   *  outcome, but the steps still waiting (race losers, and the steps the pending cancel
+   *  held from running) get the cancel now, as at any quiescence, and are recorded failed
+   *  with CancelledError: every step the code called ends with an outcome in the journal
+   *  (simulation seed 3101857: a held loser `fetch` was left with nothing recorded). Code
+   *  that reacts to them (a loser's catch) runs its cleanup steps before the run ends. */
+  private async cancelAtFinish(): Promise<void> {
+    if (this.cancelPhase !== 'pending' || !this.deliverCancel()) return;
+    await this.settledAll();
+  }
+
+  private rejectCancelled(p: PendingStep, info: ErrorInfo): void {
+    if (!this.returned) this.cancelReachedCode = true;
+    p.reject(fromErrorInfo(info));
   }
 
   /** Cleanup that outlives the grace bound ends the run anyway. */
@@ -652,6 +678,7 @@ export class RunSession {
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
     const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
+    if (entry.error?.name === 'CancelledError' && !this.returned) this.cancelReachedCode = true;
     return decodeValue(replayed(entry)) as Json | undefined;
   }
 

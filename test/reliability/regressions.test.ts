@@ -76,6 +76,15 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   it('seed 946221', async () => {
     expect((await runSeed(946221, { faultPoints: true })).violations).toEqual([]);
   });
+  // A cancel requested while the run slept was pending in its next execution; a race's losing
+  // chain called step.do('fetch'), which the pending cancel held, and the workflow function
+  // returned first (its last wait timed out): the run ended succeeded with `fetch` neither run
+  // nor cancelled. Fix: RunSession delivers a pending cancel to the steps still waiting before
+  // the run finishes (recorded failed with CancelledError), and the run keeps its outcome
+  // unless a CancelledError reached the code before it returned (test/unit/cancel-at-finish.test.ts).
+  it('seed 3101857', async () => {
+    expect((await runSeed(3101857, { faultPoints: true })).violations).toEqual([]);
+  });
 });
 
 describe('fuzz findings', () => {

@@ -7,69 +7,10 @@
 // interleavings the simulation found happen on every run; each fails on the engine before
 // the fix. The same invariant on real backends: test/conformance/own-results.ts.
 import { describe, expect, it } from 'vitest';
-import type { JournalEntry } from '../../src/domain/journal.ts';
 import type { Json } from '../../src/domain/json.ts';
-import type { StepLog } from '../../src/ports/step-log.ts';
-import type { RunOutcome } from '../../src/runtime/run-outcome.ts';
 import { RunSession } from '../../src/runtime/run-session.ts';
 import type { StepApi, WorkflowFn } from '../../sdk/types.ts';
-
-interface Run {
-  log: StepLog;
-  /** What the log holds after the session (the next session's entries). */
-  journal: JournalEntry[];
-  setNow(t: number): void;
-  /** The run's cancel is requested now (the session hears it through onCancel). */
-  cancel(): void;
-}
-
-function memLog(entries: readonly JournalEntry[], signals: Record<string, Json[]> = {}): Run {
-  const journal: JournalEntry[] = [];
-  for (const e of entries) journal[e.seq] = { ...e };
-  let batch: (() => void)[] = [];
-  const commit = <T>(apply: () => T): Promise<T> =>
-    new Promise<T>((resolve) => {
-      if (batch.push(() => resolve(apply())) > 1) return;
-      setImmediate(() => {
-        const b = batch;
-        batch = [];
-        for (const f of b) f();
-      });
-    });
-  let now = 1_000;
-  let cancelState: 'none' | 'requested' = 'none';
-  let listener: ((reason: Error) => void) | undefined;
-  const log: StepLog = {
-    runId: 'r1',
-    workflow: 'wf',
-    input: null,
-    entries: journal.map((e) => ({ ...e })),
-    now: () => now,
-    random: () => 0.5,
-    attempt: async (_call, _attempt, run) => run(),
-    record: (e) => commit(() => void (journal[e.seq] = { ...e })),
-    takeSignal: (name, e) =>
-      commit(() => {
-        const payload = signals[name]?.shift();
-        if (payload === undefined) return undefined;
-        journal[e.seq] = { ...e, result: payload };
-        return { payload };
-      }),
-    emit: (e) => commit(() => void (journal[e.seq] = { ...e })),
-    cancelRequested: () => false,
-    cancelState: () => cancelState,
-    onCancel: (l) => void (listener = l),
-  };
-  return {
-    log,
-    journal,
-    setNow: (t) => void (now = t),
-    cancel: () => {
-      cancelState = 'requested';
-      listener?.(new Error('run r1 was cancelled'));
-    },
-  };
-}
+import { after, memLog } from './fixtures/mem-step-log.ts';
 
 /** step.do(name) whose body returns `site`; a value from another body is noted. */
 const owned = (mismatches: string[]) => async (step: StepApi, name: string, site: string): Promise<Json> => {
@@ -77,14 +18,6 @@ const owned = (mismatches: string[]) => async (step: StepApi, name: string, site
   if (v !== site) mismatches.push(`the call at ${site} got ${JSON.stringify(v)}`);
   return v;
 };
-
-/** The journal as the next session reads it: what the log recorded plus what the outcome
- *  carries (a suspension's entries). */
-function after(run: Run, o: RunOutcome): JournalEntry[] {
-  const out = run.journal.slice();
-  if (o.type === 'suspended') for (const e of o.entries) out[e.seq] = e;
-  return out.filter((e): e is JournalEntry => e !== undefined);
-}
 
 describe('repeated step names keep their own results across executions', () => {
   it("ctx.emit's result does not overtake a sibling branch's result released in the same turn (seed 946221)", async () => {
