@@ -82,9 +82,13 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // nor cancelled. Fix: RunSession delivers a pending cancel to the steps still waiting before
   // the run finishes (recorded failed with CancelledError), and the run keeps its outcome
   // unless a CancelledError reached the code before it returned (test/unit/cancel-at-finish.test.ts).
-  it('seed 3101857', async () => {
-    expect((await runSeed(3101857, { faultPoints: true })).violations).toEqual([]);
-  });
+  // 5011159: the same mechanism on another shape (fetch#3 held), found by the long run of
+  // 2026-12-03 on the code before that fix.
+  for (const seed of [3101857, 5011159]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
 });
 
 describe('fuzz findings', () => {
