@@ -16,7 +16,7 @@
 // refused with a SerializationError naming the value and its path inside it.
 import { DevalueError, stringify, unflatten } from 'devalue';
 import { SerializationError } from './errors.ts';
-import { humanBytes, oversize, type Json } from './json.ts';
+import { humanBytes, oversize, plainData, type Json } from './json.ts';
 
 export const VALUE_TAG = '$tqv';
 
@@ -67,7 +67,7 @@ export function encodeValue<A>(value: unknown, whatOf: string | ((arg: A) => str
   try {
     // In the try: a getter or a Proxy trap that throws is a refusal too.
     if (value === undefined) text = 'null';
-    else if (plainJson(value, 0) && !hasTagKey(value)) text = JSON.stringify(value);
+    else if (plainData(value, true) && !hasTagKey(value)) text = JSON.stringify(value);
     else text = `{"${VALUE_TAG}":${stringify(value, reducers)}}`;
   } catch (err) {
     throw new SerializationError(refusal(label(whatOf, arg), err));
@@ -157,36 +157,3 @@ function isNative(ctor: unknown): boolean {
     return false;
   }
 }
-
-/** True when JSON.stringify gives `v`'s exact JSON with nothing converted or dropped, and
- *  JSON.parse gives back an equal value: only strings, finite numbers (not -0), booleans,
- *  null, arrays and objects of Object's (or no) prototype without a toJSON, with nothing
- *  undefined inside. Everything else takes devalue. A getter on a plain object (or a
- *  Proxy's trap) runs twice, once here and once in JSON.stringify. */
-function plainJson(v: unknown, depth: number): boolean {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(v) && !Object.is(v, -0);
-    case 'object': {
-      if (v === null) return true;
-      if (depth === MAX_PLAIN_DEPTH || 'toJSON' in v) return false;
-      const proto = Object.getPrototypeOf(v);
-      if (Array.isArray(v)) {
-        if (proto !== Array.prototype) return false;
-        for (let i = 0; i < v.length; i++) if (!plainJson(v[i], depth + 1)) return false;
-        return true;
-      }
-      if (proto !== Object.prototype && proto !== null) return false;
-      for (const k in v) if (!plainJson((v as Record<string, unknown>)[k], depth + 1)) return false;
-      return true;
-    }
-    default:
-      return false;
-  }
-}
-
-/** Nesting the fast check follows; deeper values (and cycles) take devalue. */
-const MAX_PLAIN_DEPTH = 64;
