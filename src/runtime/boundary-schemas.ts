@@ -11,9 +11,12 @@ import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
 
 /** The input a run of `name` starts with: parsed by its input schema when it has one. */
-export async function checkedInput(registry: WorkflowRegistry, name: string, input: unknown): Promise<unknown> {
+// Both checks answer `{ value }`, never the value itself: an async function that returns an
+// object with a `then` (or a Proxy whose traps throw) has it adopted as a promise, so a
+// thenable input became its resolution and a throwing Proxy escaped as a raw error.
+export async function checkedInput(registry: WorkflowRegistry, name: string, input: unknown): Promise<{ value: unknown }> {
   const schema = registry.get(name).definition.schemas?.input;
-  return schema ? validateWith(schema, input, `workflow '${name}' input`) : input;
+  return { value: schema ? await validateWith(schema, input, `workflow '${name}' input`) : input };
 }
 
 /** Refuses a payload that some subscriber of `event` would refuse (its event() schema, then
@@ -36,14 +39,14 @@ export function anySignalSchemas(registry: WorkflowRegistry): boolean {
 
 /** The payload a signal of `name` to a run of `workflow` carries: parsed by the declared
  *  schema when there is one, else as given. */
-export async function checkedSignal(registry: WorkflowRegistry, workflow: string, runId: string, name: string, payload: unknown): Promise<unknown> {
+export async function checkedSignal(registry: WorkflowRegistry, workflow: string, runId: string, name: string, payload: unknown): Promise<{ value: unknown }> {
   let schema: StandardSchemaV1 | undefined;
   try {
     schema = registry.get(workflow).definition.schemas?.signals?.[name];
   } catch {
-    return payload; // a run of a workflow no longer registered: nothing declared here
+    return { value: payload }; // a run of a workflow no longer registered: nothing declared here
   }
-  return schema ? validateWith(schema, payload, `signal '${name}' to run ${runId} (workflow '${workflow}')`) : payload;
+  return { value: schema ? await validateWith(schema, payload, `signal '${name}' to run ${runId} (workflow '${workflow}')`) : payload };
 }
 
 /** The run function with the output schema applied: an output that fails fails the run. */

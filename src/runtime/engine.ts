@@ -343,7 +343,7 @@ export class Engine {
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
-    const data = jsonArg(await checkedInput(this.registry, name, input), `input of trigger('${name}')`, this.maxPayloadBytes);
+    const data = jsonArg((await checkedInput(this.registry, name, input)).value, `input of trigger('${name}')`, this.maxPayloadBytes);
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
   }
 
@@ -364,7 +364,7 @@ export class Engine {
     if (signal.includes(RESERVED_IN_NAMES)) throw new ValidationError(`signal name '${signal}' contains '#', which no waitForEvent name can (it is reserved for repeated step names)`);
     // A declared payload schema (workflow option `signals`): refused to the sender, nothing
     // stored, so the wait goes on waiting.
-    const value = anySignalSchemas(this.registry) ? await checkedSignal(this.registry, (await this.view(id)).workflow, id, signal, payload) : payload;
+    const value = anySignalSchemas(this.registry) ? (await checkedSignal(this.registry, (await this.view(id)).workflow, id, signal, payload)).value : payload;
     return this.executor.signal(id, signal, jsonArg(value, `payload of signal('${signal}')`, this.maxPayloadBytes));
   }
 
