@@ -89,6 +89,16 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
     });
   }
+  // A cancel accepted for a suspended run (waiting: 5011614, sleeping: 5011347) committed, then
+  // the engine died before the run's execution claimed it: start-up resumed only pending and
+  // running runs, so the cancel waited for the run's own wake (never, for a wait without a
+  // timeout). Fix: the accepted cancel is also a due wake (store.ts requestCancel), and the
+  // simulation checks that every accepted cancel ends its run within the grace.
+  for (const seed of [5011614, 5011347]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
 });
 
 describe('fuzz findings', () => {

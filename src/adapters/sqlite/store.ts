@@ -226,7 +226,11 @@ export class SqliteStore {
       getRun: q(`SELECT * FROM runs WHERE run_id = ?`),
       setStatus: q(RUN_WRITES.setStatus),
       finishRun: q(RUN_WRITES.finishRun),
+      // A suspended run's accepted cancel is also a due wake: after a crash, start-up's first
+      // timer scan resumes it (runs_wake index) so the cancel is delivered, not lost until
+      // something else wakes the run; an execution clears wake_at as it claims the run.
       requestCancel: q(`UPDATE runs SET cancel_requested = 1, updated_at = @now,
+                          wake_at = CASE WHEN status IN ('waiting', 'sleeping', 'retrying') THEN @now ELSE wake_at END,
                           cancel_at = CASE WHEN cancel_by IS NULL AND @by IS NOT NULL THEN @now ELSE cancel_at END,
                           cancel_by = coalesce(cancel_by, @by) WHERE run_id = @run_id`),
       // A cancel that ends the run at once records its asker too (the first asker stays).

@@ -46,6 +46,7 @@ import type { WorkflowFn } from '../../../sdk/types.ts';
 import { DB_FILE, SqliteStore } from '../../../src/adapters/sqlite/store.ts';
 import { FAULT_POINTS, FaultPoints, type FaultPoint } from '../../../src/adapters/sqlite/fault-points.ts';
 import { RunStateError, UnknownRunError } from '../../../src/domain/errors.ts';
+import { DEFAULT_CANCEL_GRACE_MS } from '../../../src/domain/cancel.ts';
 import { lastRecordedAt, type JournalEntry } from '../../../src/domain/journal.ts';
 import type { Json } from '../../../src/domain/json.ts';
 import type { StepLog } from '../../../src/ports/step-log.ts';
@@ -490,6 +491,14 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const knownRuns: string[] = [];
   const emitAcks = new Map<string, string[]>();
   const signalAcks: { runId: string; name: string; n: number }[] = [];
+  // Runs whose cancel the engine accepted: each must end within the cancel grace, crashes or not.
+  const cancelAcks = new Set<string>();
+  // The highest clock reading seen: a cancel delivered before a backward jump keeps its
+  // grace deadline on the clock it was delivered by.
+  let clockHigh = 0;
+  const seeClock = () => {
+    clockHigh = Math.max(clockHigh, clockNow, t ? t.now() : 0);
+  };
   let runNo = 0;
   let signalNo = 0;
 
@@ -513,10 +522,12 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     await start(0);
     const nActions = rng.int(12, 40);
     for (let i = 0; i < nActions; i++) {
+      seeClock();
       if (!live) await start(rng.pick([0, 0, 0, MIN, HOUR, DAY, -HOUR, -DAY]));
       report.actions++;
       const engine = t!.engine;
       const r = rng();
+      seeClock();
       trace(`action ${i} r=${r.toFixed(3)} gen ${gen} now ${t!.now()}`);
       try {
         if (r < 0.22) {
@@ -555,6 +566,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
           const runId = rng.pick(knownRuns);
           try {
             await engine.runs.cancel(runId);
+            cancelAcks.add(runId);
           } catch (err) {
             expectDocumented(err, `cancel(${runId})`, [RunStateError]);
           }
@@ -614,6 +626,17 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       if (crashed()) {
         noteCrash();
         continue;
+      }
+      if (round === 0 && cancelAcks.size > 0) {
+        // Before any wait is answered (an answer would wake a run whose cancel was lost): past
+        // the grace, every accepted cancel has ended its run.
+        seeClock();
+        await guard('advance', t!.advance(clockHigh - t!.now() + DEFAULT_CANCEL_GRACE_MS + 1));
+        const status = ro!.prepare(`SELECT status FROM runs WHERE run_id = ?`);
+        for (const id of cancelAcks) {
+          const st = (status.get(id) as { status: string } | undefined)?.status;
+          if (st && !['succeeded', 'failed', 'cancelled'].includes(st)) violate(`cancel: run ${id}'s accepted cancel was lost: still ${st} past the grace`);
+        }
       }
       const open = ro!.prepare(`SELECT run_id, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')`).all() as { run_id: string; status: string }[];
       if (open.length === 0 || (round >= 4 && stuckRows().length === 0)) break;
