@@ -112,6 +112,13 @@ export class RunSession {
   private lookTail: Map<string, Promise<void>> | undefined;
   /** The workflow function returned or threw: the session only drains and finishes. */
   private returned = false;
+  private returnedAt?: { promise: Promise<void>; resolve: () => void };
+  /** The cancel grace bounds the cleanup of a cancel the code got before it returned. One
+   *  delivered after the return (to steps it never awaited) leaves the run's outcome to the
+   *  code, whatever the clock says: with the grace, a later execution whose clock was past
+   *  it (a restart after a crash before the outcome's commit, seed 6042356) ended `cancelled`
+   *  a run the code had finished, and a replay could not tell which the execution chose. */
+  private graceBounds = true;
   /** Step calls whose promise has not settled yet (to tell concurrent code apart). */
   private unsettled = 0;
   /** Of those, doNow's handed back in this turn of the event loop: uncounted at its end. */
@@ -162,6 +169,7 @@ export class RunSession {
       // Steps after the last one the cancel reached were called after it: cleanup, which a
       // cancel does not reach (a cleanup wait that looks in vain waits, as it did then).
       this.cancelSeq = Math.max(...delivered.map((e) => e.seq)) + 1;
+      this.graceBounds = delivered.some((e) => e.error?.fields?.afterReturn !== true);
     } else if (log.cancelState?.() === 'requested') this.cancelPhase = 'pending';
   }
 
@@ -181,13 +189,13 @@ export class RunSession {
       for (const ac of this.aborts.values()) ac.abort(reason);
       this.cancelArrived();
     });
-    if (this.cancelPhase === 'delivered') this.armGrace();
+    if (this.cancelPhase === 'delivered' && this.graceBounds) this.armGrace();
     const step = this.stepApi();
     const ctx = this.context(step);
     void (async () => {
       try {
         const output = await this.fn({ input: decodeValue(this.log.input), step, ctx });
-        this.returned = true;
+        this.markReturned();
         const cancelled = this.cancelReachedCode;
         if (this.outcome) return;
         // A step the code started but did not await (a race's loser, a `void step.do`)
@@ -211,7 +219,7 @@ export class RunSession {
         }
         this.finish({ type: 'succeeded', output: out });
       } catch (err) {
-        this.returned = true;
+        this.markReturned();
         const cancelled = this.cancelReachedCode;
         if (this.outcome || err instanceof Finished) return;
         // Steps still running (a Promise.all that rejected early) end and are recorded
@@ -227,6 +235,11 @@ export class RunSession {
       }
     })();
     return this.done;
+  }
+
+  private markReturned(): void {
+    this.returned = true;
+    this.returnedAt?.resolve();
   }
 
   private finish(o: RunOutcome): void {
@@ -251,22 +264,26 @@ export class RunSession {
   /** Throws a CancelledError into every step the code waits on (a sleep, a wait, a retry
    *  backoff, a body in flight), recording each as failed with it so a replay throws it at
    *  the same places. From here on new steps run: they are the code's cleanup. */
-  private deliverCancel(): boolean {
+  private deliverCancel(afterReturn = false): boolean {
     const targets = this.pendingSteps.values().filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
     if (targets.length === 0) return false;
     this.cancelPhase = 'delivered';
     this.deliveredAt = this.log.now();
     this.cancelSeq = this.seq;
-    this.armGrace();
+    this.graceBounds = !afterReturn;
+    if (this.graceBounds) this.armGrace();
     // Every blocked branch is among the targets: nothing of theirs waits any more.
     this.blocked.length = 0;
-    this.cancelTargets(targets);
+    this.cancelTargets(targets, afterReturn);
     return true;
   }
 
   /** Records each target failed with CancelledError, then rejects it into the code. */
-  private cancelTargets(targets: PendingStep[]): void {
+  private cancelTargets(targets: PendingStep[], afterReturn = false): void {
     const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
+    // Delivered after the function returned (cancelAtFinish): said in the journal, so a
+    // replay hands it back after the return too and decides the run's end the same.
+    if (afterReturn) info.fields = { ...info.fields, afterReturn: true };
     const orders: number[] = [];
     const writes = targets.map((p) => {
       p.cancelled = true;
@@ -302,7 +319,7 @@ export class RunSession {
    *  (simulation seed 3101857: a held loser `fetch` was left with nothing recorded). Code
    *  that reacts to them (a loser's catch) runs its cleanup steps before the run ends. */
   private async cancelAtFinish(): Promise<void> {
-    if (this.cancelPhase !== 'pending' || !this.deliverCancel()) return;
+    if (this.cancelPhase !== 'pending' || !this.deliverCancel(true)) return;
     await this.settledAll();
   }
 
@@ -474,7 +491,7 @@ export class RunSession {
         return this.checkQuiescent();
       }
       if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
-      this.finish(suspension(this.blocked, this.cancelPhase === 'delivered' ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : undefined));
+      this.finish(suspension(this.blocked, this.cancelPhase === 'delivered' && this.graceBounds ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : undefined));
     });
   }
 
@@ -678,6 +695,10 @@ export class RunSession {
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
     const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
+    // A cancel the execution delivered only after the function returned (to steps the code
+    // never awaited) reaches the code after the return here too (seed 6042356: handed back
+    // in completion order, it came first and the replay ended cancelled, stored succeeded).
+    if (entry.error?.fields?.afterReturn === true && !this.returned) await (this.returnedAt ??= promiseWithResolve()).promise;
     if (entry.error?.name === 'CancelledError' && !this.returned) this.cancelReachedCode = true;
     return decodeValue(replayed(entry)) as Json | undefined;
   }
@@ -917,4 +938,10 @@ function failedAttempt(err: unknown): AttemptResult {
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function promiseWithResolve(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }

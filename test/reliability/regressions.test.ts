@@ -94,7 +94,17 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // running runs, so the cancel waited for the run's own wake (never, for a wait without a
   // timeout). Fix: the accepted cancel is also a due wake (store.ts requestCancel), and the
   // simulation checks that every accepted cancel ends its run within the grace.
-  for (const seed of [5011614, 5011347]) {
+  // 6035157 (the 100,000-seed run): the cancel of a run created and queued but not yet
+  // executing was written, and the execution then started from the run's creation-time view
+  // (pending, untouched), never read it, and suspended waiting; nothing woke it again. Fix:
+  // executor.ts cancel() drops that view, an execution that began meanwhile hears the cancel
+  // as an active run does, and a suspension with an undelivered cancel is due at once.
+  // 6042356 (same run): a cancel delivered after the function returned (to a race's losers)
+  // armed the grace; the next execution after a crash before the outcome's commit, with a
+  // clock past the grace, ended `cancelled` a run the code had finished (and the replay could
+  // not tell which). Fix: run-session.ts, such a cancel is marked in the journal and the
+  // grace bounds only the cleanup of a cancel the code got before it returned.
+  for (const seed of [5011614, 5011347, 6035157, 6042356]) {
     it(`seed ${seed}`, async () => {
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
     });

@@ -311,7 +311,17 @@ export class SqliteExecutor implements DurableExecutor {
       return;
     }
     if (!force) {
+      // A run created and queued but not yet executing would start from its creation-time
+      // view (pending, untouched) and never read the cancel: its execution reads the row.
+      this.fresh.delete(runId);
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
+      // An execution that began while the cancel was being written may have read the row
+      // before it: it hears the cancel as an active run would.
+      const began = this.active.get(runId);
+      if (began && began.cancel === 'none') {
+        began.cancel = 'requested';
+        began.abort?.(new RunStateError(`run ${runId} was cancelled`));
+      }
       this.dispatch(runId);
       return;
     }
@@ -556,7 +566,8 @@ export class SqliteExecutor implements DurableExecutor {
         if (outcome.type === 'interrupted') throw outcome.cause;
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
-        const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
+        // Read in the write's own turn: a cancel accepted up to then and not yet delivered.
+        const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome, act.cancel === 'forced' || (act.cancel === 'requested' && !session.cancelDelivered)));
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
@@ -602,7 +613,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   /** Inside a transaction: records the session's outcome; the time it wrote. */
-  private applyOutcome(runId: string, o: RunOutcome): number {
+  private applyOutcome(runId: string, o: RunOutcome, cancelPending = false): number {
     const now = this.now();
     switch (o.type) {
       case 'succeeded':
@@ -621,7 +632,10 @@ export class SqliteExecutor implements DurableExecutor {
         break;
       case 'suspended':
         for (const entry of o.entries) this.store.recordStep(runId, entry);
-        this.store.setStatus(runId, o.status, o.wakeAt, now);
+        // A suspension with an accepted cancel not yet delivered is due at once, like the
+        // cancel of a suspended run (store.ts requestCancel): if this engine stops or dies
+        // before its next execution delivers it, start-up's timer scan resumes the run.
+        this.store.setStatus(runId, o.status, cancelPending ? now : o.wakeAt, now);
         break;
     }
     return now;

@@ -567,6 +567,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
           try {
             await engine.runs.cancel(runId);
             cancelAcks.add(runId);
+            trace(`cancel ${runId} accepted`);
           } catch (err) {
             expectDocumented(err, `cancel(${runId})`, [RunStateError]);
           }
