@@ -40,6 +40,8 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly schemas?: WorkflowSchemas;
 }
 
+/** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
+ *  `signals` options). */
 export interface WorkflowSchemas {
   readonly input?: StandardSchemaV1;
   readonly output?: StandardSchemaV1;
