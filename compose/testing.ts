@@ -57,10 +57,12 @@ export interface TestEngine {
  * @throws ValidationError when `startAt` is not a time, or the config is invalid.
  * @example
  * ```ts
- * const t = await createTestEngine({ workflows: [nudge] });
+ * import { createTestEngine } from '@tranquil/engine/testing';
+ *
+ * const t = await createTestEngine({ workflows }); // your workflow() definitions
  * const { runId } = await t.engine.trigger('activation-nudge', { userId: 'u1' });
- * await t.advance('48h');
- * console.log((await t.engine.runs.get(runId)).status); // e.g. waiting
+ * await t.advance('48h'); // the run's 48-hour sleep ends now
+ * console.log((await t.engine.runs.get(runId)).status);
  * await t.close();
  * ```
  */

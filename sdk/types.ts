@@ -89,7 +89,7 @@ export interface InvokeOptions extends StartChildOptions {
  *
  * @example
  * ```ts
- * const user = await step.do('fetch', () => loadUser(input.userId));
+ * const user = await step.do('fetch', async () => (await fetch(`https://api.example.com/users/${input.userId}`)).json());
  * await step.sleep('pause', '48h');
  * const reply = await step.waitForEvent('reply', { timeout: '7d' });
  * ```

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkBlocks, type BlockCheck } from './check-blocks.ts';
 import { docFiles, readMarkdown, REPO, type CodeBlock } from './markdown.ts';
+import { exampleBlocks, examplesIn } from './examples.ts';
 import { runBlocks } from './run-blocks.ts';
 
 // A planted set of pages, checked in the same program as the real ones (one compile).
@@ -38,8 +39,16 @@ writeFileSync(join(root, 'docs', 'a.md'), ['# A', '', '```ts', "await engine.run
 
 let docs: BlockCheck;
 let planted: BlockCheck;
+let examples: BlockCheck;
+let plantedExample: BlockCheck;
+const plantedSource = ['/**', ' * Does x.', ' * @example', ' * ```ts', " * const n: number = 'no';", ' * ```', ' * @throws never', ' * ```ts', ' * not an example', ' * ```', ' */', 'export const x = 1;'].join('\n');
 beforeAll(() => {
-  [docs, planted] = checkBlocks([{ files: docFiles() }, { files: docFiles(root), root, label: 'planted:' }]) as [BlockCheck, BlockCheck];
+  [docs, planted, examples, plantedExample] = checkBlocks([
+    { files: docFiles() },
+    { files: docFiles(root), root, label: 'planted:' },
+    { files: [], blocks: exampleBlocks(), label: 'example:' },
+    { files: [], blocks: examplesIn('x.ts', plantedSource), label: 'p:' },
+  ]) as [BlockCheck, BlockCheck, BlockCheck, BlockCheck];
 }, 180_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -52,6 +61,17 @@ describe('docs code blocks', () => {
     // Fragments are the exception: at most one in five blocks.
     expect(r.fragments.length).toBeLessThanOrEqual(Math.ceil((r.checked.length + r.fragments.length) / 5));
   }, 120_000);
+
+  it('every @example ```ts block of the sources\' doc comments (the API reference\'s) type-checks', () => {
+    console.log(`docs code: ${examples.checked.length} @example blocks type-checked (${examples.checked.map((b) => `${b.file}:${b.line}`).join(', ')})`);
+    expect(examples.errors).toEqual([]);
+    expect(examples.checked.map((b) => b.file)).toEqual(expect.arrayContaining(['example:sdk/workflow.ts', 'example:compose/testing.ts', 'example:src/runtime/engine.ts']));
+  });
+
+  it('a planted broken @example block fails at its source line; the next tag ends the example', () => {
+    expect(plantedExample.checked.map((b) => `${b.file}:${b.line}`)).toEqual(['p:x.ts:4']);
+    expect(plantedExample.errors).toEqual([expect.stringMatching(/^p:x\.ts:5: TS2322 /)]);
+  });
 
   it('a planted broken block fails at its Markdown line; a fragment and a given comment are honoured', () => {
     expect(planted.checked.map((b) => `${b.file}:${b.line}`)).toEqual(['planted:README.md:3', 'planted:README.md:15', 'planted:docs/a.md:3', 'planted:docs/run.md:3', 'planted:docs/run.md:13', 'planted:docs/run.md:19']);
