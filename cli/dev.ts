@@ -3,11 +3,14 @@
 // generation, bin/project-esm.mjs), stops the engine (in-flight runs are durable: nothing is
 // lost, a body cut off runs again with the same idempotency key), and replays every in-flight
 // run against the new code without running a step (src/runtime/replay-check.ts) BEFORE any of
-// them resumes. When none diverges, the engine starts again on the new code. When some would,
-// it names each run and the step where it diverges and holds the engine (every run waits)
-// until the user decides: `k` keeps the old code for those runs (new runs get the new code),
-// `f` lets them replay the new code (they fail with NonDeterminismError), or undoing the edit
-// reloads and resumes them. A config that fails to load keeps the running code.
+// them resumes. Then the engine starts again on the new code. When some runs would diverge,
+// it names each run and the step where it diverges and holds THOSE runs (every other run,
+// new runs included, goes on) until the user decides: `k` keeps the old code for them (new
+// runs get the new code), `f` lets them replay the new code (they fail with
+// NonDeterminismError), or undoing the edit reloads and resumes them. A held run is held at
+// its run function: when the engine executes it (at once, or when its sleep or wait ends) the
+// function awaits the decision before any of its code runs, so its journal is untouched. A
+// config that fails to load keeps the running code.
 import type { Command } from 'commander';
 import { dirname, relative, sep } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -26,6 +29,9 @@ import { loadProject, type Project } from './project.ts';
 import { common, type Common } from './program.ts';
 
 type Diverging = Extract<CheckVerdict, { ok: false }> & { version: string };
+/** A held run's pending decision: resolves with the code it runs (the old code), or
+ *  undefined for the code it was registered with (the new). */
+interface Gate { decided: Promise<WorkflowFn | undefined>; decide(fn: WorkflowFn | undefined): void }
 interface Running { engine: Engine; panel?: { url: string; close(): Promise<void> } }
 interface DevOptions extends Common { panel: boolean; panelPort: number }
 
@@ -48,9 +54,27 @@ export async function dev(o: DevOptions): Promise<number> {
   let running: Running | undefined;
   let held: { project: Project; previous: Project; diverging: Diverging[] } | undefined;
 
+  // The held runs, by run id. Replaced (not settled) on every stop: the sessions a stopped
+  // engine abandoned while they awaited a gate are then unreachable and never run on.
+  let gates = new Map<string, Gate>();
+  const gate = (): Gate => {
+    let decide!: Gate['decide'];
+    const decided = new Promise<WorkflowFn | undefined>((resolve) => (decide = resolve));
+    return { decided, decide };
+  };
+
+  // Through forVersion only: `fn` (whose source is the version digest new runs record) stays
+  // the definition's own.
   const withKept = (defs: WorkflowDefinition[]) => defs.map((d) => {
-    const old = kept.get(d.name);
-    return old?.size ? Object.freeze({ ...d, forVersion: (v: string) => old.get(v) ?? d.forVersion?.(v) ?? d.fn }) : d;
+    const holds = held?.diverging.some((h) => h.workflow === d.name) ?? false;
+    if (!kept.get(d.name)?.size && !holds) return d;
+    // Read when a run executes: a `k` answered while this engine runs counts from then on.
+    const code = (v: string): WorkflowFn => kept.get(d.name)?.get(v) ?? d.forVersion?.(v) ?? d.fn;
+    const gated = (inner: WorkflowFn): WorkflowFn => (args) => {
+      const g = gates.get(args.ctx.runId);
+      return g ? g.decided.then((fn) => (fn ?? inner)(args)) : inner(args);
+    };
+    return Object.freeze({ ...d, forVersion: (v: string) => (holds ? gated(code(v)) : code(v)) });
   });
 
   const start = async (p: Project) => {
@@ -65,6 +89,7 @@ export async function dev(o: DevOptions): Promise<number> {
   const stop = async () => {
     const r = running;
     running = undefined;
+    gates = new Map();
     await r?.panel?.close();
     await r?.engine.stop();
   };
@@ -107,26 +132,35 @@ export async function dev(o: DevOptions): Promise<number> {
     await stop(); // nothing resumes before the check
     const { checked, diverging } = await check(next);
     if (diverging.length === 0) return resume(next, `${changed} changed; reloaded, ${checked} in-flight run(s) replay the new code cleanly`);
+    // The diverging runs wait at their gates; the engine starts on the new code for the rest.
     held = { project: next, previous, diverging };
-    out(`${changed} changed; the new code would diverge from ${diverging.length} in-flight run(s), held until you decide:\n${diverging.map((d) => `  ${describeDivergence(d)}`).join('\n')}\n  type k + Enter to keep the old code for them, f + Enter to let them fail, or undo the edit`, {
+    gates = new Map(diverging.map((d) => [d.runId, gate()])); // before start: a due run executes at once
+    await start(next);
+    out(`${changed} changed; the new code would diverge from ${diverging.length} in-flight run(s), held until you decide (the other runs go on):\n${diverging.map((d) => `  ${describeDivergence(d)}`).join('\n')}\n  type k + Enter to keep the old code for them, f + Enter to let them fail, or undo the edit`, {
       event: 'diverging', generation, runs: diverging.map(({ runId, workflow, position, expected, recorded, message }) => ({ runId, workflow, position, expected, recorded, message })),
+      panel: running?.panel?.url ?? null,
     });
   };
 
+  // The engine already runs the new code: a decision opens the held runs' gates, no restart.
   const decide = async (answer: string) => {
-    if (!held) return;
+    if (!held || (answer !== 'k' && answer !== 'f')) return;
     const h = held;
-    if (answer === 'k') {
-      for (const d of h.diverging) {
-        const old = h.previous.workflows.find((w) => w.name === d.workflow);
-        if (!old) continue;
+    held = undefined;
+    project = h.project;
+    for (const d of h.diverging) {
+      const old = answer === 'k' ? h.previous.workflows.find((w) => w.name === d.workflow) : undefined;
+      const fn = old && (old.forVersion?.(d.version) ?? old.fn);
+      if (fn) {
+        // Kept across later reloads too (withKept, and check() no longer reports the run).
         if (!kept.has(d.workflow)) kept.set(d.workflow, new Map());
-        kept.get(d.workflow)!.set(d.version, old.forVersion?.(d.version) ?? old.fn);
+        kept.get(d.workflow)!.set(d.version, fn);
       }
-      await resume(h.project, `kept the old code for ${h.diverging.length} run(s); new runs get the new code`);
-    } else if (answer === 'f') {
-      await resume(h.project, `${h.diverging.length} run(s) replay the new code and fail`);
+      gates.get(d.runId)?.decide(fn);
     }
+    gates = new Map();
+    const why = answer === 'k' ? `kept the old code for ${h.diverging.length} run(s); new runs get the new code` : `${h.diverging.length} run(s) replay the new code and fail`;
+    out(why, { event: 'reloaded', generation, workflows: h.project.workflows.map((w) => w.name), panel: running?.panel?.url ?? null });
   };
 
   // One change at a time, in order; a burst of saves is one reload.

@@ -45,7 +45,9 @@ export function findService(dataDir: string): ServiceAddress | undefined {
   return info && { pid: info.pid, host: info.host, port: info.port };
 }
 
+/** attach()'s options. */
 export interface AttachOptions {
+  /** The data dir of the service (`tranquil serve`, or an engine with `control: true`). */
   dataDir: string;
 }
 

@@ -175,6 +175,15 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
   })
   .strict();
 
+/**
+ * createEngine's config; every field is optional. The ones most apps set: `dataDir` (default
+ * `.tranquil`, the SQLite journal's directory), `workflows` (definitions from workflow()),
+ * `backend` (`'sqlite'`, the default, or `'restate'`; env TRANQUIL_BACKEND when absent).
+ * Others: `workflowFiles` and `plainWorkflows` (paths), `actions`, `durability`,
+ * `maxConcurrentRuns` (default 1000), `maxPayloadBytes` (default 16 MiB), `cancelGrace`,
+ * `webhook`, `log`, `retention`, `encryption`, `control`, `deno`, `restate`. An unknown or
+ * bad field is a ValidationError naming it.
+ */
 export type EngineConfig = z.input<ReturnType<typeof configSchema>>;
 export type ResolvedConfig = z.output<ReturnType<typeof configSchema>> & { backend: 'sqlite' | 'restate' };
 

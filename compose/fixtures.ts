@@ -27,6 +27,8 @@ const fixtureSchema = z
   })
   .strict();
 
+/** A run's journal as `tranquil runs export <runId> <file> --fixture` writes it: the input
+ *  for replayFixture. */
 export type RunFixture = z.infer<typeof fixtureSchema>;
 
 /** A run's view as a fixture. */

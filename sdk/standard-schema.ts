@@ -5,6 +5,8 @@
 // (docs/values.md, Schemas).
 import { ValidationError } from '../src/domain/errors.ts';
 
+/** A Standard Schema (https://standardschema.dev, v1): what zod 4, valibot and arktype
+ *  schemas are; the engine checks inputs, outputs and payloads with any of them. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1;

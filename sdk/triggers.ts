@@ -8,6 +8,9 @@ import { parseOrThrow } from '../src/domain/validate.ts';
 import { once } from '../src/domain/once.ts';
 import { isStandardSchema, type StandardSchemaV1 } from './standard-schema.ts';
 
+/** What a schedule does with slots that passed while the engine was not running:
+ *  `'latest'` (default) runs the newest one, `'all'` runs up to the 100 newest, oldest first,
+ *  `'none'` runs none (docs/triggers.md, Slot fates). */
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
 
 /** A Standard Schema (zod 4, valibot, arktype), a zod-like schema (anything with safeParse)
@@ -17,6 +20,7 @@ export type WebhookValidator =
   | { safeParse(data: unknown): { success: boolean; error?: { message: string } } }
   | ((body: unknown) => boolean | string | void | Promise<boolean | string | void>);
 
+/** What starts a workflow's runs, as manual(), event(), schedule() and webhook() make it. */
 export type Trigger =
   | { type: 'manual' }
   | { type: 'event'; name: string; schema?: StandardSchemaV1 }
@@ -30,11 +34,16 @@ function check<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   return parseOrThrow(schema, value, field, { path: 'omit' });
 }
 
+/** A run starts only when asked: engine.trigger(workflow, input) or `tranquil run`. */
 export function manual(): Trigger {
   return { type: 'manual' };
 }
 
-/** `schema`: the event's payload (Standard Schema); engine.emit refuses a payload that fails
+/** A run starts for every event `name` published with engine.emit (or ctx.emit); the event's
+ *  payload is the run's input, and an event id seen before starts nothing.
+ *  @throws ValidationError on a name that is empty or uses other than letters, digits and
+ *  `_ . : - /`.
+ *  `schema`: the event's payload (Standard Schema); engine.emit refuses a payload that fails
  *  it, naming the workflow, the field and the rule, with nothing stored. */
 export function event(name: string, options: { schema?: StandardSchemaV1 } = {}): Trigger {
   const n = check(nameSchema(), name, 'event(name)');
@@ -44,6 +53,17 @@ export function event(name: string, options: { schema?: StandardSchemaV1 } = {})
   return { type: 'event', name: n, schema };
 }
 
+/**
+ * A run starts at every slot of a cron expression (cron-parser syntax, 5 or 6 fields) in
+ * `timezone` (IANA, default UTC); its input is `{ slot, fate }`. `catchUp` says which missed
+ * slots run (see CatchUpPolicy).
+ *
+ * @throws ValidationError on a bad expression, an unknown time zone or an unknown option.
+ * @example
+ * ```ts
+ * w.trigger(schedule('0 9 * * 1-5', { timezone: 'Europe/Paris' }));
+ * ```
+ */
 export function schedule(cron: string, options: { timezone?: string; catchUp?: CatchUpPolicy } = {}): Trigger {
   const expr = check(z.string().min(1), cron, 'schedule(cron)');
   const opts = check(
@@ -68,6 +88,11 @@ export function schedule(cron: string, options: { timezone?: string; catchUp?: C
   return { type: 'schedule', cron: expr, timezone: opts.timezone, catchUp: opts.catchUp ?? 'latest' };
 }
 
+/** A run starts for every POST to the workflow's secret URL (engine.webhookUrl(workflow);
+ *  `/hooks/<path>/<secret>` too), served by the listener engine.start() opens; the JSON or
+ *  form body is the run's input once `validate` accepts it (400 otherwise; docs/triggers.md).
+ *  @throws ValidationError on a path that is not letters, digits, `_` and `-`, or a
+ *  `validate` that is none of the WebhookValidator forms. */
 export function webhook(options: { path: string; validate?: WebhookValidator }): Trigger {
   const opts = check(z.object({ path: z.unknown(), validate: z.unknown().optional() }).strict(), options, 'webhook options');
   const path = check(pathSchema(), opts.path, 'webhook path');

@@ -6,6 +6,8 @@ import type { Backoff } from '../src/domain/retry-policy.ts';
 
 export type { Duration, Json, Backoff };
 
+/** What a step body is called with: the attempt, the key to make its side effect idempotent,
+ *  and the signal that aborts it. */
 export interface StepInfo {
   /** 1 on the first attempt. */
   attempt: number;
@@ -17,6 +19,9 @@ export interface StepInfo {
   signal: AbortSignal;
 }
 
+/** How a failing step is retried (`step.do(name, { retries }, fn)`, `w.defaults({ retries })`).
+ *  Default: 3 attempts, exponential backoff from 1s with jitter. A TerminalError is never
+ *  retried. */
 export interface RetryOptions {
   /** Total attempts, the first included (NOT Cloudflare's `retries.limit`, which counts
    *  retries after the first: theirs `limit: 5` is our `limit: 6`; docs/values.md, Retry). */
@@ -24,21 +29,29 @@ export interface RetryOptions {
   /** The same setting as `limit` (total attempts, the first included; DBOS's name): the name
    *  that cannot be misread. Both given must agree. */
   maxAttempts?: number;
+  /** How the delay grows between attempts; default `'exponential'` (doubles each time). */
   backoff?: Backoff;
   /** A duration (grown by `backoff`), or a function of the attempt that failed (1: the first)
    *  and its error, returning the duration to wait (backoff and jitter then do not apply;
    *  `maxDelay` still caps it). */
   delay?: Duration | ((attempt: number, error: Error) => Duration);
+  /** The longest wait between two attempts, whatever the backoff. */
   maxDelay?: Duration;
+  /** Waits a random time between half the delay and the whole of it (default true), so
+   *  many runs failing together do not retry together. */
   jitter?: boolean;
 }
 
+/** Options of one step (`step.do(name, options, fn)`); `w.defaults(options)` sets them for
+ *  every step of a workflow. */
 export interface StepOptions {
+  /** How the step's body is retried when it throws; see RetryOptions. */
   retries?: RetryOptions;
   /** Bounds each attempt; a timed-out attempt counts as failed (TimeoutError). */
   timeout?: Duration;
 }
 
+/** A step's body: runs at least once, its result (or error) is journaled and counts once. */
 export type StepBody<T> = (info: StepInfo) => T | Promise<T>;
 
 /** step.use options: the step.do options plus the affinity a provider must contain. */
@@ -51,6 +64,8 @@ export interface UseOptions extends StepOptions {
 /** A child workflow: its definition (typed input and output) or its registered name. */
 export type ChildWorkflow<I = any, O = any> = string | { readonly name: string; readonly fn: WorkflowFn<I, O> };
 
+/** Options of `step.start` (and `step.invoke`): the child's run id and what cancelling the
+ *  parent does to it. */
 export interface StartChildOptions {
   /** The child's run id; default `<parent run id>:<step name>` (the same on every replay). */
   runId?: string;
@@ -59,16 +74,38 @@ export interface StartChildOptions {
   onParentCancel?: 'cancel' | 'abandon';
 }
 
+/** Options of `step.invoke`: StartChildOptions plus how long to wait for the child's end. */
 export interface InvokeOptions extends StartChildOptions {
   /** How long to wait for the child's end; past it the call throws TimeoutError (the child
    *  keeps running: cancel it with engine.runs.cancel if that is wanted). */
   timeout?: Duration;
 }
 
+/**
+ * The durable operations of a run (`w.run(async ({ step }) => ...)`). Each call is a step
+ * named by its first argument: its outcome is journaled, and a replay after a crash or
+ * restart returns the recorded outcome instead of doing the work again. A name repeated in
+ * one run becomes `name#2`, `name#3`, ...; a name may not contain `#` (ValidationError).
+ *
+ * @example
+ * ```ts
+ * const user = await step.do('fetch', async () => (await fetch(`https://api.example.com/users/${input.userId}`)).json());
+ * await step.sleep('pause', '48h');
+ * const reply = await step.waitForEvent('reply', { timeout: '7d' });
+ * ```
+ */
 export interface StepApi {
+  /** Runs `fn` as a journaled step and resolves with its result (a value the value codec
+   *  keeps: docs/values.md). A body that throws is retried by `options.retries` (default 3
+   *  attempts); when the attempts are spent, or it threw a TerminalError, the step rejects
+   *  with that error. A replay returns the recorded result without calling `fn`. */
   do<T>(name: string, fn: StepBody<T>): Promise<T>;
+  /** `step.do` with options: retries and a per-attempt timeout (TimeoutError). */
   do<T>(name: string, options: StepOptions, fn: StepBody<T>): Promise<T>;
+  /** A durable timer: the run suspends (it holds no memory or process) and resumes after
+   *  `duration` (ms or a string such as '30s', '48h', '7d'), across restarts. */
   sleep(name: string, duration: Duration): Promise<void>;
+  /** A durable timer to a point in time (a Date or epoch ms); a past time resolves at once. */
   sleepUntil(name: string, at: Date | number): Promise<void>;
   /** Resolves with the payload of engine.signal(runId, name, payload); TimeoutError after `timeout`. */
   waitForEvent<T = Json>(name: string, options?: { timeout?: Duration }): Promise<T>;
@@ -88,13 +125,18 @@ export interface StepApi {
   result<O = Json>(childRunId: string, options?: { timeout?: Duration }): Promise<O>;
 }
 
+/** Options of `ctx.emit`. */
 export interface EmitOptions {
   /** Dedup id for the event; defaults to `<runId>/<step name>` so a replay never emits twice. */
   id?: string;
 }
 
+/** What a run knows about itself, and the deterministic stand-ins for the clock and random
+ *  numbers that code between steps must use (it is replayed). */
 export interface WorkflowContext {
+  /** This run's id. */
   readonly runId: string;
+  /** The name of this run's workflow. */
   readonly workflow: string;
   /** Journaled: a replay sees the recorded value. */
   now(): number;
@@ -108,10 +150,13 @@ export interface WorkflowContext {
   signal(runId: string, name: string, payload?: unknown): Promise<void>;
 }
 
+/** The one argument of a workflow's run function. */
 export interface RunArgs<I> {
+  /** The run's input (the trigger's or event's payload; parsed by the input schema if any). */
   input: I;
   step: StepApi;
   ctx: WorkflowContext;
 }
 
+/** A workflow's run function (`w.run(fn)`): its return value is the run's output. */
 export type WorkflowFn<I = any, O = any> = (args: RunArgs<I>) => Promise<O> | O;

@@ -12,10 +12,16 @@ import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './sta
 
 export const WORKFLOW_BRAND = 'tranquil.workflow' as const;
 
+/** A workflow as `workflow(name, build)` returns it: frozen and validated, ready to pass to
+ *  `createEngine({ workflows })` (or to export from a workflow file). */
 export interface WorkflowDefinition<I = any, O = any> {
+  /** The brand isWorkflowDefinition checks. */
   readonly kind: typeof WORKFLOW_BRAND;
+  /** The workflow's name: unique in one engine; runs and triggers refer to it. */
   readonly name: string;
+  /** What starts its runs (w.trigger); none: only engine.trigger does. */
   readonly triggers: readonly Trigger[];
+  /** The run function (w.run). */
   readonly fn: WorkflowFn<I, O>;
   /** Step options every step.do of this workflow starts from (its own options win). */
   readonly stepDefaults: StepOptions;
@@ -34,6 +40,8 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly schemas?: WorkflowSchemas;
 }
 
+/** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
+ *  `signals` options). */
 export interface WorkflowSchemas {
   readonly input?: StandardSchemaV1;
   readonly output?: StandardSchemaV1;
@@ -54,8 +62,12 @@ export interface WorkflowOptions {
   signals?: Record<string, StandardSchemaV1>;
 }
 
+/** The `w` that workflow(name, (w) => ...) hands its build function. */
 export interface WorkflowBuilder<I = any, O = any> {
+  /** Adds a trigger (manual(), event(), schedule(), webhook()); the same one twice throws
+   *  ValidationError. engine.trigger starts a run of any workflow, triggers or not. */
   trigger(t: Trigger): void;
+  /** Sets the run function; required, and only once (ValidationError otherwise). */
   run(fn: WorkflowFn<I, O>): void;
   /** Default step options, e.g. { retries: { limit: 5, delay: '10s' }, timeout: '30s' }. */
   defaults(options: StepOptions): void;
@@ -73,6 +85,21 @@ const optionsSchema = once(() => {
   return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict();
 });
 
+/**
+ * Defines a workflow: `build` declares its triggers (`w.trigger`), default step options
+ * (`w.defaults`) and run function (`w.run`). The optional `options` add Standard Schemas for
+ * the input, output and signals (which also type `input`) and a workflow file's permissions.
+ *
+ * @param name letters, digits, `_` and `-`, starting with a letter (at most 120).
+ * @throws ValidationError on a bad name, options or trigger, or a missing run function.
+ * @example
+ * ```ts
+ * const hello = workflow('hello', (w) => {
+ *   w.trigger(event('user.signed_up'));
+ *   w.run(async ({ input, step }) => step.do('greet', () => `hello ${input.name}`));
+ * });
+ * ```
+ */
 export function workflow<S extends StandardSchemaV1, SO extends StandardSchemaV1>(name: string, options: WorkflowOptions & { input: S; output: SO }, build: (w: WorkflowBuilder<InferOutput<S>, InferOutput<SO>>) => void): WorkflowDefinition<InferOutput<S>, InferOutput<SO>>;
 export function workflow<S extends StandardSchemaV1, O = any>(name: string, options: WorkflowOptions & { input: S }, build: (w: WorkflowBuilder<InferOutput<S>, O>) => void): WorkflowDefinition<InferOutput<S>, O>;
 export function workflow<I = any, O = any>(name: string, build: (w: WorkflowBuilder<I, O>) => void): WorkflowDefinition<I, O>;
@@ -138,6 +165,7 @@ function readType(t: object): unknown {
   }
 }
 
+/** Whether `v` is a definition made by workflow() (or plainWorkflow()); never throws. */
 export function isWorkflowDefinition(v: unknown): v is WorkflowDefinition {
   try {
     return typeof v === 'object' && v !== null && (v as WorkflowDefinition).kind === WORKFLOW_BRAND;

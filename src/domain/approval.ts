@@ -36,6 +36,7 @@ function grants(p: Permissions | undefined): Set<string> {
   return s;
 }
 
+/** Grants (`net:host`, `read:path`, ...) a declaration adds and removes against the approved one. */
 export interface DeclarationDiff {
   added: string[];
   removed: string[];

@@ -9,6 +9,7 @@ import { once } from './once.ts';
 
 /** Attribute values are plain scalars: compared with ===, stored as JSON. */
 export type AttrValue = string | number | boolean;
+/** A provider's attributes, or the affinity a step.use call asks for: names to scalars. */
 export type Attrs = Readonly<Record<string, AttrValue>>;
 
 export const CAPABILITY_NAME = /^[A-Za-z0-9_.:\-]+$/;

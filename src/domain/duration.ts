@@ -7,6 +7,8 @@
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
 
+/** A length of time: a number of milliseconds, or a string of `<number><unit>` parts with
+ *  units ms, s, m, h, d, w, such as '250ms', '30s', '1h30m', '7d'. At most 100 years. */
 export type Duration = number | string;
 
 /** 100 years (36,525 days): the longest duration, either sign, the engine accepts. */

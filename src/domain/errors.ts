@@ -48,12 +48,14 @@ export class NonDeterminismError extends TranquilError {
 /** Bad definition or bad argument to an engine call: names the field that was wrong. */
 export class ValidationError extends TranquilError {}
 
+/** No workflow of that name is registered with the engine. */
 export class UnknownWorkflowError extends TranquilError {
   constructor(readonly workflow: string) {
     super(`unknown workflow '${workflow}'`);
   }
 }
 
+/** No run with that id exists (never started, or removed by retention). */
 export class UnknownRunError extends TranquilError {
   constructor(readonly runId: string) {
     super(`unknown run '${runId}'`);
@@ -100,7 +102,9 @@ export class BackendUnavailableError extends StorageError {}
  *  child and how it ended (docs/children.md). */
 export class ChildRunError extends TranquilError {}
 
+/** An error as a run or step records it (RunView.error, StepView.error). */
 export interface ErrorInfo {
+  /** The error's class name (`TerminalError`, `TypeError`, ...). */
   name: string;
   message: string;
   /** The error's own enumerable fields (`code`, `status`, `details`, ...) the value codec

@@ -6,9 +6,11 @@ import { formatDuration } from './duration.ts';
 import { retryPlan, type RetryResult } from './retry-point.ts';
 import type { RunView, StepView } from './run-view.ts';
 
+/** A run's state in plain English (engine.runs.explain, `tranquil why`). */
 export interface Explanation {
   runId: string;
   status: RunView['status'];
+  /** One or two sentences: what the run is doing or waiting for, or why it ended. */
   summary: string;
   /** One line per notable step, oldest first. */
   details: string[];

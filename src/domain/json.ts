@@ -2,6 +2,7 @@
 // and replay hand the workflow the same value; and the one size limit on what is stored.
 import { SerializationError } from './errors.ts';
 
+/** A JSON value: the default type of payloads and results the API does not otherwise type. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The default largest JSON text, in UTF-8 bytes, of one stored value: a step result, a

@@ -29,4 +29,6 @@ export const permissionsSchema = once(() => z
   })
   .strict());
 
+/** What a workflow file's Deno child may do (docs/runner.md): `net` hosts (host or
+ *  host:port), `read` and `write` paths (relative to the file's directory), `env` names. */
 export type Permissions = z.infer<ReturnType<typeof permissionsSchema>>;

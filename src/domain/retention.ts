@@ -20,11 +20,13 @@ export interface RetentionSettings {
   dropVersions?: (versions: readonly string[]) => string[];
 }
 
+/** engine.gc's options. */
 export interface GcOptions {
   /** Report what would go; remove nothing. */
   dryRun?: boolean;
 }
 
+/** One run a retention sweep removed (or would). */
 export interface GcRun {
   runId: string;
   workflow: string;
@@ -34,6 +36,7 @@ export interface GcRun {
   finishedAt: string;
 }
 
+/** What a retention sweep (engine.gc) removed, or would remove in a dry run. */
 export interface GcReport {
   dryRun: boolean;
   /** Runs finished before this (ISO) were eligible. */

@@ -12,6 +12,7 @@ export interface RecordedStepInfo {
   status: StepStatus;
 }
 
+/** engine.runs.retry's options. */
 export interface RetryOptions {
   /** A recorded step name (`charge`, `charge#2`): resume there instead of the default point. */
   from?: string;

@@ -3,6 +3,8 @@
 import { MAX_DURATION_MS } from './duration.ts';
 import { TerminalError } from './errors.ts';
 
+/** How the delay between attempts grows from `retries.delay`: the same every time,
+ *  delay x attempt, or doubling each attempt (the default). */
 export type Backoff = 'constant' | 'linear' | 'exponential';
 
 export interface RetryPolicy {

@@ -7,6 +7,9 @@ export const RUN_STATUSES = [
   'pending', 'running', 'sleeping', 'waiting', 'retrying', 'parked', 'blocked',
   'succeeded', 'failed', 'cancelled',
 ] as const;
+/** A run's status. `succeeded`, `failed` and `cancelled` are final (a failed run can be
+ *  retried); `parked`: waits for a capability provider; `blocked`: a workflow file waits for
+ *  approval of its permissions. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const TERMINAL: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);

@@ -10,8 +10,11 @@ export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'us
 /** `parked`: a `use` step with no eligible provider (its error says which capability). */
 export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'parked' | 'succeeded' | 'failed' | 'timedout';
 
+/** One step of a run as its journal records it. */
 export interface StepView {
+  /** Its position in the run, from 0. */
   seq: number;
+  /** Its unique name in the run (a repeated name is `name#2`, ...). */
   name: string;
   kind: StepKind;
   status: StepStatus;
@@ -33,6 +36,8 @@ export interface CancelInfo {
   at: string;
 }
 
+/** A run as the engine reports it (runs.get, runs.list, result), the same on every backend;
+ *  times are ISO 8601. */
 export interface RunView {
   runId: string;
   workflow: string;
@@ -66,6 +71,7 @@ export interface ChildOutput {
   stderr: string;
 }
 
+/** runs.list's filter: every field narrows the list. */
 export interface RunFilter {
   status?: RunStatus;
   workflow?: string;

@@ -10,7 +10,12 @@
 // Slots at or before `after` are never considered, so a clock that jumps backward cannot
 // make a slot fire twice. Calendar arithmetic is injected (cron), keeping this pure.
 
+/** What a schedule does with slots that passed while the engine was not running:
+ *  `'latest'` (default) runs the newest one, `'all'` runs up to the 100 newest, oldest first,
+ *  `'none'` runs none (docs/triggers.md, Slot fates). */
 export type CatchUpPolicy = 'latest' | 'all' | 'none';
+/** What became of a schedule slot: `fired` on time, `caught-up` late, `missed` (dropped by
+ *  the catch-up policy), `skipped` (over the catch-up cap of 100). */
 export type SlotFate = 'fired' | 'caught-up' | 'missed' | 'skipped';
 
 export interface SlotCalendar {

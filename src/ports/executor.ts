@@ -28,8 +28,11 @@ export interface EmitRequest {
   id: string;
 }
 
+/** What engine.emit did. */
 export interface EmitResult {
+  /** The runs the event started (the first emit's, for a duplicate); empty: no subscriber. */
   runIds: string[];
+  /** The event id was seen before: nothing new was started. */
   duplicate: boolean;
 }
 

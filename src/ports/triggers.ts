@@ -4,7 +4,9 @@
 import type { Json } from '../domain/json.ts';
 import type { CatchUpPolicy, SlotFacts, SlotFate } from '../domain/schedule.ts';
 
+/** An event in the inbox (engine.events.list). */
 export interface EventView {
+  /** Its dedup id: emit's `options.id`, or a generated one. */
   id: string;
   name: string;
   payload: Json;
@@ -13,6 +15,7 @@ export interface EventView {
   runIds: string[];
 }
 
+/** engine.events.list's filter; `limit` at most 10,000. */
 export interface EventFilter {
   name?: string;
   /** Only events that started no run. */
@@ -20,6 +23,7 @@ export interface EventFilter {
   limit?: number;
 }
 
+/** A schedule trigger as the engine keeps it (engine.schedules.list). */
 export interface ScheduleView {
   workflow: string;
   cron: string;
@@ -39,6 +43,7 @@ export interface SlotView extends SlotFacts {
   recordedAt: string;
 }
 
+/** engine.schedules.slots's filter; `limit` at most 10,000. */
 export interface SlotFilter {
   workflow?: string;
   fate?: SlotFate;

@@ -9,6 +9,7 @@ import { ValidationError } from '../domain/errors.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import type { Json } from '../domain/json.ts';
 
+/** What a capability provider's handler gets besides the input (engine.capabilities.provide). */
 export interface ProviderCallInfo {
   runId: string;
   /** `<runId>/<stepName>`: the same on every attempt and replay of the step; pass it on. */

@@ -94,12 +94,15 @@ const slotFilterSchema = once(() => z
   })
   .strict());
 
+/** `engine.events`: the event inbox (what engine.emit and ctx.emit published). */
 export interface EventsApi {
   /** Newest first. `unmatched: true` = events no workflow subscribed to (kept, not dropped). */
   list(filter?: EventFilter): Promise<EventView[]>;
 }
 
+/** `engine.schedules`: the cron triggers, their slots and why a slot did or did not run. */
 export interface SchedulesApi {
+  /** Every schedule trigger the engine knows, with its next slot. */
   list(): Promise<ScheduleView[]>;
   /** The slot ledger, newest first: every slot's fate (fired, caught-up, missed, skipped). */
   slots(filter?: SlotFilter): Promise<SlotView[]>;
@@ -151,6 +154,7 @@ export interface DeclarationView {
   approveCommand: string;
 }
 
+/** `engine.workflows`: workflow files' permission declarations and their approval. */
 export interface WorkflowsApi {
   /** The declaration on disk of workflow file `name` (described again, in a child with no
    *  permission, if the file changed), its hash and whether it is approved. */
@@ -163,24 +167,49 @@ export interface WorkflowsApi {
   approve(name: string, options?: { hash?: string }): Promise<DeclarationView & { released: string[] }>;
 }
 
+/** `engine.runs`: read, list, cancel, retry and explain runs. Each method validates its
+ *  arguments (ValidationError naming the field) and throws UnknownRunError for an unknown id. */
 export interface RunsApi {
+  /** The run's current view: status, input, output or error, and every step. */
   get(runId: string): Promise<RunView>;
   /** Newest first, `limit` (default 100) per page; `next` on the answer when more match:
    *  `runs.list({ ...filter, cursor: page.next })` gives the following page. */
   list(filter?: RunFilter): Promise<RunList>;
   /** Asks the run to stop (docs/semantics.md, Cancel). `options.by` names who asks (default
-   *  'api'); it is recorded with the time and `why` says it. */
+   *  'api'); it is recorded with the time and `why` says it. Throws RunStateError for a run
+   *  that already finished. */
   cancel(runId: string, options?: CancelOptions): Promise<void>;
   /** Resumes a failed run: at its earliest failed `do` or `use` step, or at `options.from` (a recorded
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
   retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
+  /** Why the run is where it is, in one sentence and details (what it waits for, until when,
+   *  the error that failed it); what `tranquil why <runId>` prints. */
   explain(runId: string): Promise<Explanation>;
 }
 
+/**
+ * The embedding API: start and stop the engine, start runs (trigger, emit), talk to them
+ * (signal, result) and read them (runs, events, schedules). Made by createEngine (or
+ * createTestEngine); the same on every backend. Every method validates its arguments and
+ * throws a one-line ValidationError naming the field before anything is stored.
+ *
+ * @example
+ * ```ts
+ * const engine = await createEngine({ dataDir: '.tranquil', workflows });
+ * await engine.start();
+ * const { runId } = await engine.trigger('activation-nudge', { userId: 'u1' });
+ * console.log((await engine.runs.explain(runId)).summary);
+ * await engine.stop();
+ * ```
+ */
 export class Engine {
+  /** Read, list, cancel, retry and explain runs. */
   readonly runs: RunsApi;
+  /** The event inbox. */
   readonly events: EventsApi;
+  /** Cron triggers and their slot ledger. */
   readonly schedules: SchedulesApi;
+  /** Workflow files' permission declarations and their approval (docs/runner.md). */
   readonly workflows: WorkflowsApi;
   /** Providers of capability steps (step.use): docs/host.md. */
   readonly capabilities: CapabilitiesApi;
@@ -195,8 +224,11 @@ export class Engine {
   private readonly controlFactory: ControlFactory | undefined;
   private control: RunningControl | undefined;
 
+  /** @internal Built by createEngine (compose/), not by apps. */
   constructor(
+    /** @internal The backend's executor (compose/, the CLI and tests reach it). */
     readonly executor: DurableExecutor,
+    /** @internal */
     readonly registry: WorkflowRegistry,
     private readonly clock: Clock,
     options: EngineOptions = {},
@@ -259,6 +291,9 @@ export class Engine {
     return this.executor.backend;
   }
 
+  /** Takes the data dir (DataDirInUseError when another engine holds it), resumes the runs
+   *  in flight and arms their timers and schedules, and opens the webhook listener and the
+   *  control channel when configured. Call once before any other method. */
   async start(): Promise<void> {
     await this.executor.start();
     // Providers registered before start: the runs parked on them (since a restart) resume.
@@ -295,6 +330,9 @@ export class Engine {
     return this.notifier.on(t, handler);
   }
 
+  /** Stops taking work and releases the data dir: the signal of every running step aborts
+   *  (nothing it returns after is recorded), runs in flight stay as they are in the journal
+   *  and resume on the next start, and a pending result() rejects with EngineStateError. */
   async stop(): Promise<void> {
     // The control channel first: no request reaches an engine that is winding down.
     const control = this.control;
@@ -347,6 +385,9 @@ export class Engine {
     return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
   }
 
+  /** Publishes event `name`: starts a run of every workflow with an `event(name)` trigger,
+   *  the payload as its input. `options.id` deduplicates: an id seen before starts nothing
+   *  (`duplicate: true`, the first emit's run ids). */
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {
     const event = check(nameSchema(), name, 'event name');
     const opts = check(emitOptionsSchema(), options, 'emit options');
@@ -356,6 +397,9 @@ export class Engine {
     return this.executor.emit({ name: event, payload: data, id: opts.id ?? this.newId() });
   }
 
+  /** Sends signal `name` to a run: its step.waitForEvent(name) resolves with `payload` (now,
+   *  or when it gets there). Throws UnknownRunError for an unknown run and RunStateError for
+   *  a run that already finished. */
   async signal(runId: string, name: string, payload: unknown = null): Promise<void> {
     const id = check(idSchema(), runId, 'runId');
     const signal = check(nameSchema(), name, 'signal name');
@@ -369,7 +413,8 @@ export class Engine {
   }
 
   /** The run's final view with its input and output as the code gave them (a Map, a Date:
-   *  docs/values.md); waits up to `timeout`. */
+   *  docs/values.md); waits up to `timeout` (default: no limit), then throws TimeoutError.
+   *  A run that failed resolves too: read `status` and `error`. */
   async result<O>(runId: RunId<O>, options?: { timeout?: Duration }): Promise<TypedRunView<O>>;
   async result(runId: string, options?: { timeout?: Duration }): Promise<RunView>;
   async result(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
@@ -378,7 +423,7 @@ export class Engine {
     return view;
   }
 
-  /** result() with input and output in their stored form (JSON: what the serve's wire carries). */
+  /** @internal result() with input and output in their stored form (JSON: what the serve's wire carries). */
   async storedResult(runId: string, options: { timeout?: Duration } = {}): Promise<RunView> {
     const id = check(idSchema(), runId, 'runId');
     const opts = check(resultOptionsSchema(), options, 'result options');

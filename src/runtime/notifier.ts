@@ -18,8 +18,10 @@ import type { DurableExecutor } from '../ports/executor.ts';
 import type { Logger } from '../ports/logger.ts';
 
 export const LIFECYCLE_EVENTS = ['run.failed', 'run.succeeded', 'run.blocked', 'run.retrying'] as const;
+/** The run transitions engine.on can subscribe to. */
 export type LifecycleEventType = (typeof LIFECYCLE_EVENTS)[number];
 
+/** One run transition, as engine.on's handler gets it. */
 export interface LifecycleEvent {
   type: LifecycleEventType;
   runId: string;
@@ -34,6 +36,7 @@ export interface LifecycleEvent {
   attempt?: number;
 }
 
+/** engine.on's handler; a handler that throws (or rejects) does not get the event again. */
 export type LifecycleHandler = (event: LifecycleEvent) => void | Promise<void>;
 
 const STATUS_OF: Record<LifecycleEventType, RunStatus> = {

@@ -12,6 +12,9 @@ import type { StepLog } from '../ports/step-log.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import { RunSession } from './run-session.ts';
 
+/** A replay check's answer (replayFixture, `tranquil dev`): `ok` with how far the replay got
+ *  (`frontier`: to work not yet recorded; `suspended`: to a sleep or wait; `end`: the run's
+ *  end), or not, with why (and for a divergence, the position and both calls). */
 export type CheckVerdict =
   | { runId: string; workflow: string; ok: true; reached: 'frontier' | 'suspended' | 'end' }
   | { runId: string; workflow: string; ok: false; position?: number; expected?: string; recorded?: string; message: string };

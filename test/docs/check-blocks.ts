@@ -62,13 +62,15 @@ function compilerOptions(): ts.CompilerOptions {
 /** One set of Markdown files; `label` prefixes its file names in the result. */
 export interface DocSet {
   files: string[];
+  /** Blocks from elsewhere (the sources' @example blocks: examples.ts), checked the same way. */
+  blocks?: CodeBlock[];
   root?: string;
   label?: string;
 }
 
 /** Checks every set in one program; one result per set. */
 export function checkBlocks(sets: DocSet[]): BlockCheck[] {
-  const perSet = sets.map((s) => s.files.flatMap((f) => readMarkdown(f, s.root ?? REPO).blocks.filter(isTs).map((b) => ({ ...b, file: `${s.label ?? ''}${b.file}` }))));
+  const perSet = sets.map((s) => [...s.files.flatMap((f) => readMarkdown(f, s.root ?? REPO).blocks), ...(s.blocks ?? [])].filter(isTs).map((b) => ({ ...b, file: `${s.label ?? ''}${b.file}` })));
   const blocks = perSet.flat();
   const checked = blocks.filter((b) => !b.fragment);
   const virtual = new Map<string, { block: CodeBlock; header: number }>();

@@ -16,6 +16,9 @@ export interface CodeBlock {
   /** TypeScript from a `<!-- given: ... -->` comment just above the fence (declarations the
    *  block relies on without showing them), or ''. */
   given: string;
+  /** The fence's info string names `runnable` (```ts runnable): the block is also run
+   *  against the test engine (test/docs/run-blocks.ts). */
+  runnable: boolean;
 }
 
 export interface MarkdownFile {
@@ -37,7 +40,7 @@ export function parseMarkdown(file: string, text: string): MarkdownFile {
   const lines = text.split('\n');
   const out: MarkdownFile = { file, prose: [], blocks: [] };
   for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(lines[i]!);
+    const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)(.*)$/.exec(lines[i]!);
     if (!open) {
       out.prose.push({ line: i + 1, text: lines[i]! });
       continue;
@@ -57,7 +60,8 @@ export function parseMarkdown(file: string, text: string): MarkdownFile {
     }
     const fragment = /^<!--\s*fragment\b[\s\S]*-->$/.test(comment);
     const given = /^<!--\s*given:([\s\S]*)-->$/.exec(comment)?.[1]?.trim() ?? '';
-    out.blocks.push({ file, line: start + 1, lang: open[3]!, code: body.join('\n'), fragment, given });
+    const runnable = open[4]!.split(/\s+/).includes('runnable');
+    out.blocks.push({ file, line: start + 1, lang: open[3]!, code: body.join('\n'), fragment, given, runnable });
   }
   return out;
 }

@@ -8,6 +8,8 @@ interface Timer {
   id: number;
 }
 
+/** The test engine's clock (TestEngine.clock): moves only when told, firing due timers in
+ *  order. */
 export class ManualClock implements Clock {
   private current: number;
   private timers: Timer[] = [];

@@ -19,6 +19,7 @@ import { listen } from './listen.ts';
 import { actions, esc, eventsPage, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
 import { secretsEqual } from './secret-compare.ts';
 
+/** createPanel's options. */
 export interface PanelOptions {
   /** Where the host app mounts it (`/tranquil`); '' when it owns the origin. */
   basePath?: string;
@@ -28,7 +29,9 @@ export interface PanelOptions {
   pageSize?: number;
 }
 
+/** The Runs panel (docs/panel.md) as a Hono app the host mounts in its own server. */
 export interface Panel {
+  /** The app, its routes already under `basePath`: mount it at the root (`app.route('/', panel.app)`). */
   app: Hono;
   /** The action token embedded in the pages. */
   readonly token: string;

@@ -27,6 +27,7 @@ export interface ActionContext {
 /** A function the embedding app registers under a name (engine config `actions`). Its
  *  return value (JSON) is the step's output; throw TerminalError for a permanent failure. */
 export type Action = (input: Json, ctx: ActionContext) => unknown;
+/** Actions by the name a plain workflow's `action:` steps call them. */
 export type Actions = Readonly<Record<string, Action>>;
 
 /** The run's output when a condition was false. */

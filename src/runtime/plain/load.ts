@@ -25,12 +25,15 @@ export interface Place {
   path: string;
 }
 
+/** One step of a plain workflow, as loaded: an action call, a sleep, a wait for an event, or
+ *  a condition that ends the run (as skipped) when false. */
 export type PlainStep =
   | { kind: 'action'; id: string; action: string; input?: Json; key?: string; options: StepOptions; nonRetryable: string[]; at: Place }
   | { kind: 'sleep'; id: string; ms: number }
   | { kind: 'wait'; id: string; event: string; timeoutMs?: number }
   | { kind: 'condition'; id: string; condition: string };
 
+/** A plain (YAML) workflow parsed and checked by loadPlainWorkflow (docs/plain-workflows.md). */
 export interface PlainDefinition {
   workflow: string;
   version: number;

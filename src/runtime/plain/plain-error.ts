@@ -3,6 +3,8 @@
 // A ValidationError, so callers that already catch those (createEngine, the CLI) show it.
 import { ValidationError } from '../../domain/errors.ts';
 
+/** A plain workflow that cannot be loaded: `source:line:column: path: reason` in one line,
+ *  each part also a field. A ValidationError. */
 export class PlainWorkflowError extends ValidationError {
   static override readonly errorName: string = 'PlainWorkflowError';
   constructor(

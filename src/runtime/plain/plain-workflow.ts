@@ -10,6 +10,7 @@ import { compilePlain, type Actions } from './compile.ts';
 import { loadPlainWorkflow, type PlainDefinition } from './load.ts';
 import { PlainWorkflowError } from './plain-error.ts';
 
+/** plainWorkflow's options. */
 export interface PlainWorkflowOptions {
   /** Actions of this workflow (merged over the engine config's `actions`). */
   actions?: Actions;
