@@ -50,12 +50,12 @@ describe('limits of workflow-file children (SQLite, real Deno child)', () => {
     }
   }, 120_000);
 
-  it('a child that crashes in a step (exit 70) fails that attempt with the reason; at load, the run fails at once', async () => {
+  it('a child that crashes in a step (exit 70) fails that attempt with the reason; at load (exit 70 or 0), the run fails at once', async () => {
     const { dir, file } = fileIn('crash', `const loading = (() => { try { return Deno.env.get('CRASH_AT_LOAD'); } catch { return undefined; } })();
 export default workflow('crash', { permissions: { env: ['CRASH_AT_LOAD'] } }, (w) => {
   w.trigger(manual());
   w.run(({ step }) => step.do('unstable', { retries: { limit: 3, delay: 10 } }, () => Deno.exit(70)));
-});\nif (loading && Deno.args.length > 0) Deno.exit(70);\n`);
+});\nif (loading && Deno.args.length > 0) Deno.exit(Number(loading));\n`);
     // No warm child: the env read at spawn decides where this file crashes.
     const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { warmIdle: 0 } });
     await engine.start();
@@ -65,10 +65,15 @@ export default workflow('crash', { permissions: { env: ['CRASH_AT_LOAD'] } }, (w
       expect(done.status).toBe('failed');
       expect(done.steps[0]).toMatchObject({ name: 'unstable', status: 'failed', attempts: 3 });
       expect(done.error?.message).toMatch(/^step 'unstable': the run child of \S+ \(pid \d+\) crashed \(exit 70\)/);
-      process.env.CRASH_AT_LOAD = '1';
+      process.env.CRASH_AT_LOAD = '70';
       const early = await engine.result((await engine.trigger('crash')).runId, { timeout: '60s' });
       expect(early.status).toBe('failed');
       expect(early.error?.message).toMatch(/crashed \(exit 70\).*\(before it connected: while loading the workflow file\)$/);
+      // Exit 0 before any outcome is a crash too: it was resumed in a new child forever.
+      process.env.CRASH_AT_LOAD = '0';
+      const quiet = await engine.result((await engine.trigger('crash')).runId, { timeout: '60s' });
+      expect(quiet.status).toBe('failed');
+      expect(quiet.error?.message).toMatch(/ended \(exit 0\) before sending its outcome.*\(before it connected: while loading the workflow file\)$/);
     } finally {
       delete process.env.CRASH_AT_LOAD;
       await engine.stop();

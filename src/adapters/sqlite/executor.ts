@@ -112,6 +112,9 @@ export class SqliteExecutor implements DurableExecutor {
   private readonly parentsToWake: string[] = [];
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
+  /** Runs whose execution failed (threw) with a cancel asked: the cancel could not reach
+   *  their code (a child that dies at every start), so their next execution ends them. */
+  private readonly cancelUndelivered = new Set<string>();
 
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
@@ -483,6 +486,9 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.stopping) return;
     // A storage failure mid-run (disk full, a lock held too long): the run stays as the file
     // says and is replayed from there after a backoff (and on restart); it never fails for it.
+    // A cancel waits for no backoff (issue 36: up to 30 s per try, forever): the next try,
+    // at once, ends the run.
+    if (this.cancelUndelivered.has(runId)) this.setbacks.delete(runId);
     const n = (this.setbacks.get(runId) ?? 0) + 1;
     this.setbacks.set(runId, n);
     if (n === 1 || n % 10 === 0) console.error(`tranquil: run ${runId} could not be advanced (${n}x, will retry): ${(err as Error)?.message ?? err}`);
@@ -492,6 +498,7 @@ export class SqliteExecutor implements DurableExecutor {
   private async execute(runId: string): Promise<void> {
     const act: ActiveRun = { cancel: 'none', again: false };
     this.active.set(runId, act);
+    let file = false;
     try {
       do {
         act.again = false;
@@ -515,6 +522,7 @@ export class SqliteExecutor implements DurableExecutor {
           const row = this.store.getRunRow(runId);
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
+          if (this.cancelUndelivered.has(runId)) act.cancel = 'forced';
           workflow = row.workflow;
           input = this.store.plain<Json>(row.input);
           status = row.status;
@@ -526,10 +534,13 @@ export class SqliteExecutor implements DurableExecutor {
             this.store.finishRun(runId, 'cancelled', now);
             this.childEnded(runId, 'cancelled', now);
           });
+          this.cancelUndelivered.delete(runId);
+          this.setbacks.delete(runId);
           this.notifyTerminal(runId);
           return;
         }
         const wf = this.o.registry.find(workflow);
+        file = wf?.file !== undefined;
         if (!wf) {
           await this.queue.enqueue(() => this.store.setStatus(runId, 'blocked', undefined, this.now()));
           return;
@@ -577,6 +588,11 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
       } while (act.again);
+    } catch (err) {
+      // A file's child that ends before its outcome at every start (killed, or looking killed)
+      // never lets a cancel reach the code: the cancel ends the run on the next try instead.
+      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.add(runId);
+      throw err;
     } finally {
       this.active.delete(runId);
       // `act` lived as long as the run, so it is usually in the old generation by now, and a
