@@ -59,6 +59,14 @@ export function detectConfinement(setting: 'auto' | 'off' = 'auto'): Confinement
   return c;
 }
 
+/** One line on how children are confined, said at start (when not) and by `tranquil check`
+ *  and `why` of a file's run. */
+export function confinementLine(c: Confinement): string {
+  return c.kind === 'bwrap'
+    ? `workflow file children are confined by bubblewrap (${c.bwrap}): each sees only its snapshot, the engine's modules and its granted paths`
+    : `workflow file children are NOT confined by bubblewrap: ${c.why}; the module graph check and Deno permissions still hold`;
+}
+
 export interface ChildView {
   binary: string;
   denoDir: string;

@@ -25,7 +25,7 @@ import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
-import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
+import { childCommand, confinementLine, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
@@ -158,7 +158,7 @@ export class DenoRunner {
     this.prepare();
     // Said once: without the OS sandbox, the graph check, the snapshot and Deno's own
     // permissions are what holds (docs/runner.md, Threat model).
-    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', `workflow file children run without OS confinement: ${this.confinement.why}`);
+    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', confinementLine(this.confinement));
     await this.listener.listen();
   }
 
