@@ -272,4 +272,24 @@ describe('the approval shows each granted path resolved', () => {
     expect(text).toContain(`  read ./plain (${join(p.flows, 'plain')})`);
     expect(text).toContain('  net a.com:443');
   });
+
+  it('a run blocked for approval, and `why`, show a symlinked read grant with where it leads', async () => {
+    const p = project();
+    symlinkSync(p.secret, join(p.flows, 'symdata'));
+    const file = join(p.flows, 'linked.ts');
+    writeFileSync(file, `import { workflow, manual } from '@tranquil/sdk';\nexport default workflow('linked', { permissions: { read: ['./symdata', './plain'], env: ['X_Y'] } }, (w) => { w.trigger(manual()); w.run(() => 1); });\n`);
+    const engine = await createEngine({ dataDir: join(p.root, 'data'), workflowFiles: [file], log: { level: 'silent' } });
+    await engine.start();
+    try {
+      const { runId } = await engine.trigger('linked');
+      const run = await engine.runs.get(runId);
+      expect(run.status).toBe('blocked');
+      const sym = `read:./symdata (${join(p.flows, 'symdata')} -> ${p.secret})`;
+      const plain = `read:./plain (${join(p.flows, 'plain')})`;
+      expect(run.error?.message).toContain(`never approved: added env:X_Y, ${plain}, ${sym}; approve with`);
+      expect((await engine.runs.explain(runId)).details).toContain(`added: env:X_Y, ${plain}, ${sym}`);
+    } finally {
+      await engine.stop();
+    }
+  }, 60_000);
 });

@@ -30,7 +30,8 @@ import { packageRoot } from './package-root.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
-import { checkGrants, type Protected } from './grant-check.ts';
+import { checkGrants, grantPaths, type Protected } from './grant-check.ts';
+import type { GrantPaths } from '../../domain/approval.ts';
 import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
@@ -221,6 +222,11 @@ export class DenoRunner {
   /** The declaration recorded with a version's snapshot (written when it was described). */
   declarationOf(version: string): Permissions | undefined {
     return this.storedDescription(version)?.permissions;
+  }
+
+  /** Where each path grant leads (shown with a blocked run: FileDescriber.grantPaths). */
+  grantPaths(file: string, declarations: readonly (Permissions | undefined)[]): GrantPaths {
+    return grantPaths(dirname(file), declarations);
   }
 
   private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
