@@ -1,7 +1,7 @@
 // Resource limits and crashes of workflow-file children (issue 36 #6, #7): a memory cap per
-// child, a time limit for describing, and a child that crashes is a failure with its reason
+// child, a bound on each file it writes, a time limit for describing, and a child that crashes is a failure with its reason
 // counted against the retry policy (never retried forever). Real Deno children, SQLite.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,32 @@ describe('limits of workflow-file children (SQLite, real Deno child)', () => {
       expect(done.status).toBe('failed');
       expect(done.steps[0]).toMatchObject({ name: 'hog', status: 'failed', attempts: 2 });
       expect(done.error?.message).toMatch(/Array buffer allocation failed|exceeded its memory cap of 128 MiB/);
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+
+  it('a file written past deno.maxFileBytes (RLIMIT_FSIZE) fails the attempt with the reason; a file within it is written', async () => {
+    const { dir, file } = fileIn('filler', `export default workflow('filler', { permissions: { read: ['./out'], write: ['./out'] } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('fill', { retries: { limit: 2, delay: 10 } }, () => {
+    Deno.writeFileSync(input.path, new Uint8Array(input.bytes));
+    return Deno.statSync(input.path).size;
+  }));
+});\n`);
+    mkdirSync(join(dir, 'out'));
+    const bound = 8 * 1024 * 1024;
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { maxFileBytes: bound } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('filler');
+      const within = await engine.result((await engine.trigger('filler', { path: join(dir, 'out', 'small'), bytes: bound / 2 })).runId, { timeout: '60s' });
+      expect(within, JSON.stringify(within.error)).toMatchObject({ status: 'succeeded', output: bound / 2 });
+      const past = await engine.result((await engine.trigger('filler', { path: join(dir, 'out', 'big'), bytes: 2 * bound })).runId, { timeout: '90s' });
+      expect(past.status).toBe('failed');
+      expect(past.steps[0]).toMatchObject({ name: 'fill', status: 'failed', attempts: 2 });
+      expect(past.error?.message).toMatch(new RegExp(`^step 'fill': the run child of \\S+ \\(pid \\d+\\) wrote a file past its bound of ${bound} bytes \\(config deno.maxFileBytes\\) and was ended \\(signal SIGXFSZ\\)$`));
+      expect(statSync(join(dir, 'out', 'big')).size).toBeLessThanOrEqual(bound);
     } finally {
       await engine.stop();
     }
