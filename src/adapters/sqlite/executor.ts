@@ -77,6 +77,10 @@ export interface SqliteExecutorOptions {
   drain?: { runIds: ReadonlySet<string>; publish: (req: EmitRequest) => Promise<unknown> };
 }
 
+/** Failed executions of a file's run with a cancel asked before that cancel ends it: the
+ *  second try could still finish a cleanup cut by a kill from outside. */
+const CANCEL_TRIES = 2;
+
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
  *  created (status pending, empty journal, input known), so the first dispatch skips
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
@@ -112,9 +116,11 @@ export class SqliteExecutor implements DurableExecutor {
   private readonly parentsToWake: string[] = [];
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
-  /** Runs whose execution failed (threw) with a cancel asked: the cancel could not reach
-   *  their code (a child that dies at every start), so their next execution ends them. */
-  private readonly cancelUndelivered = new Set<string>();
+  /** File runs whose executions failed (threw) with a cancel asked, with how many: one more
+   *  try may finish the cleanup (a child killed from outside during it resumes); after two,
+   *  the cancel cannot reach the code (a child that dies at every start) and the next try
+   *  ends the run. */
+  private readonly cancelUndelivered = new Map<string, number>();
 
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
@@ -522,7 +528,7 @@ export class SqliteExecutor implements DurableExecutor {
           const row = this.store.getRunRow(runId);
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
-          if (this.cancelUndelivered.has(runId)) act.cancel = 'forced';
+          if ((this.cancelUndelivered.get(runId) ?? 0) >= CANCEL_TRIES) act.cancel = 'forced';
           workflow = row.workflow;
           input = this.store.plain<Json>(row.input);
           status = row.status;
@@ -590,8 +596,9 @@ export class SqliteExecutor implements DurableExecutor {
       } while (act.again);
     } catch (err) {
       // A file's child that ends before its outcome at every start (killed, or looking killed)
-      // never lets a cancel reach the code: the cancel ends the run on the next try instead.
-      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.add(runId);
+      // never lets a cancel reach the code: after CANCEL_TRIES such tries, the cancel ends the
+      // run (issue 36).
+      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.set(runId, (this.cancelUndelivered.get(runId) ?? 0) + 1);
       throw err;
     } finally {
       this.active.delete(runId);
