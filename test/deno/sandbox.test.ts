@@ -16,6 +16,7 @@ import { writeImportMap, childPackageDirs } from '../../src/adapters/deno/snapsh
 import { describeFlags, moduleFlags } from '../../src/domain/permissions.ts';
 import { childCommand, detectConfinement, engineDirs, type Confinement } from '../../src/adapters/deno/confine.ts';
 import { DenoRunner } from '../../src/adapters/deno/deno-runner.ts';
+import { DenoChild } from '../../src/adapters/deno/child-process.ts';
 import { describeApproval } from '../../cli/ops.ts';
 import { execFileSync } from 'node:child_process';
 import { hostileFiles } from './sandbox-files.ts';
@@ -230,6 +231,21 @@ describe('layer: the OS sandbox (bubblewrap), alone', () => {
     const confined = run(confinement);
     expect(confined).not.toContain('PRIVATE-KEY');
     expect(confined).toContain(`REFUSED TypeError: Module not found "file://${join(p.secret, 'id_rsa')}"`);
+  }, 60_000);
+
+  it.skipIf(confinement.kind !== 'bwrap')(`a child killed at once, before bwrap told its pid, leaves no process behind and ends${why ? ` [skipped: ${why}]` : ''}`, async () => {
+    // Killing bwrap before it let its own child go left that child blocked forever (holding
+    // the output pipes, so the engine never saw the exit): the kill now waits for the pid.
+    const dir = tempDir();
+    mkdirSync(join(dir, 'dd'));
+    writeFileSync(join(dir, 'wait.ts'), 'await new Promise((r) => setTimeout(r, 60_000));\n');
+    const cmd = childCommand(confinement, { binary: findDeno(), denoDir: join(dir, 'dd'), snapshotDir: dir, engine: [], read: [], write: [], net: false }, ['run', join(dir, 'wait.ts')], 256);
+    const children = Array.from({ length: 5 }, () => new DenoChild(cmd.file, cmd.args, { DENO_DIR: join(dir, 'dd') }, dir, cmd.infoFd));
+    for (const c of children) c.kill();
+    const ends = await Promise.race([Promise.all(children.map((c) => c.exited)), new Promise<'hung'>((r) => setTimeout(() => r('hung'), 20_000))]);
+    expect(ends).not.toBe('hung');
+    const left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+    expect(left).toEqual([]);
   }, 60_000);
 
   it('the runner says whether it confines children, and why not', () => {
