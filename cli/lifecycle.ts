@@ -23,6 +23,7 @@ import { openRunReader } from '../compose/run-reader.ts';
 import { checkInFlight, type CheckVerdict } from '../src/runtime/replay-check.ts';
 import { isWorkflowDefinition, type WorkflowDefinition } from '../sdk/workflow.ts';
 import { findServe } from '../src/adapters/http/control-client.ts';
+import { sandboxStatus } from './sandbox.ts';
 import { loadProject } from './project.ts';
 import { common, mutate, print, type Common } from './program.ts';
 
@@ -79,9 +80,11 @@ export function lifecycleCommands(program: Command): void {
       print(o, { runId: f.run.runId, status: f.run.status, steps: f.journal.length }, () => `imported run ${f.run.runId} (${f.run.status}, ${f.journal.length} steps) into ${project.dataDir}`);
     });
 
-  common(program.command('check <fileOrDir>').description('replay every in-flight run against the workflow code in <fileOrDir> without running any step; exit 1 if any would diverge'))
-    .action(async (target: string, o: Common) => {
+  common(program.command('check [fileOrDir]').description('say whether workflow-file children are confined by the OS sandbox here; with <fileOrDir>, also replay every in-flight run against the workflow code in it without running any step (exit 1 if any would diverge)'))
+    .action(async (target: string | undefined, o: Common) => {
       const project = await loadProject(o);
+      const sandbox = sandboxStatus(project);
+      if (target === undefined) return print(o, { sandbox }, () => sandbox.line);
       const defs = await definitionsAt(resolve(process.env.INIT_CWD && process.env.npm_lifecycle_event === 'tranquil' ? process.env.INIT_CWD : process.cwd(), target));
       const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
       const reader = await openRunReader(config, { workflows: defs.map((d) => d.name) });
@@ -93,8 +96,9 @@ export function lifecycleCommands(program: Command): void {
         await reader.close();
       }
       const bad = verdicts.filter((v) => !v.ok);
-      print(o, { checked: verdicts.length, diverging: bad }, () =>
+      print(o, { checked: verdicts.length, diverging: bad, sandbox }, () =>
         [
+          sandbox.line,
           `checked ${verdicts.length} in-flight run${verdicts.length === 1 ? '' : 's'} of ${defs.map((d) => d.name).join(', ')}: ${bad.length === 0 ? 'none would diverge' : `${bad.length} would diverge`}`,
           ...bad.map((v) => (v.ok ? '' : v.position !== undefined ? `  ${v.runId}  position ${v.position}: code now calls ${v.expected}, journal recorded ${v.recorded}` : `  ${v.runId}  ${v.message}`)),
         ].join('\n'),

@@ -33,6 +33,7 @@ import { plainCommands } from './plain.ts';
 import { installService, printService, serviceStatus, uninstallService, type ServiceReport } from './service.ts';
 import { parseLoopbackUrl } from './serve-notify.ts';
 import { lifecycleCommands } from './lifecycle.ts';
+import { runSandbox } from './sandbox.ts';
 import { initCommand } from './init.ts';
 import { devCommand } from './dev.ts';
 import { describeFiles, describeValidated, describeVersions, listVersions, validateFile } from './workflow-files.ts';
@@ -284,12 +285,19 @@ export function buildProgram(): Command {
       const now = Date.now();
       const ctx = engineContext(project);
       // A parent waiting for a child names it and says what that child is doing (child-runs.ts).
+      let version: string | undefined;
       const runWhy = await withRuns(project, async (runs) => {
         const run = await runs.getRun(id);
+        version = run?.version;
         const why = async (v: RunView): Promise<Explanation> => explainWaitingParent(runs, explain(v, now, ctx), why);
         return run && why(run);
       });
-      if (runWhy) return print(o, runWhy, () => [runWhy.summary, ...runWhy.details.map((d) => `  ${d}`), `next: ${runWhy.next}`].join('\n'));
+      if (runWhy) {
+        // A file's run: whether its children are confined by the OS sandbox here.
+        const sandbox = runSandbox(project, version);
+        const details = sandbox ? [...runWhy.details, sandbox.line] : runWhy.details;
+        return print(o, sandbox ? { ...runWhy, sandbox } : runWhy, () => [runWhy.summary, ...details.map((d) => `  ${d}`), `next: ${runWhy.next}`].join('\n'));
+      }
       const data = await triggerReader(project);
       let e: ReturnType<typeof explainSchedules>;
       try {

@@ -89,6 +89,10 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
          *  cap plus 1024 (what V8 reserves at start) where prlimit exists, which bounds
          *  buffers too. Exceeding it fails the attempt (or the run, outside any step). */
         memory: z.number().int().min(64).max(1_048_576).optional(),
+        /** The largest file a child may write, bytes (default 1 GiB): RLIMIT_FSIZE through
+         *  prlimit (Linux). It bounds each file, not their total. Writing past it ends the
+         *  child: the attempt fails with that reason (or the run, outside any step). */
+        maxFileBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
         /** How long describing a file may take (ms, default 30000): top-level code that
          *  spins is reported as broken instead of hanging start, trigger and validate. */
         describeTimeout: z.number().int().min(100).max(3_600_000).optional(),

@@ -50,12 +50,24 @@ export function declarationDiff(approved: Permissions | undefined, declared: Per
   return { added: [...d].filter((g) => !a.has(g)).sort(), removed: [...a].filter((g) => !d.has(g)).sort() };
 }
 
-/** `added net:a.com:443, env:TOKEN; removed read:./data`; `no grants (only the engine)` for
- *  a first approval of an empty declaration. */
-export function diffLine(d: DeclarationDiff): string {
+/** Where a path grant (`read:./symdata`) leads: absolute, symlinks followed, as
+ *  `/srv/app/symdata -> /home/x/secrets` (or just the absolute path). Resolved by the caller
+ *  (the filesystem is I/O). */
+export type GrantPaths = Readonly<Record<string, string>>;
+
+/** A grant as written, with where it leads when it is a path: `read:./symdata (/srv/app/symdata -> /home/x/secrets)`. */
+export function shownGrant(grant: string, paths?: GrantPaths): string {
+  const where = paths?.[grant];
+  return typeof where === 'string' ? `${grant} (${where})` : grant;
+}
+
+/** `added net:a.com:443, env:TOKEN; removed read:./data (/srv/app/data)`; `no grants (only
+ *  the engine)` for a first approval of an empty declaration. */
+export function diffLine(d: DeclarationDiff, paths?: GrantPaths): string {
   const parts: string[] = [];
-  if (d.added.length) parts.push(`added ${d.added.join(', ')}`);
-  if (d.removed.length) parts.push(`removed ${d.removed.join(', ')}`);
+  const show = (gs: string[]) => gs.map((g) => shownGrant(g, paths)).join(', ');
+  if (d.added.length) parts.push(`added ${show(d.added)}`);
+  if (d.removed.length) parts.push(`removed ${show(d.removed)}`);
   return parts.length ? parts.join('; ') : 'no grants (only the engine)';
 }
 
@@ -67,10 +79,13 @@ export function approveCommand(workflow: string): string {
 
 /** The reason a run of `workflow` is created (or kept) `blocked`: its version's declaration
  *  is not an approved one. One line: what changed and how to approve it. */
-export function approvalRequired(workflow: string, latest: ApprovalRecord | undefined, declared: Permissions, declaredHash: string): ErrorInfo {
+export function approvalRequired(workflow: string, latest: ApprovalRecord | undefined, declared: Permissions, declaredHash: string, paths?: GrantPaths): ErrorInfo {
   const d = declarationDiff(latest?.declaration, declared);
-  const diff = diffLine(d);
+  // Each path grant of the change with where it leads (issue 36: "read ./symdata" hid that
+  // it named a secrets directory); kept in the fields for `why`.
+  const shown = Object.fromEntries([...d.added, ...d.removed].filter((g) => paths?.[g] !== undefined).map((g) => [g, paths![g]!]));
+  const diff = diffLine(d, shown);
   const what = latest ? `its permission declaration changed since the approval ${latest.hash}: ${diff}` : `its permission declaration was never approved: ${diff}`;
   return { name: APPROVAL_REQUIRED, message: `workflow '${workflow}' (declaration ${declaredHash}): ${what}; approve with: ${approveCommand(workflow)}`,
-    fields: { added: d.added, removed: d.removed, declared: declaredHash, approved: latest?.hash ?? null, approve: approveCommand(workflow) } };
+    fields: { added: d.added, removed: d.removed, ...(Object.keys(shown).length ? { paths: shown } : {}), declared: declaredHash, approved: latest?.hash ?? null, approve: approveCommand(workflow) } };
 }

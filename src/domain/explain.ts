@@ -1,6 +1,6 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
-import { APPROVAL_REQUIRED, approveCommand } from './approval.ts';
+import { APPROVAL_REQUIRED, approveCommand, shownGrant } from './approval.ts';
 import { describeAffinity, parkOf, type Attrs } from './capability.ts';
 import { formatDuration } from './duration.ts';
 import { retryPlan, type RetryResult } from './retry-point.ts';
@@ -252,7 +252,8 @@ function explainState(run: RunView, now: number): Explanation {
       if (run.error?.name === APPROVAL_REQUIRED) {
         // A workflow file waiting for its declaration to be approved: the change and the command.
         const f = run.error.fields ?? {};
-        const list = (v: unknown) => (Array.isArray(v) && v.length ? v.join(', ') : 'nothing');
+        const paths = f.paths !== null && typeof f.paths === 'object' ? (f.paths as Record<string, string>) : undefined;
+        const list = (v: unknown) => (Array.isArray(v) && v.length ? v.map((g) => shownGrant(String(g), paths)).join(', ') : 'nothing');
         const approve = typeof f.approve === 'string' ? f.approve : approveCommand(run.workflow);
         return {
           ...base,

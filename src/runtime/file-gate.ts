@@ -5,7 +5,7 @@
 // that version's declaration is one the user approved. It never approves by itself; the
 // approvals are stored by the backend's file (the executor) and passed in.
 import { sha256Hex } from '../domain/sha256.ts';
-import { APPROVAL_REQUIRED, approvalRequired, canonicalDeclaration, type ApprovalRecord } from '../domain/approval.ts';
+import { APPROVAL_REQUIRED, approvalRequired, canonicalDeclaration, type ApprovalRecord, type GrantPaths } from '../domain/approval.ts';
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { Permissions } from '../domain/permissions.ts';
 import type { FileDescription, RegisteredWorkflow, WorkflowRegistry } from './registry.ts';
@@ -18,6 +18,9 @@ export interface FileDescriber {
   describe(path: string): Promise<FileDescription>;
   /** The declaration recorded with a version's snapshot; undefined if unknown. */
   declarationOf(version: string): Permissions | undefined;
+  /** Where each read/write grant of the declarations leads, relative to the file's directory
+   *  (`read:./symdata` -> `/srv/app/symdata -> /home/x/secrets`): shown with a blocked run. */
+  grantPaths?(file: string, declarations: readonly (Permissions | undefined)[]): GrantPaths;
 }
 
 export function declarationHash(p: Permissions): string {
@@ -60,6 +63,6 @@ export class FileGate {
     if (!declaration) return { name: APPROVAL_REQUIRED, message: `workflow '${wf.definition.name}': the declaration of version ${version} is unknown (its snapshot is missing); it cannot run` };
     const hash = declarationHash(declaration);
     if (approvals.some((a) => a.hash === hash)) return undefined;
-    return approvalRequired(wf.definition.name, approvals[0], declaration, hash);
+    return approvalRequired(wf.definition.name, approvals[0], declaration, hash, this.describer.grantPaths?.(wf.file.path, [declaration, approvals[0]?.declaration]));
   }
 }

@@ -1,11 +1,13 @@
 // The CLI around workflow files (issue 11), on a real Deno child: `run` of an unapproved file
 // creates a blocked run, `why` shows the added grants and the approve command, `workflows
-// approve` releases it, `runs describe` shows the child's stdout/stderr (bounded).
+// approve` releases it, `runs describe` shows the child's stdout/stderr (bounded); `why` of
+// a file's run and `check` say whether children are confined by bubblewrap here.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { detectConfinement } from '../../src/adapters/deno/confine.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'tranquil.mjs');
@@ -31,17 +33,30 @@ export default workflow('file-chatty', { permissions: { env: ['TRANQUIL_CHATTY']
 });
 `);
     writeFileSync(join(dir, 'tranquil.config.mjs'), `export default { workflows: [], workflowFiles: ['./chatty.ts'], dataDir: './data', log: { level: 'silent' } };\n`);
-    const cli = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 90_000 });
+    const cliIn = (env: Record<string, string>, args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', timeout: 90_000, env: { ...process.env, ...env } });
       expect(r.status, r.stderr).toBe(0);
       return r.stdout;
     };
+    const cli = Object.assign((...args: string[]) => cliIn({}, args), { with: (env: Record<string, string>, ...args: string[]) => cliIn(env, args) });
     const run = JSON.parse(cli('run', 'file-chatty', '--json')) as { runId: string; status: string; error: { name: string } };
     expect(run.status).toBe('blocked');
     expect(run.error.name).toBe('ApprovalRequired');
     const why = cli('why', run.runId);
     expect(why).toContain('added: env:TRANQUIL_CHATTY');
     expect(why).toContain('approve with: tranquil workflows approve file-chatty');
+    // Whether its children are confined by the OS sandbox here (issue 36), as `check` says.
+    const here = detectConfinement();
+    const confined = `  workflow file children are confined by bubblewrap (${here.kind === 'bwrap' ? here.bwrap : ''}): each sees only its snapshot`;
+    const notConfined = (why: string) => `  workflow file children are NOT confined by bubblewrap: ${why}; the module graph check and Deno permissions still hold\n`;
+    expect(why).toContain(here.kind === 'bwrap' ? confined : notConfined(here.why));
+    expect(`  ${cli('check')}`).toContain(here.kind === 'bwrap' ? confined : notConfined(here.why));
+    const noBwrap = { PATH: join(dir, 'no-such-bin') };
+    expect(cli.with(noBwrap, 'why', run.runId)).toContain(notConfined('bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)'));
+    expect(JSON.parse(cli.with(noBwrap, 'check', '--json'))).toEqual({ sandbox: {
+      confined: false, why: 'bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)',
+      line: notConfined('bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)').trim(),
+    } });
     const approved = cli('workflows', 'approve', 'file-chatty');
     expect(approved).toContain('  env TRANQUIL_CHATTY');
     expect(approved).toContain(`released 1 blocked run: ${run.runId}`);

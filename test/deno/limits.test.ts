@@ -1,7 +1,7 @@
 // Resource limits and crashes of workflow-file children (issue 36 #6, #7): a memory cap per
-// child, a time limit for describing, and a child that crashes is a failure with its reason
+// child, a bound on each file it writes, a time limit for describing, and a child that crashes is a failure with its reason
 // counted against the retry policy (never retried forever). Real Deno children, SQLite.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,12 +50,38 @@ describe('limits of workflow-file children (SQLite, real Deno child)', () => {
     }
   }, 120_000);
 
-  it('a child that crashes in a step (exit 70) fails that attempt with the reason; at load, the run fails at once', async () => {
+  it('a file written past deno.maxFileBytes (RLIMIT_FSIZE) fails the attempt with the reason; a file within it is written', async () => {
+    const { dir, file } = fileIn('filler', `export default workflow('filler', { permissions: { read: ['./out'], write: ['./out'] } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('fill', { retries: { limit: 2, delay: 10 } }, () => {
+    Deno.writeFileSync(input.path, new Uint8Array(input.bytes));
+    return Deno.statSync(input.path).size;
+  }));
+});\n`);
+    mkdirSync(join(dir, 'out'));
+    const bound = 8 * 1024 * 1024;
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { maxFileBytes: bound } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('filler');
+      const within = await engine.result((await engine.trigger('filler', { path: join(dir, 'out', 'small'), bytes: bound / 2 })).runId, { timeout: '60s' });
+      expect(within, JSON.stringify(within.error)).toMatchObject({ status: 'succeeded', output: bound / 2 });
+      const past = await engine.result((await engine.trigger('filler', { path: join(dir, 'out', 'big'), bytes: 2 * bound })).runId, { timeout: '90s' });
+      expect(past.status).toBe('failed');
+      expect(past.steps[0]).toMatchObject({ name: 'fill', status: 'failed', attempts: 2 });
+      expect(past.error?.message).toMatch(new RegExp(`^step 'fill': the run child of \\S+ \\(pid \\d+\\) wrote a file past its bound of ${bound} bytes \\(config deno.maxFileBytes\\) and was ended \\(signal SIGXFSZ\\)$`));
+      expect(statSync(join(dir, 'out', 'big')).size).toBeLessThanOrEqual(bound);
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+
+  it('a child that crashes in a step (exit 70) fails that attempt with the reason; at load (exit 70 or 0), the run fails at once', async () => {
     const { dir, file } = fileIn('crash', `const loading = (() => { try { return Deno.env.get('CRASH_AT_LOAD'); } catch { return undefined; } })();
 export default workflow('crash', { permissions: { env: ['CRASH_AT_LOAD'] } }, (w) => {
   w.trigger(manual());
   w.run(({ step }) => step.do('unstable', { retries: { limit: 3, delay: 10 } }, () => Deno.exit(70)));
-});\nif (loading && Deno.args.length > 0) Deno.exit(70);\n`);
+});\nif (loading && Deno.args.length > 0) Deno.exit(Number(loading));\n`);
     // No warm child: the env read at spawn decides where this file crashes.
     const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { warmIdle: 0 } });
     await engine.start();
@@ -65,10 +91,15 @@ export default workflow('crash', { permissions: { env: ['CRASH_AT_LOAD'] } }, (w
       expect(done.status).toBe('failed');
       expect(done.steps[0]).toMatchObject({ name: 'unstable', status: 'failed', attempts: 3 });
       expect(done.error?.message).toMatch(/^step 'unstable': the run child of \S+ \(pid \d+\) crashed \(exit 70\)/);
-      process.env.CRASH_AT_LOAD = '1';
+      process.env.CRASH_AT_LOAD = '70';
       const early = await engine.result((await engine.trigger('crash')).runId, { timeout: '60s' });
       expect(early.status).toBe('failed');
       expect(early.error?.message).toMatch(/crashed \(exit 70\).*\(before it connected: while loading the workflow file\)$/);
+      // Exit 0 before any outcome is a crash too: it was resumed in a new child forever.
+      process.env.CRASH_AT_LOAD = '0';
+      const quiet = await engine.result((await engine.trigger('crash')).runId, { timeout: '60s' });
+      expect(quiet.status).toBe('failed');
+      expect(quiet.error?.message).toMatch(/ended \(exit 0\) before sending its outcome.*\(before it connected: while loading the workflow file\)$/);
     } finally {
       delete process.env.CRASH_AT_LOAD;
       await engine.stop();

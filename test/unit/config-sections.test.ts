@@ -22,6 +22,8 @@ it('a given section is checked in full, with defaults applied', () => {
   expect(resolveConfig({ retention: { maxAge: '2d' } }, {}).retention).toEqual({ maxAge: 2 * 86_400_000 });
   const bad: [string, unknown, RegExp][] = [
     ['deno', { heartbeatInterval: 5000, heartbeatTimeout: 1000 }, /heartbeatTimeout must be longer/],
+    ['deno', { maxFileBytes: 10 }, /deno\.maxFileBytes/],
+    ['deno', { maxFileBytes: 1.5e6 + 0.5 }, /deno\.maxFileBytes/],
     ['webhook', { port: 70_000 }, /webhook\.port/],
     ['log', { level: 'loud' }, /log\.level/],
     ['retention', { maxAge: 'soon' }, /retention\.maxAge/],

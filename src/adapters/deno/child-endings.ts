@@ -4,11 +4,16 @@ import { rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DenoChild } from './child-process.ts';
 
-/** Why a child that ended by itself crashed; undefined when it was killed from outside
- *  (SIGKILL, SIGTERM: a lost child resumes in a new one) or exited cleanly. */
-export function crashReason(exit: { code: number | null; signal: string | null }, child: DenoChild, runId: string, memoryMiB: number): string | undefined {
-  if (exit.code === 0 || exit.signal === 'SIGKILL' || exit.signal === 'SIGTERM' || (exit.code === null && exit.signal === null)) return undefined;
+/** Why a run child that ended by itself before sending its outcome crashed; undefined when
+ *  it was killed from outside (SIGKILL, SIGTERM: a lost child resumes in a new one). Asked
+ *  only while no outcome came, so exit 0 is a crash too (`Deno.exit(0)` in workflow code):
+ *  resumed instead, it ended every new child the same way, retried forever and uncancellable. */
+export function crashReason(exit: { code: number | null; signal: string | null }, child: DenoChild, runId: string, memoryMiB: number, maxFileBytes?: number): string | undefined {
+  if (exit.signal === 'SIGKILL' || exit.signal === 'SIGTERM' || (exit.code === null && exit.signal === null)) return undefined;
   const how = exit.code !== null ? `exit ${exit.code}` : `signal ${exit.signal}`;
+  if (exit.code === 0) return `the run child of ${runId} (pid ${child.pid}) ended (exit 0) before sending its outcome: ${lastLine(child.stderr)}`;
+  // RLIMIT_FSIZE: the write past the bound raised SIGXFSZ, whose default action ends deno.
+  if (exit.signal === 'SIGXFSZ') return `the run child of ${runId} (pid ${child.pid}) wrote a file past its bound of ${maxFileBytes ?? '?'} bytes (config deno.maxFileBytes) and was ended (signal SIGXFSZ)`;
   if (/out of memory|heap limit|allocation failed/i.test(child.stderr)) return `the run child of ${runId} (pid ${child.pid}) exceeded its memory cap of ${memoryMiB} MiB (config deno.memory) and ended (${how})`;
   return `the run child of ${runId} (pid ${child.pid}) crashed (${how}): ${lastLine(child.stderr)}`;
 }

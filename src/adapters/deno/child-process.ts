@@ -8,6 +8,8 @@ import type { Readable } from 'node:stream';
 import { signalPid } from '../../platform/pid.ts';
 
 const OUTPUT_KEEP = 64 * 1024;
+/** How long a kill waits for bwrap to tell deno's pid before it kills bwrap itself. */
+const WRAPPER_KILL_MS = 5_000;
 
 /** Runs `spawn` (which forks synchronously) under umask 077, so that what Deno itself
  *  creates (its DENO_DIR cache under the data dir) is owner-only too; the engine's own
@@ -40,12 +42,16 @@ export class DenoChild {
   readonly exited: Promise<ChildExit>;
   private out = '';
   private err = '';
+  /** kill() was called before bwrap told deno's pid. */
+  private killAsked = false;
+  private readonly infoFd: boolean;
 
   /** `infoFd`: the command is bwrap writing its child's pid as JSON to fd 3. */
   constructor(file: string, args: readonly string[], env: Record<string, string>, cwd: string, infoFd = false) {
     const child = withPrivateUmask(() => spawn(file, args, { env, cwd, stdio: infoFd ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] }));
     if (child.pid === undefined) throw new Error(`could not start ${file}`);
     this.spawnedPid = child.pid;
+    this.infoFd = infoFd;
     const keep = (prev: string, chunk: Buffer) => {
       const next = prev + chunk.toString('utf8');
       return next.length > OUTPUT_KEEP ? next.slice(-OUTPUT_KEEP) : next;
@@ -58,7 +64,10 @@ export class DenoChild {
       info.on('data', (c: Buffer) => {
         text += c.toString('utf8');
         const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
-        if (m && this.innerPid === undefined) this.innerPid = Number(m[1]);
+        if (m && this.innerPid === undefined) {
+          this.innerPid = Number(m[1]);
+          if (this.killAsked) this.kill();
+        }
       });
       info.on('error', () => {});
     }
@@ -85,10 +94,17 @@ export class DenoChild {
     return this.err;
   }
 
-  /** Kills deno by its pid (its wrapper then exits and is reaped); the wrapper itself while
-   *  deno's pid is not known yet (bwrap's --die-with-parent takes deno along). */
+  /** Kills deno by its pid (its wrapper then exits and is reaped). Under bwrap, while deno's
+   *  pid is not known yet, the kill waits for it: bwrap killed before it has let its own
+   *  child go leaves that child blocked forever, holding the output pipes (so `exited`
+   *  never resolved). Only if bwrap says nothing within WRAPPER_KILL_MS is it killed. */
   kill(): void {
-    signalPid(this.innerPid ?? this.spawnedPid, 'SIGKILL');
+    if (this.innerPid !== undefined || !this.infoFd) return void signalPid(this.innerPid ?? this.spawnedPid, 'SIGKILL');
+    if (this.killAsked) return;
+    this.killAsked = true;
+    setTimeout(() => {
+      if (this.innerPid === undefined) signalPid(this.spawnedPid, 'SIGKILL');
+    }, WRAPPER_KILL_MS).unref();
   }
 }
 

@@ -16,6 +16,9 @@ export type Confinement = { kind: 'bwrap'; bwrap: string } | { kind: 'none'; why
 
 /** Default memory cap of a run child, MiB (config deno.memory). */
 export const DEFAULT_CHILD_MEMORY_MIB = 1024;
+/** Default bound on the size of each file a child writes, bytes (config deno.maxFileBytes):
+ *  1 GiB. RLIMIT_FSIZE bounds each file, not their total (docs/runner.md, Threat model). */
+export const DEFAULT_CHILD_MAX_FILE_BYTES = 1024 * 1024 * 1024;
 /** Writable address space V8 reserves at start (its code range, cages): RLIMIT_DATA counts
  *  it, so the limit is the cap plus this (measured: a deno 2.9 child does not start under 640). */
 const DATA_BASELINE_MIB = 1024;
@@ -59,6 +62,14 @@ export function detectConfinement(setting: 'auto' | 'off' = 'auto'): Confinement
   return c;
 }
 
+/** One line on how children are confined, said at start (when not) and by `tranquil check`
+ *  and `why` of a file's run. */
+export function confinementLine(c: Confinement): string {
+  return c.kind === 'bwrap'
+    ? `workflow file children are confined by bubblewrap (${c.bwrap}): each sees only its snapshot, the engine's modules and its granted paths`
+    : `workflow file children are NOT confined by bubblewrap: ${c.why}; the module graph check and Deno permissions still hold`;
+}
+
 export interface ChildView {
   binary: string;
   denoDir: string;
@@ -93,18 +104,24 @@ export function bwrapArgs(v: ChildView): string[] {
 }
 
 /** The command that runs `deno <args>` for a child: under bwrap when confined, with a data
- *  cap (RLIMIT_DATA through prlimit, where present) when `memoryMiB` is given. */
-export function childCommand(c: Confinement, v: ChildView, denoArgs: readonly string[], memoryMiB?: number): { file: string; args: string[]; infoFd: boolean } {
+ *  cap (RLIMIT_DATA) when `memoryMiB` is given and a bound on the size of each file it
+ *  writes (RLIMIT_FSIZE) when `fileBytes` is given, both through prlimit where present. */
+export function childCommand(c: Confinement, v: ChildView, denoArgs: readonly string[], memoryMiB?: number, fileBytes?: number): { file: string; args: string[]; infoFd: boolean } {
   let file = v.binary;
   let args = [...denoArgs];
   if (c.kind === 'bwrap') {
     args = [...bwrapArgs(v), '--', file, ...args];
     file = c.bwrap;
   }
-  const prlimit = memoryMiB !== undefined ? prlimitPath() : undefined;
-  if (memoryMiB !== undefined && prlimit) {
+  const limits: string[] = [];
+  if (memoryMiB !== undefined) {
     const bytes = (memoryMiB + DATA_BASELINE_MIB) * 1024 * 1024;
-    args = [`--data=${bytes}:${bytes}`, '--', file, ...args];
+    limits.push(`--data=${bytes}:${bytes}`);
+  }
+  if (fileBytes !== undefined) limits.push(`--fsize=${fileBytes}:${fileBytes}`);
+  const prlimit = limits.length > 0 ? prlimitPath() : undefined;
+  if (prlimit) {
+    args = [...limits, '--', file, ...args];
     file = prlimit;
   }
   return { file, args, infoFd: c.kind === 'bwrap' };

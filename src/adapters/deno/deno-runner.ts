@@ -25,12 +25,13 @@ import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
-import { childCommand, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
+import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
-import { checkGrants, type Protected } from './grant-check.ts';
+import { checkGrants, grantPaths, type Protected } from './grant-check.ts';
+import type { GrantPaths } from '../../domain/approval.ts';
 import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
@@ -54,6 +55,9 @@ export interface DenoRunnerOptions {
   sandbox?: 'auto' | 'off';
   /** Config deno.memory: a run child's memory cap in MiB (default DEFAULT_CHILD_MEMORY_MIB). */
   memoryMiB?: number;
+  /** Config deno.maxFileBytes: the largest file a child may write (bytes, default
+   *  DEFAULT_CHILD_MAX_FILE_BYTES), through RLIMIT_FSIZE. */
+  maxFileBytes?: number;
   /** Config deno.describeTimeout: how long describing a file may take (ms, default 30000). */
   describeTimeoutMs?: number;
   /** Paths no declaration may grant, besides the data dir (the key file, the config file). */
@@ -158,7 +162,7 @@ export class DenoRunner {
     this.prepare();
     // Said once: without the OS sandbox, the graph check, the snapshot and Deno's own
     // permissions are what holds (docs/runner.md, Threat model).
-    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', `workflow file children run without OS confinement: ${this.confinement.why}`);
+    if (this.confinement.kind === 'none' && this.o.logger?.enabled('warn')) this.o.logger.log('warn', confinementLine(this.confinement));
     await this.listener.listen();
   }
 
@@ -182,7 +186,7 @@ export class DenoRunner {
     const known = this.storedDescription(snap.digest);
     if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
-    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB());
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     this.live.add(child); // killed too if the engine stops meanwhile
     void child.exited.then(() => this.live.delete(child));
@@ -221,6 +225,11 @@ export class DenoRunner {
   /** The declaration recorded with a version's snapshot (written when it was described). */
   declarationOf(version: string): Permissions | undefined {
     return this.storedDescription(version)?.permissions;
+  }
+
+  /** Where each path grant leads (shown with a blocked run: FileDescriber.grantPaths). */
+  grantPaths(file: string, declarations: readonly (Permissions | undefined)[]): GrantPaths {
+    return grantPaths(dirname(file), declarations);
   }
 
   private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
@@ -286,7 +295,7 @@ export class DenoRunner {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
     // Ended by itself (not killed from outside, not by the engine): a crash, with its reason.
-    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB()) ?? new Promise<string>(() => {})));
+    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB(), this.maxFileBytes()) ?? new Promise<string>(() => {})));
     let connectTimer: NodeJS.Timeout | undefined;
     const noConnect = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
@@ -323,7 +332,7 @@ export class DenoRunner {
       // What the child said last explains most endings (a permission, a syntax error).
       const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
       // Crashed while loading, before it connected: every child of this version would.
-      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB()) : undefined;
+      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB(), this.maxFileBytes()) : undefined;
       if (early) return { outcome: { type: 'failed', error: { name: 'ChildCrashedError', message: `${early} (before it connected: while loading the workflow file)` } } as RunOutcome, cancelDelivered: false };
       if (!gone) child.kill();
       if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
@@ -367,7 +376,7 @@ export class DenoRunner {
     const p = spec.permissions;
     const view = this.view(spec.dir, grantedPaths(spec.baseDir, p.read), grantedPaths(spec.baseDir, p.write), (p.net ?? []).length > 0);
     const mem = this.memoryMiB();
-    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, PRELUDE, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem);
+    const cmd = childCommand(this.confinement, view, ['run', `--v8-flags=--max-old-space-size=${mem}`, PRELUDE, ...flags, spec.runEntry, String(this.listener.port), String(spec.maxPayloadBytes)], mem, this.maxFileBytes());
     let child: DenoChild;
     try {
       child = new DenoChild(cmd.file, cmd.args, this.env(env), spec.dir, cmd.infoFd);
@@ -425,6 +434,10 @@ export class DenoRunner {
 
   private memoryMiB(): number {
     return this.o.memoryMiB ?? DEFAULT_CHILD_MEMORY_MIB;
+  }
+
+  private maxFileBytes(): number {
+    return this.o.maxFileBytes ?? DEFAULT_CHILD_MAX_FILE_BYTES;
   }
 
   private env(extra: Record<string, string>): Record<string, string> {

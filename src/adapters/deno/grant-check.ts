@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { ValidationError } from '../../domain/errors.ts';
 import type { Permissions } from '../../domain/permissions.ts';
+import type { GrantPaths } from '../../domain/approval.ts';
 
 /** `path` is `dir` or inside it. */
 const within = (dir: string, path: string) => {
@@ -42,9 +43,24 @@ export function checkGrants(file: string, p: Permissions, baseDir: string, guard
       for (const g of guarded) {
         const target = resolved(g.path);
         if (!within(real, target) && !within(target, real)) continue;
-        const shown = real === abs ? abs : `${abs} -> ${real}`;
+        const shown = grantTarget(written, baseDir);
         throw new ValidationError(`workflow file ${file}: its ${kind} grant '${written}' (${shown}) ${within(real, target) ? 'covers' : 'is inside'} ${g.what} ${target}; a workflow file is never granted the engine's own files (docs/runner.md, Threat model)`);
       }
     }
   }
+}
+
+/** A path grant's absolute path, and where it leads when a symlink is on the way:
+ *  `/srv/app/symdata -> /home/x/secrets`. */
+export function grantTarget(written: string, baseDir: string): string {
+  const abs = normalize(isAbsolute(written) ? written : join(baseDir, written));
+  const real = resolved(abs);
+  return real === abs ? abs : `${abs} -> ${real}`;
+}
+
+/** `read:<entry>` / `write:<entry>` of the declarations, each with its grantTarget. */
+export function grantPaths(baseDir: string, declarations: readonly (Permissions | undefined)[]): GrantPaths {
+  const out: Record<string, string> = {};
+  for (const p of declarations) for (const kind of ['read', 'write'] as const) for (const e of p?.[kind] ?? []) out[`${kind}:${e}`] = grantTarget(e, baseDir);
+  return out;
 }

@@ -77,6 +77,10 @@ export interface SqliteExecutorOptions {
   drain?: { runIds: ReadonlySet<string>; publish: (req: EmitRequest) => Promise<unknown> };
 }
 
+/** Failed executions of a file's run with a cancel asked before that cancel ends it: the
+ *  second try could still finish a cleanup cut by a kill from outside. */
+const CANCEL_TRIES = 2;
+
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
  *  created (status pending, empty journal, input known), so the first dispatch skips
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
@@ -112,6 +116,11 @@ export class SqliteExecutor implements DurableExecutor {
   private readonly parentsToWake: string[] = [];
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
+  /** File runs whose executions failed (threw) with a cancel asked, with how many: one more
+   *  try may finish the cleanup (a child killed from outside during it resumes); after two,
+   *  the cancel cannot reach the code (a child that dies at every start) and the next try
+   *  ends the run. */
+  private readonly cancelUndelivered = new Map<string, number>();
 
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
@@ -493,6 +502,9 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.stopping) return;
     // A storage failure mid-run (disk full, a lock held too long): the run stays as the file
     // says and is replayed from there after a backoff (and on restart); it never fails for it.
+    // A cancel waits for no backoff (issue 36: up to 30 s per try, forever): the next try,
+    // at once, ends the run.
+    if (this.cancelUndelivered.has(runId)) this.setbacks.delete(runId);
     const n = (this.setbacks.get(runId) ?? 0) + 1;
     this.setbacks.set(runId, n);
     if (n === 1 || n % 10 === 0) console.error(`tranquil: run ${runId} could not be advanced (${n}x, will retry): ${(err as Error)?.message ?? err}`);
@@ -502,6 +514,7 @@ export class SqliteExecutor implements DurableExecutor {
   private async execute(runId: string): Promise<void> {
     const act: ActiveRun = { cancel: 'none', again: false };
     this.active.set(runId, act);
+    let file = false;
     try {
       do {
         act.again = false;
@@ -525,6 +538,7 @@ export class SqliteExecutor implements DurableExecutor {
           const row = this.store.getRunRow(runId);
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
+          if ((this.cancelUndelivered.get(runId) ?? 0) >= CANCEL_TRIES) act.cancel = 'forced';
           workflow = row.workflow;
           input = this.store.plain<Json>(row.input);
           status = row.status;
@@ -536,10 +550,13 @@ export class SqliteExecutor implements DurableExecutor {
             this.store.finishRun(runId, 'cancelled', now);
             this.childEnded(runId, 'cancelled', now);
           });
+          this.cancelUndelivered.delete(runId);
+          this.setbacks.delete(runId);
           this.notifyTerminal(runId);
           return;
         }
         const wf = this.o.registry.find(workflow);
+        file = wf?.file !== undefined;
         if (!wf) {
           await this.queue.enqueue(() => this.store.setStatus(runId, 'blocked', undefined, this.now()));
           return;
@@ -588,6 +605,12 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
       } while (act.again);
+    } catch (err) {
+      // A file's child that ends before its outcome at every start (killed, or looking killed)
+      // never lets a cancel reach the code: after CANCEL_TRIES such tries, the cancel ends the
+      // run (issue 36).
+      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.set(runId, (this.cancelUndelivered.get(runId) ?? 0) + 1);
+      throw err;
     } finally {
       this.active.delete(runId);
       // `act` lived as long as the run, so it is usually in the old generation by now, and a

@@ -3,6 +3,7 @@
 // the in-process case observes a test variable, the file uses `hit` / `gate` / `read` of its
 // declared ./out directory (harness.ts); the assertions are the suite's.
 import { expect } from 'vitest';
+import { detectConfinement } from '../../../src/adapters/deno/confine.ts';
 import { OUT_PERMISSIONS, until } from './harness.ts';
 import type { FileKit } from './suite.ts';
 
@@ -257,6 +258,52 @@ export default workflow('cancellable', ${P}, (w) => {
     await expect(rig.engine.runs.cancel(runId)).rejects.toThrow(runId);
     expect((await rig.engine.runs.get(runId)).status).toBe('cancelled');
     await expect(rig.engine.runs.cancel('no-such-run')).rejects.toThrow(/no-such-run/);
+  });
+
+  // Files only (issue 36): a child that crashes in a step (exit 70, as an unstable API does)
+  // fails the attempt; the run waits for its next one. A FIRST cancel ends it there, never
+  // after the next attempt (an hour away here: the result's 60 s would not see it).
+  test('cancel stops a run retrying after its child crashed at once, before its next attempt', async () => {
+    const rig = await boot(`
+export default workflow('crashy', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('unstable', { retries: { limit: 100, delay: '1h', backoff: 'constant' } }, () => { hit('tries'); Deno.exit(70); }));
+});`);
+    const { runId } = await rig.engine.trigger('crashy', null);
+    await until('the crashed attempt to wait for its retry', async () => (await rig.engine.runs.get(runId)).steps[0]?.status === 'retrying', 60_000);
+    const waiting = await rig.engine.runs.get(runId);
+    expect(waiting.steps[0]).toMatchObject({ name: 'unstable', status: 'retrying', attempts: 1 });
+    expect(waiting.steps[0]!.error?.message).toMatch(/crashed \(exit 70\)/);
+    await rig.engine.runs.cancel(runId);
+    const view = await rig.engine.result(runId, { timeout: '60s' });
+    expect(view.status).toBe('cancelled');
+    expect(rig.hits('tries')).toBe(1);
+  });
+
+  // Files only (issue 36): a child that dies at every start before its outcome. Under
+  // bubblewrap, `Deno.exit(137)` is bwrap's exit status of a SIGKILL: the engine takes it
+  // for a kill from outside and resumes the run in a new child, again and again; a FIRST
+  // cancel, which no child lives to receive, must end it on the next try. Without bwrap the
+  // exit is seen as what it is, a crash while loading, and the run fails at once.
+  test('cancel ends at once a run whose every child dies at start (under bwrap, looking killed)', async () => {
+    const rig = await boot(`
+export default workflow('doomed', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('never', () => 1));
+});
+if (Deno.args.length > 0) { hit('starts'); Deno.exit(137); }`);
+    const { runId } = await rig.engine.trigger('doomed', null);
+    if (detectConfinement().kind !== 'bwrap') {
+      const view = await rig.engine.result(runId, { timeout: '60s' });
+      expect(view.status).toBe('failed');
+      expect(view.error?.message).toMatch(/crashed \(exit 137\).*while loading the workflow file/);
+      return;
+    }
+    await until('two children to die at start', () => rig.hits('starts') >= 2, 60_000);
+    expect((await rig.engine.runs.get(runId)).status).toBe('running');
+    await rig.engine.runs.cancel(runId);
+    const view = await rig.engine.result(runId, { timeout: '60s' });
+    expect(view.status).toBe('cancelled');
   });
 
   test('cancel of a running step takes effect at the next step boundary', async () => {
