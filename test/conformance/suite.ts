@@ -28,6 +28,7 @@ import { valueScenarios } from './values.ts';
 import { schemaScenarios } from './schemas.ts';
 import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
+import { childHandleScenarios } from './children-handles.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -564,5 +565,6 @@ export function runConformance(target: ConformanceTarget): void {
     ownResultScenarios({ test, boot, restart, until });
     childScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     peerPortScenarios({ test, boot, restart, until });
+    childHandleScenarios({ test, boot, restart, until });
   });
 }
