@@ -82,6 +82,10 @@ export const NOT_YET_PORTED: string[] = [
   'ctx.signal between runs: a child tells its parent it is half done, the parent answers',
   'a parent restarted while it waits finds the same child when it ends',
   'cli: runs list --parent, runs describe and why show a parent waiting for its child, as the engine does',
+  'a child handle awaited again (in sequence, in parallel, after a timeout) gives the same end',
+  // issue 43: the peers' snippets, ported in-process first (test/conformance/peer-ports.ts).
+  'DBOS messaging ported: a message sent to the workflow ID (also before the wait) or the timeout decides',
+  'Temporal approval pattern ported: decision by signal with its metadata, or the timeout path',
 ];
 
 export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
