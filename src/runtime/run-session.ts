@@ -189,7 +189,14 @@ export class RunSession {
       for (const ac of this.aborts.values()) ac.abort(reason);
       this.cancelArrived();
     });
-    if (this.cancelPhase === 'delivered' && this.graceBounds) this.armGrace();
+    if (this.cancelPhase === 'delivered' && this.graceBounds && this.armGrace() === 'over') {
+      // The cleanup's grace ran out while the run was not executing (the engine was down):
+      // the run ends cancelled before its code starts. Started, the code would replay up to
+      // where the ended session refuses its calls, and a concurrent branch could go on to
+      // call steps the journal never holds (simulation seed 6030860).
+      this.finish({ type: 'cancelled' });
+      return this.done;
+    }
     const step = this.stepApi();
     const ctx = this.context(step);
     void (async () => {
@@ -328,19 +335,20 @@ export class RunSession {
     p.reject(fromErrorInfo(info));
   }
 
-  /** Cleanup that outlives the grace bound ends the run anyway. */
-  private armGrace(): void {
-    if (this.graceTimer || this.outcome) return;
+  /** Cleanup that outlives the grace bound ends the run anyway. 'over': no grace is left. */
+  private armGrace(): 'armed' | 'over' | undefined {
+    if (this.graceTimer || this.outcome) return undefined;
     const grace = this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
     // At most the whole grace: a clock that reads earlier than the delivery it recorded (a
     // step back, or a log whose clock is not the one that recorded it) never lengthens it.
     const left = Math.min(grace, this.deliveredAt + grace - this.log.now());
     if (left <= 0) {
       queueMicrotask(() => this.finish({ type: 'cancelled' }));
-      return;
+      return 'over';
     }
     // Any configured grace: a plain setTimeout past 24.8 days ended cleanup after 1 ms.
     this.graceTimer = setLongTimeout(() => this.finish({ type: 'cancelled' }), left, { unref: true });
+    return 'armed';
   }
 
   private diverged(d: { position: number; expected: string; recorded: string }): void {

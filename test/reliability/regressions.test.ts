@@ -109,6 +109,17 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
     });
   }
+  // 6030860: a cancel reached a waiting `reply` (position 3) while a cleanup `fetch#2` ran; the
+  // engine crashed and stayed down while the clock moved past the cancel's grace. The next
+  // session armed the grace with nothing left and ended the run a microtask later, after the
+  // workflow code had started: it replayed its Promise.any, the main line's ctx.random threw
+  // (the session had ended), and the losing chain went on to call `mail`, which the ended
+  // session refused (no position) but the simulation's mirror counted at position 3, where
+  // the journal holds `reply`. Fix (run-session.ts `run`): a session whose grace is already
+  // over ends the run cancelled without starting the code (test/unit/cancel-grace-over.test.ts).
+  it('seed 6030860', async () => {
+    expect((await runSeed(6030860, { faultPoints: true })).violations).toEqual([]);
+  });
 });
 
 describe('fuzz findings', () => {
