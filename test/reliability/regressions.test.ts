@@ -117,8 +117,10 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // session refused (no position) but the simulation's mirror counted at position 3, where
   // the journal holds `reply`. Fix (run-session.ts `run`): a session whose grace is already
   // over ends the run cancelled without starting the code (test/unit/cancel-grace-over.test.ts).
-  it('seed 6030860', async () => {
-    expect((await runSeed(6030860, { faultPoints: true })).violations).toEqual([]);
+  // 6040463 (same run, same failure form: position 5 called as fetch#2 in one execution,
+  // reply in another) passes with that fix and fails without it.
+  for (const seed of [6030860, 6040463]) it(`seed ${seed}`, async () => {
+    expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
   });
 });
 
