@@ -319,8 +319,7 @@ export class SqliteExecutor implements DurableExecutor {
     // throws a CancelledError into the code where it waits so its cleanup can run.
     const force = row.cancel_requested === 1 || act?.cancel === 'requested' || row.status === 'blocked';
     if (act) {
-      act.cancel = force ? 'forced' : 'requested';
-      act.abort?.(new RunStateError(`run ${runId} was cancelled`));
+      this.tellCancel(runId, act, force ? 'forced' : 'requested');
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
       return;
     }
@@ -332,10 +331,7 @@ export class SqliteExecutor implements DurableExecutor {
       // An execution that began while the cancel was being written may have read the row
       // before it: it hears the cancel as an active run would.
       const began = this.active.get(runId);
-      if (began && began.cancel === 'none') {
-        began.cancel = 'requested';
-        began.abort?.(new RunStateError(`run ${runId} was cancelled`));
-      }
+      if (began?.cancel === 'none') this.tellCancel(runId, began, 'requested');
       this.dispatch(runId);
       return;
     }
@@ -348,6 +344,12 @@ export class SqliteExecutor implements DurableExecutor {
       this.childEnded(runId, 'cancelled', now);
     });
     this.notifyTerminal(runId);
+  }
+
+  /** An executing run hears its cancel: the session reads `act.cancel` and the abort wakes it. */
+  private tellCancel(runId: string, act: ActiveRun, cancel: 'requested' | 'forced'): void {
+    act.cancel = cancel;
+    act.abort?.(new RunStateError(`run ${runId} was cancelled`));
   }
 
   async retry(runId: string, options: RetryOptions): Promise<RetryResult> {
