@@ -704,8 +704,9 @@ export class RunSession {
     const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
     // A cancel the execution delivered only after the function returned (to steps the code
-    // never awaited) reaches the code after the return here too (seed 6042356: handed back
-    // in completion order, it came first and the replay ended cancelled, stored succeeded).
+    // never awaited) reaches the code after the return here too, as it did then (in
+    // completion order alone it could come first). Seed 6042356's failure was the grace
+    // (graceBounds), not this order; this keeps a replay's order the execution's.
     if (entry.error?.fields?.afterReturn === true && !this.returned) await (this.returnedAt ??= promiseWithResolve()).promise;
     if (entry.error?.name === 'CancelledError' && !this.returned) this.cancelReachedCode = true;
     return decodeValue(replayed(entry)) as Json | undefined;
