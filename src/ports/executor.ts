@@ -14,6 +14,9 @@ export interface StartRunRequest {
   input: Json;
   /** Caller's id: a second start with the same id returns the first run. */
   runId: string;
+  /** The W3C trace context stored with the run (docs/observability.md): every execution's
+   *  span is its child, so the run is one trace across restarts. */
+  traceparent?: string;
 }
 
 /** A run started by another run's step (docs/children.md). */
@@ -26,6 +29,8 @@ export interface EmitRequest {
   payload: Json;
   /** Dedup id: the same id twice starts nothing new. */
   id: string;
+  /** Stored with every run the event creates (StartRunRequest.traceparent). */
+  traceparent?: string;
 }
 
 export interface EmitResult {
