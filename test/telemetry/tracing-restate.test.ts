@@ -1,0 +1,4 @@
+import { tracingScenarios } from './tracing.ts';
+
+// A real restate-server (the pinned npm package) per test, started and stopped by the engine.
+tracingScenarios('restate');

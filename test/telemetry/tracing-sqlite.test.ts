@@ -1,0 +1,3 @@
+import { tracingScenarios } from './tracing.ts';
+
+tracingScenarios('sqlite');
