@@ -128,7 +128,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
   // One codec for the file and the backend's journal: built (and a bad keyring refused) here.
   const codec = payloadCodecFor(config);
-  const telemetry = telemetryFor(config);
+  const otel = telemetryFor(config);
+  const telemetry = otel?.telemetry;
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
@@ -183,9 +184,9 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
       }
     }
   });
-  c.bind<Engine>(TOKENS.engine).toDynamicValue(
-    (ctx) =>
-      new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
+  c.bind<Engine>(TOKENS.engine).toDynamicValue((ctx) => {
+    otel?.watch(ctx.get<DurableExecutor>(TOKENS.executor));
+    return new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
@@ -196,7 +197,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         logger: ctx.get<Logger>(TOKENS.logger),
         telemetry,
         ...(ctx.get<ResolvedConfig>(TOKENS.config).control ? { control: lazyControl(ctx.get<ResolvedConfig>(TOKENS.config).dataDir) } : {}),
-      }),
-  );
+      });
+  });
   return c;
 }

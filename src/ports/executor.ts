@@ -38,8 +38,21 @@ export interface EmitResult {
   duplicate: boolean;
 }
 
+/** What a metrics scrape reads of the runs now (docs/observability.md). */
+export interface RunGauges {
+  /** Runs not finished, by status (pending, running, sleeping, waiting, retrying, parked, blocked). */
+  byStatus: Record<string, number>;
+  /** Runs due to execute that wait for a slot (config maxConcurrentRuns). */
+  queued: number;
+  /** Runs executing in this process now. */
+  executing: number;
+}
+
 export interface DurableExecutor {
   readonly backend: string;
+  /** The gauges of the runs now, read synchronously (a metrics scrape); absent: this backend
+   *  offers none. */
+  gauges?(): RunGauges;
   start(): Promise<void>;
   stop(): Promise<void>;
   startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }>;

@@ -14,7 +14,7 @@ import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, RunGauges, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
@@ -223,6 +223,12 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   // ---- engine operations -------------------------------------------------------------
+
+  gauges(): RunGauges {
+    // Not started (or stopped): no file to read; the in-process counts are still true.
+    const byStatus = this.started && !this.stopping ? this.store.countUnfinished() : {};
+    return { byStatus, queued: this.ready.length, executing: this.running };
+  }
 
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     return this.insertAndDispatch(req);

@@ -217,6 +217,7 @@ export class SqliteStore {
   private nextSeq: number;
   /** Prepared on the first traced start (a read-only reader of an older file never needs it). */
   private setTraceParent: Database.Statement | undefined;
+  private countStmt: Database.Statement | undefined;
   private readonly s;
   /** Parent-child links (run-links.ts). */
   readonly links: RunLinks;
@@ -293,6 +294,14 @@ export class SqliteStore {
     // A second statement only for a traced start: the untraced insert stays RUN_WRITES'.
     if (info.changes > 0 && r.traceparent !== undefined) (this.setTraceParent ??= this.db.prepare(`UPDATE runs SET trace_parent = ? WHERE run_id = ?`)).run(r.traceparent, r.runId);
     return info.changes > 0;
+  }
+
+  /** Unfinished runs by status (the runs_status index; read at a metrics scrape). */
+  countUnfinished(): Record<string, number> {
+    const rows = (this.countStmt ??= this.db.prepare(`SELECT status, count(*) AS n FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') GROUP BY status`)).all() as { status: string; n: number }[];
+    const out: Record<string, number> = {};
+    for (const r of rows) out[r.status] = r.n;
+    return out;
   }
 
   getRunRow(runId: string): RunRow | undefined {
