@@ -10,7 +10,7 @@
 //
 // With no SDK the tracer's spans are non-recording: execution() then returns undefined
 // (unless metrics are on) and the session builds nothing per step.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import { ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import type { StepKind } from '../../domain/run-view.ts';
 import type { AttemptTrace, ExecutionEnd, ExecutionTrace, RunEventName, RunTelemetry, StartTrace } from '../../ports/telemetry.ts';
@@ -21,13 +21,21 @@ export const TRACER_NAME = 'tranquil';
 
 export class OtelTelemetry implements RunTelemetry {
   private readonly tracer: Tracer;
+  /** The global provider is a proxy: an SDK registered after the engine was built is used. */
+  private readonly proxy: ProxyTracerProvider | undefined;
 
   constructor(tracerProvider: TracerProvider, private readonly metrics: EngineMetrics) {
-    // The global provider is a proxy: an SDK registered after the engine was built is used.
     this.tracer = tracerProvider.getTracer(TRACER_NAME);
+    this.proxy = tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
+  }
+
+  /** No SDK behind the global proxy (yet): not even a no-op span is made. */
+  private get noSdk(): boolean {
+    return this.proxy !== undefined && this.proxy.getDelegateTracer(TRACER_NAME) === undefined;
   }
 
   starting(kind: 'start' | 'emit', name: string, id: string, parent?: string): StartTrace | undefined {
+    if (this.noSdk) return undefined;
     const ctx = contextOf(parent, context.active()) ?? context.active();
     const span = this.tracer.startSpan(`${kind} ${name}`, { kind: SpanKind.PRODUCER }, ctx);
     if (!span.isRecording()) return undefined;
@@ -46,6 +54,7 @@ export class OtelTelemetry implements RunTelemetry {
   }
 
   execution(runId: string, workflow: string, traceparent: string | undefined): ExecutionTrace | undefined {
+    if (this.metrics.off && this.noSdk) return undefined;
     // A run with no stored context (started by a schedule, or while no SDK was registered)
     // has a trace of its own per execution.
     const parent = contextOf(traceparent) ?? ROOT_CONTEXT;
