@@ -387,7 +387,10 @@ export class RestateExecutor implements DurableExecutor {
         const input = sealJson(this.o.codec ?? identityCodec, r.input);
         const parent = await parentRef(this.o.triggerStore, this.reader, r.runId);
         const body = { ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }), ...(parent ? { parent } : {}), ...(r.traceparent ? { traceparent: r.traceparent } : {}) };
-        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body));
+        // The run's trace context as W3C traceparent too: a Restate that exports traces
+        // (tracing-endpoint) puts its invocation spans in the run's trace.
+        const headers = r.traceparent ? { traceparent: r.traceparent } : undefined;
+        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body, { headers }));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );
