@@ -13,7 +13,6 @@ import { createEngine } from '../compose/index.ts';
 import type { EngineConfig } from '../compose/config.ts';
 import { DataDirInUseError, StorageError } from '../src/domain/errors.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
-import { prometheusMetrics } from '../src/adapters/otel/prometheus.ts';
 import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
 
@@ -26,7 +25,8 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   // Prometheus metrics (docs/observability.md) unless the config turns telemetry off or
   // names its own meter provider (the app then exports them its own way).
   const given = project.engine.telemetry as EngineConfig['telemetry'];
-  const prom = o.metrics && given !== false && given?.meterProvider === undefined ? prometheusMetrics() : undefined;
+  // Loaded only here: the SDK and exporter are not for every CLI command to load.
+  const prom = o.metrics && given !== false && given?.meterProvider === undefined ? (await import('../src/adapters/otel/prometheus.ts')).prometheusMetrics() : undefined;
   const telemetry = prom ? { ...(given ?? {}), meterProvider: prom.meterProvider } : given;
   const engine = await createEngine({ ...project.engine, deno, dataDir: project.dataDir, workflows: project.workflows, control: true, ...(telemetry === undefined ? {} : { telemetry }) });
   try {
