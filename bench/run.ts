@@ -13,6 +13,8 @@
 //   bench/lib/child-rows.ts).
 //   codec (issue 37: steps/s of the 100-concurrent row with the value codec and with today's
 //   JSON encoding, side by side, in alternating children; bench/lib/codec.ts).
+//   otel (issue 42: steps/s of the 100-concurrent row with telemetry off, the OpenTelemetry
+//   API with no SDK, and the SDK with a batching exporter, in rotating children; bench/lib/otel.ts).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
@@ -40,6 +42,7 @@ import { benchCitizen } from './lib/citizen.ts';
 import { benchRunner } from './lib/runner-overhead.ts';
 import { benchCluster, clusterUnavailable } from './lib/cluster.ts';
 import { benchCodec, codecTable } from './lib/codec.ts';
+import { benchOtel, otelTable } from './lib/otel.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
 
@@ -533,7 +536,7 @@ async function main(): Promise<void> {
   const watchdog = setTimeout(() => {
     log(`watchdog: over the ${CFG.budgetMs + 60_000} ms bound, stopping children`);
     void stopAllChildren().finally(() => process.exit(3));
-  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0) + (want('cluster') ? (QUICK ? 240_000 : 600_000) : 0) + (want('panel') ? PANEL_TIMEOUT_MS : 0));
+  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0) + (want('cluster') ? (QUICK ? 240_000 : 600_000) : 0) + (want('panel') ? PANEL_TIMEOUT_MS : 0) + (want('otel') ? (QUICK ? 180_000 : 900_000) : 0));
   watchdog.unref();
   log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
   if (want('raw')) benchRaw(res);
@@ -590,6 +593,17 @@ async function main(): Promise<void> {
       log(`codec failed: ${(err as Error).message}`);
     }
   }
+  let otelRows = '';
+  if (want('otel')) {
+    try {
+      const c = await benchOtel({ quick: QUICK, log });
+      (res as unknown as Record<string, unknown>).otel = c;
+      otelRows = otelTable(c);
+    } catch (err) {
+      otelRows = `| issue 42 row | n/a: ${(err as Error).message} |\n|---|---|`;
+      log(`otel failed: ${(err as Error).message}`);
+    }
+  }
   let citizenTable = '';
   if (want('citizen')) {
     try {
@@ -635,7 +649,7 @@ async function main(): Promise<void> {
     }
   }
   res.durationS = Number(((nowMs() - T0) / 1000).toFixed(1));
-  const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '') + (panelTable ? `\n\n${panelTable}` : '') + (codecRows ? `\n\n${codecRows}` : '');
+  const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '') + (panelTable ? `\n\n${panelTable}` : '') + (codecRows ? `\n\n${codecRows}` : '') + (otelRows ? `\n\n${otelRows}` : '');
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);

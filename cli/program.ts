@@ -204,13 +204,15 @@ export function buildProgram(): Command {
     .addOption(new Option('--grace <ms>', 'shutdown bound in ms').default(10_000).argParser(parseIntArg('--grace')))
     .option('--no-panel', 'do not serve the Runs panel (docs/panel.md)')
     .addOption(new Option('--panel-port <port>', 'the Runs panel\'s port on 127.0.0.1 (default: any free port)').default(0).argParser(parseIntArg('--panel-port')))
+    .option('--no-metrics', 'do not serve Prometheus metrics at /metrics (docs/observability.md)')
+    .addOption(new Option('--metrics-port <port>', 'the /metrics port on 127.0.0.1 (default: any free port)').default(0).argParser(parseIntArg('--metrics-port')))
     .option('--on-failure-exec <cmd>', 'run this shell command on each run failure (event JSON on stdin, TRANQUIL_RUN_ID etc. in env)')
     .option('--on-failure-post <url>', 'POST each run failure as JSON to this loopback URL')
-    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number; onFailureExec?: string; onFailurePost?: string }) => {
+    .action(async (o: Common & { grace: number; panel: boolean; panelPort: number; metrics: boolean; metricsPort: number; onFailureExec?: string; onFailurePost?: string }) => {
       const onFailure = { exec: o.onFailureExec, post: o.onFailurePost === undefined ? undefined : parseLoopbackUrl(o.onFailurePost) };
       const project = await loadProject(o);
       if (!project.source) throw new ValidationError('serve: no workflows: pass --config <file> or --workflows <dir>, or add tranquil.config.ts');
-      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined, onFailure });
+      process.exitCode = await serve(project, { json: !!o.json, graceMs: o.grace, panel: o.panel ? { port: o.panelPort } : undefined, metrics: o.metrics ? { port: o.metricsPort } : undefined, onFailure });
     });
 
   common(program.command('run <workflow>').description('start a run and wait until it finishes or suspends'))

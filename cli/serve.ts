@@ -10,18 +10,25 @@
 // message naming the pid that owns it. It does not wait as a standby.
 import { existsSync, statSync } from 'node:fs';
 import { createEngine } from '../compose/index.ts';
+import type { EngineConfig } from '../compose/config.ts';
 import { DataDirInUseError, StorageError } from '../src/domain/errors.ts';
 import { servePanel } from '../src/adapters/http/panel.ts';
 import { onFailure } from './serve-notify.ts';
 import type { Project } from './project.ts';
 
-export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
+export async function serve(project: Project, o: { json: boolean; graceMs: number; panel?: { port: number }; metrics?: { port: number }; onFailure?: { exec?: string; post?: string } }): Promise<number> {
   const out = (human: string, data: Record<string, unknown>) => console.log(o.json ? JSON.stringify(data) : human);
   // The control channel (serve.json) opens with the engine, once it owns the data dir.
   // The config file (a token or key may sit in it) is never a workflow file's to read.
   const config = project.source && existsSync(project.source) && statSync(project.source).isFile() ? [project.source] : [];
   const deno = { ...(project.engine.deno as object | undefined), protect: [...((project.engine.deno as { protect?: string[] } | undefined)?.protect ?? []), ...config] };
-  const engine = await createEngine({ ...project.engine, deno, dataDir: project.dataDir, workflows: project.workflows, control: true });
+  // Prometheus metrics (docs/observability.md) unless the config turns telemetry off or
+  // names its own meter provider (the app then exports them its own way).
+  const given = project.engine.telemetry as EngineConfig['telemetry'];
+  // Loaded only here: the SDK and exporter are not for every CLI command to load.
+  const prom = o.metrics && given !== false && given?.meterProvider === undefined ? (await import('../src/adapters/otel/prometheus.ts')).prometheusMetrics() : undefined;
+  const telemetry = prom ? { ...(given ?? {}), meterProvider: prom.meterProvider } : given;
+  const engine = await createEngine({ ...project.engine, deno, dataDir: project.dataDir, workflows: project.workflows, control: true, ...(telemetry === undefined ? {} : { telemetry }) });
   try {
     await engine.start();
   } catch (err) {
@@ -32,6 +39,12 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   }
   // The Runs panel (docs/panel.md), on by default; --no-panel leaves it out.
   const panel = o.panel ? await servePanel(engine, { port: o.panel.port }).catch(async (err) => {
+    await engine.stop();
+    throw err;
+  }) : undefined;
+
+  const metrics = prom && o.metrics ? await prom.listen('127.0.0.1', o.metrics.port).catch(async (err) => {
+    await panel?.close();
     await engine.stop();
     throw err;
   }) : undefined;
@@ -49,13 +62,14 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   const control = engine.controlAddress!;
   out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${registered.length} workflow(s)`, {
     event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: registered.map((w) => w.name),
-    webhook: addr ?? null, hooks, control: { host: control.host, port: control.port }, panel: panel?.url ?? null,
+    webhook: addr ?? null, hooks, control: { host: control.host, port: control.port }, panel: panel?.url ?? null, metrics: metrics?.url ?? null,
   });
   if (!o.json) {
     if (addr) console.log(`tranquil serve: webhooks on http://${addr.host}:${addr.port}`);
     for (const [name, url] of Object.entries(hooks)) console.log(`  hook ${name}: ${url}`);
     console.log(`tranquil serve: control on ${control.host}:${control.port} (token in ${project.dataDir}/serve.json)`);
     if (panel) console.log(`tranquil serve: Runs panel on ${panel.url}`);
+    if (metrics) console.log(`tranquil serve: Prometheus metrics on ${metrics.url}`);
     console.log('tranquil serve: ready (Ctrl-C to stop)');
   }
 
@@ -69,7 +83,9 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
     process.exit(1);
   }, o.graceMs);
   await panel?.close();
+  await metrics?.close();
   await engine.stop(); // closes the control channel first
+  await prom?.shutdown();
   clearTimeout(bound);
   out('tranquil serve: stopped', { event: 'stopped' });
   return 0;

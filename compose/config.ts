@@ -15,6 +15,7 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
 import type { Action } from '../src/runtime/plain/compile.ts';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 
 const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
 const isWildcard = (host: string): boolean => host === '0.0.0.0' || host === '::';
@@ -140,6 +141,18 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         sink: z.custom<LogSink>((v) => typeof v === 'function', 'expected a function (level, message) => void').optional(),
       })
       .strict()
+      .optional()),
+    /** OpenTelemetry (docs/observability.md): spans and metrics go to these providers;
+     *  default: the global ones registered by the app's SDK (none: nothing is recorded).
+     *  `false`: the engine calls no OpenTelemetry API at all. */
+    telemetry: section(given('telemetry'), () => z
+      .union([
+        z.literal(false),
+        z.object({
+          tracerProvider: z.custom<TracerProvider>((v) => typeof (v as TracerProvider | undefined)?.getTracer === 'function', 'expected an OpenTelemetry TracerProvider').optional(),
+          meterProvider: z.custom<MeterProvider>((v) => typeof (v as MeterProvider | undefined)?.getMeter === 'function', 'expected an OpenTelemetry MeterProvider').optional(),
+        }).strict(),
+      ])
       .optional()),
     /** Retention (docs/data.md): finished runs older than `maxAge` (default 30 days) are
      *  removed with their journal, `batchSize` runs per transaction, swept every `sweepEvery`

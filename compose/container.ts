@@ -17,6 +17,7 @@ import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine, type ControlFactory } from '../src/runtime/engine.ts';
 import { levelLogger } from '../src/runtime/logger.ts';
+import { telemetryFor } from './telemetry.ts';
 import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
@@ -127,6 +128,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
   // One codec for the file and the backend's journal: built (and a bad keyring refused) here.
   const codec = payloadCodecFor(config);
+  const otel = telemetryFor(config);
+  const telemetry = otel?.telemetry;
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
@@ -145,7 +148,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry,
           retention: { ...retentionOf(cfg, overrides.clock === undefined), dropVersions: overrides.runner ? snapshotDropper(cfg.dataDir, registry) : undefined },
         });
       case 'restate': {
@@ -159,6 +162,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           codec,
           retention: retentionOf(cfg, false),
           logger: ctx.get<Logger>(TOKENS.logger),
+          telemetry,
           files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
         });
         // The drain (docs/restate.md, "Switching a data dir from SQLite"): the runs SQLite
@@ -169,7 +173,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         const local = new SqliteExecutor({
           ...common, scheduler: new TimerScheduler({ clock: common.clock }), triggerStore: file, random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry,
           drain: { runIds: drained, publish: (req) => primary.emit(req) },
         });
         return new DrainRouter({
@@ -180,9 +184,9 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
       }
     }
   });
-  c.bind<Engine>(TOKENS.engine).toDynamicValue(
-    (ctx) =>
-      new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
+  c.bind<Engine>(TOKENS.engine).toDynamicValue((ctx) => {
+    otel?.watch(ctx.get<DurableExecutor>(TOKENS.executor));
+    return new Engine(ctx.get<DurableExecutor>(TOKENS.executor), ctx.get<WorkflowRegistry>(TOKENS.registry), ctx.get<Clock>(TOKENS.clock), {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
@@ -191,8 +195,9 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         close: overrides.runner?.close,
         capabilities,
         logger: ctx.get<Logger>(TOKENS.logger),
+        telemetry,
         ...(ctx.get<ResolvedConfig>(TOKENS.config).control ? { control: lazyControl(ctx.get<ResolvedConfig>(TOKENS.config).dataDir) } : {}),
-      }),
-  );
+      });
+  });
   return c;
 }

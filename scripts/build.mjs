@@ -56,13 +56,18 @@ const LAZY_REQUIRED = ['cron-parser', 'yaml', '@marcbachmann/cel-js'];
 // bundled behind an import() of a package, its chunk shared esbuild helpers with the core and
 // the engine's start loaded one more file (test/e2e/build.test.ts).
 const LAZY_IMPORTED = ['chokidar'];
+// OpenTelemetry (docs/observability.md) resolves from node_modules: the API must be the one
+// copy the app's SDK registers with (a bundled copy keeps a proxy of its own that an SDK
+// registered after the engine was created never reaches), and the SDK and Prometheus exporter
+// load only when `tranquil serve` serves /metrics.
+const OTEL = ['@opentelemetry/*'];
 
 const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED, ...LAZY_IMPORTED],
+  external: ['better-sqlite3', '@restatedev/*', ...LAZY_REQUIRED, ...LAZY_IMPORTED, ...OTEL],
   keepNames: false,
   minifyWhitespace: true,
   minifySyntax: true,

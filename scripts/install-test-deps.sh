@@ -6,6 +6,7 @@
 #   chromium    the Runs panel's browser tests (test/e2e/panel.test.ts)
 #   haproxy     the load balancer in the multi-host cluster test (test/cluster/)
 #   bubblewrap  the sandbox that workflow children run in (bwrap)
+#   prometheus  the server that scrapes `tranquil serve`'s /metrics (test/e2e/metrics.test.ts)
 # Usage: scripts/install-test-deps.sh          install the missing ones (uses sudo when not root)
 #        scripts/install-test-deps.sh --list   print "<package> <binary>" for each, one a line
 #        scripts/install-test-deps.sh --check  print the missing packages; exit 1 if any
@@ -15,6 +16,7 @@ PACKAGES=(
   "chromium chromium"
   "haproxy haproxy"
   "bubblewrap bwrap"
+  "prometheus prometheus"
 )
 
 # On PATH, or in an sbin dir a non-root PATH leaves out (haproxy lives in /usr/sbin).

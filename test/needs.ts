@@ -11,6 +11,7 @@ export const SYSTEM_PACKAGES = {
   chromium: 'chromium',
   haproxy: 'haproxy',
   bubblewrap: 'bwrap',
+  prometheus: 'prometheus',
 } as const;
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
 

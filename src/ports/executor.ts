@@ -14,6 +14,9 @@ export interface StartRunRequest {
   input: Json;
   /** Caller's id: a second start with the same id returns the first run. */
   runId: string;
+  /** The W3C trace context stored with the run (docs/observability.md): every execution's
+   *  span is its child, so the run is one trace across restarts. */
+  traceparent?: string;
 }
 
 /** A run started by another run's step (docs/children.md). */
@@ -26,6 +29,8 @@ export interface EmitRequest {
   payload: Json;
   /** Dedup id: the same id twice starts nothing new. */
   id: string;
+  /** Stored with every run the event creates (StartRunRequest.traceparent). */
+  traceparent?: string;
 }
 
 /** What engine.emit did. */
@@ -36,8 +41,21 @@ export interface EmitResult {
   duplicate: boolean;
 }
 
+/** What a metrics scrape reads of the runs now (docs/observability.md). */
+export interface RunGauges {
+  /** Runs not finished, by status (pending, running, sleeping, waiting, retrying, parked, blocked). */
+  byStatus: Record<string, number>;
+  /** Runs due to execute that wait for a slot (config maxConcurrentRuns). */
+  queued: number;
+  /** Runs executing in this process now. */
+  executing: number;
+}
+
 export interface DurableExecutor {
   readonly backend: string;
+  /** The gauges of the runs now, read synchronously (a metrics scrape); absent: this backend
+   *  offers none. */
+  gauges?(): RunGauges;
   start(): Promise<void>;
   stop(): Promise<void>;
   startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }>;

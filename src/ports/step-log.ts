@@ -96,4 +96,8 @@ export interface StepLog {
    *  next outcome; a Deno child's server sets it (the child has reacted to all it was sent),
    *  undefined clears it. */
   settleWith?(gate: (() => Promise<void>) | undefined): void;
+  /** A log that re-runs the code over an earlier process's journal (Restate replaying an
+   *  invocation) says whether it still does: what the session meets then was already done
+   *  and reported once (telemetry reports nothing of it). Absent: never. */
+  replaying?(): boolean;
 }

@@ -22,6 +22,8 @@ export interface OutboxRun {
   /** The workflow's code version when the run was written. */
   version: string;
   input: Json;
+  /** The run's trace context (StartRunRequest.traceparent). */
+  traceparent?: string;
 }
 
 /** An outbox row as read back. */

@@ -13,7 +13,7 @@ export interface WebhookHandler {
   resolve(segment: string): WebhookTarget | undefined;
   secretFor(workflow: string): Promise<string>;
   /** `idempotencyKey` (the Idempotency-Key header) makes a redelivery return the first run. */
-  startRun(workflow: string, body: Json, idempotencyKey: string | undefined): Promise<{ runId: string; created: boolean }>;
+  startRun(workflow: string, body: Json, idempotencyKey: string | undefined, traceparent?: string): Promise<{ runId: string; created: boolean }>;
 }
 
 export interface WebhookListenOptions {

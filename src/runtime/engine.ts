@@ -29,6 +29,8 @@ import type { Permissions } from '../domain/permissions.ts';
 import type { FileGate } from './file-gate.ts';
 import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './capabilities.ts';
 import type { Logger } from '../ports/logger.ts';
+import type { RunTelemetry } from '../ports/telemetry.ts';
+import { tracedStart } from './traced-start.ts';
 import { cascadeCancel, explainWaitingParent, retryWithChildren } from './child-runs.ts';
 import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 
@@ -125,6 +127,8 @@ export interface EngineOptions {
   /** The host's capability providers (shared with the executor, which calls them). */
   capabilities?: CapabilityRegistry;
   logger?: Logger;
+  /** Spans of triggers and emits (docs/observability.md); the executor traces the runs. */
+  telemetry?: RunTelemetry;
   /** Opens the control channel (docs/host.md, "An app's own engine: `control: true`") once
    *  the engine owns its data dir; closed first by stop(). An adapter chosen in compose/. */
   control?: ControlFactory;
@@ -222,6 +226,7 @@ export class Engine {
   private readonly newId: () => string;
   private readonly notifier: Notifier;
   private readonly controlFactory: ControlFactory | undefined;
+  private readonly telemetry: RunTelemetry | undefined;
   private control: RunningControl | undefined;
 
   /** @internal Built by createEngine (compose/), not by apps. */
@@ -239,9 +244,10 @@ export class Engine {
     this.providers = options.capabilities ?? new CapabilityRegistry();
     this.capabilities = capabilitiesApi(this.providers, async (c, a) => this.executor.wakeParked?.(c, a));
     this.notifier = new Notifier(executor, () => clock.now(), { logger: options.logger });
+    this.telemetry = options.telemetry;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
-      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes)
+      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes, options.telemetry)
       : undefined;
     this.events = {
       list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema(), filter, 'events.list filter')),
@@ -382,7 +388,8 @@ export class Engine {
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
     const data = jsonArg((await checkedInput(this.registry, name, input)).value, `input of trigger('${name}')`, this.maxPayloadBytes);
-    return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
+    const runId = opts.runId ?? this.newId();
+    return tracedStart(this.telemetry, 'start', name, runId, undefined, (traceparent) => this.executor.startRun({ workflow: name, input: data, runId, traceparent }), (r) => r.created);
   }
 
   /** Publishes event `name`: starts a run of every workflow with an `event(name)` trigger,
@@ -394,7 +401,8 @@ export class Engine {
     const data = jsonArg(payload, `payload of emit('${event}')`, this.maxPayloadBytes);
     await checkEventPayload(this.registry, event, payload);
     if (this.files) for (const w of this.registry.subscribers(event)) await this.files.refresh(w);
-    return this.executor.emit({ name: event, payload: data, id: opts.id ?? this.newId() });
+    const id = opts.id ?? this.newId();
+    return tracedStart(this.telemetry, 'emit', event, id, undefined, (traceparent) => this.executor.emit({ name: event, payload: data, id, traceparent }), (r) => !r.duplicate);
   }
 
   /** Sends signal `name` to a run: its step.waitForEvent(name) resolves with `payload` (now,

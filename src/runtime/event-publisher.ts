@@ -19,7 +19,7 @@ export function publishEvent(w: TriggerWrites, registry: WorkflowRegistry, req: 
   if (existing) return { runIds: existing, duplicate: true, created: [] };
   const created: OutboxRun[] = [];
   const runIds = registry.subscribers(req.name).map((workflow) => {
-    const run: OutboxRun = { runId: eventRunId(req.id, workflow), workflow, version: registry.get(workflow).version, input: req.payload };
+    const run: OutboxRun = { runId: eventRunId(req.id, workflow), workflow, version: registry.get(workflow).version, input: req.payload, traceparent: req.traceparent };
     if (w.insertRun(run, now)) created.push(run);
     return run.runId;
   });

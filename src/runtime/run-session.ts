@@ -18,6 +18,7 @@ import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
+import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../ports/telemetry.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo } from './attempt-info.ts';
 import { Links, type Link } from './links.ts';
@@ -82,6 +83,10 @@ interface Blocked {
 export interface SessionLimits {
   maxPayloadBytes?: number;
   cancelGraceMs?: number;
+  /** Spans and metrics of this execution (docs/observability.md); absent: none. */
+  telemetry?: RunTelemetry;
+  /** The trace context stored with the run (a W3C traceparent): this execution's parent. */
+  traceparent?: string;
 }
 
 export class RunSession {
@@ -140,6 +145,13 @@ export class RunSession {
   private graceTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
+  /** This execution's spans and metrics; undefined when nobody listens (no SDK). */
+  private trace: ExecutionTrace | undefined;
+  /** The run had nothing journaled when this session began (its first execution). */
+  private firstExecution = false;
+  /** This session did something new (an attempt, a suspension): a session that only
+   *  replayed what an earlier process did (Restate replaying an invocation) reports nothing. */
+  private traced = false;
 
   constructor(
     private readonly log: StepLog,
@@ -189,6 +201,11 @@ export class RunSession {
       for (const ac of this.aborts.values()) ac.abort(reason);
       this.cancelArrived();
     });
+    const telemetry = this.options.telemetry;
+    if (telemetry) {
+      this.trace = telemetry.execution(this.log.runId, this.log.workflow, this.options.traceparent);
+      this.firstExecution = this.log.entries.length === 0;
+    }
     if (this.cancelPhase === 'delivered' && this.graceBounds && this.armGrace() === 'over') {
       // The cleanup's grace ran out while the run was not executing (the engine was down):
       // the run ends cancelled before its code starts. Started, the code would replay up to
@@ -253,7 +270,27 @@ export class RunSession {
     if (this.outcome) return;
     this.outcome = o;
     this.graceTimer?.();
+    if (this.trace) this.endTrace(this.trace, o);
     this.settle(o);
+  }
+
+  private endTrace(t: ExecutionTrace, o: RunOutcome): void {
+    this.trace = undefined;
+    if (!this.traced && this.log.replaying?.()) return t.drop();
+    t.end(o.type === 'suspended' ? { type: 'suspended', status: o.status, wakeAt: o.wakeAt } : { type: o.type, error: o.type === 'failed' ? o.error : undefined }, this.firstExecution);
+  }
+
+  /** An event on this execution's span; none while the log replays an earlier process's work. */
+  private traceEvent(name: RunEventName, step: string, at?: number): void {
+    if (this.trace === undefined || this.log.replaying?.()) return;
+    this.traced = true;
+    this.trace.event(name, step, at);
+  }
+
+  /** A step body's attempt begins for real (never for a replayed step: its body is not run). */
+  private traceAttempt(call: StepCall, attempt: number, key: string): AttemptTrace | undefined {
+    this.traced = true;
+    return this.trace!.attempt(call.name, call.kind, attempt, key);
   }
 
   /** The run was asked to cancel while this session runs. */
@@ -277,6 +314,7 @@ export class RunSession {
     this.cancelPhase = 'delivered';
     this.deliveredAt = this.log.now();
     this.cancelSeq = this.seq;
+    this.traceEvent('cancel', targets[0]!.call!.name);
     this.graceBounds = !afterReturn;
     if (this.graceBounds) this.armGrace();
     // Every blocked branch is among the targets: nothing of theirs waits any more.
@@ -668,7 +706,7 @@ export class RunSession {
     }
     const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
     // step.use with no eligible provider: parked until one is provided (not an attempt).
-    if (isPark(res)) return this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
+    if (isPark(res)) return this.traceEvent('park', call.name), this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
     if (res.fatal) {
       const error = res.error;
       p.settled = true;
@@ -690,6 +728,7 @@ export class RunSession {
     }
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
+      this.traceEvent('retry', call.name, nextRetryAt);
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: Object.assign({}, base, { status: 'retrying' as const, error, nextRetryAt, retryLimit: opts.retry.limit }) });
     }
     p.settled = true;
@@ -736,35 +775,38 @@ export class RunSession {
   private bodyNow<T>(call: StepCall, attempt: number, body: StepBody<T>): AttemptResult | Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
     const abortKey = this.aborts.add(info);
+    // Traced: the body runs in its attempt span's context (its own spans nest under it).
+    const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
     let value: T | Promise<T>;
     try {
-      value = this.callBody(body, info);
+      value = at ? at.run(() => this.callBody(body, info)) : this.callBody(body, info);
     } catch (err) {
       this.aborts.remove(abortKey);
-      return failedAttempt(err);
+      return ended(at, failedAttempt(err));
     }
     if (!isThenable(value)) {
       this.aborts.remove(abortKey);
-      return this.attemptValue(call, value);
+      return ended(at, this.attemptValue(call, value));
     }
     return Promise.resolve(value).then(
-      (v) => (this.aborts.remove(abortKey), this.attemptValue(call, v)),
-      (err: unknown) => (this.aborts.remove(abortKey), failedAttempt(err)),
+      (v) => (this.aborts.remove(abortKey), ended(at, this.attemptValue(call, v))),
+      (err: unknown) => (this.aborts.remove(abortKey), ended(at, failedAttempt(err))),
     );
   }
 
   private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: Link<AttemptInfo>): Promise<AttemptResult> {
     let value: unknown;
+    const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
     try {
-      value = await withTimeout(() => this.callBody(body, info), timeoutMs, call.name, attempt);
+      value = await withTimeout(() => (at ? at.run(() => this.callBody(body, info)) : this.callBody(body, info)), timeoutMs, call.name, attempt);
     } catch (err) {
       // Past its timeout the attempt is over: tell the body to stop its work.
       if (err instanceof TimeoutError) info.abort(err);
-      return failedAttempt(err);
+      return ended(at, failedAttempt(err));
     } finally {
       this.aborts.remove(abortKey);
     }
-    return this.attemptValue(call, value);
+    return ended(at, this.attemptValue(call, value));
   }
 
   /** A body's value as an attempt's outcome: with its stored form and text, or, when it
@@ -808,6 +850,7 @@ export class RunSession {
       await this.order.gate(order, call.seq);
       return;
     }
+    this.traceEvent('sleep', call.name, wakeAt);
     return this.block({ status: 'sleeping', wakeAt, entry });
   }
 
@@ -855,6 +898,7 @@ export class RunSession {
       if (p.cancelled) return this.order.abandon(order), never();
       if (got) {
         p.settled = true;
+        this.traceEvent('signal', call.name);
         await this.order.gate(order, call.seq);
         return decodeValue<Json>(got.payload);
       }
@@ -873,6 +917,7 @@ export class RunSession {
     const waiting = (this.waitingOn ??= new Map());
     waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
     p.openOn = signal;
+    if (!recorded) this.traceEvent('wait', entry.name, entry.wakeAt);
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: recorded ? undefined : entry, signal });
   }
 
@@ -939,6 +984,12 @@ function timeoutMsOf(e: JournalEntry): number {
 function replayed(entry: JournalEntry): Json | undefined {
   if (entry.status === 'succeeded') return entry.result;
   throw fromErrorInfo(entry.error ?? { name: 'Error', message: `step '${entry.name}' failed` });
+}
+
+/** Ends an attempt's trace (when traced) with its outcome, and hands the outcome on. */
+function ended(at: AttemptTrace | undefined, r: AttemptResult): AttemptResult {
+  if (at) at.end(r.ok, r.ok ? undefined : r.error);
+  return r;
 }
 
 function failedAttempt(err: unknown): AttemptResult {

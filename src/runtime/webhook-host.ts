@@ -9,6 +9,8 @@ import { ValidationError } from '../domain/errors.ts';
 import { hookRunId } from '../domain/ids.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../domain/json.ts';
 import type { DurableExecutor } from '../ports/executor.ts';
+import type { RunTelemetry } from '../ports/telemetry.ts';
+import { tracedStart } from './traced-start.ts';
 import type { TriggerState } from '../ports/triggers.ts';
 import type { RunningListener, WebhookListenerFactory, WebhookTarget } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -36,6 +38,7 @@ export class WebhookHost {
     private readonly config: WebhookConfig | undefined,
     /** The engine's payload limit: a body over it could not become a run's input anyway. */
     private readonly maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES,
+    private readonly telemetry?: RunTelemetry,
   ) {
     // Workflow names first; a trigger's `path` is an alias unless it would shadow a name.
     const withHooks = registry.all().filter((w) => w.definition.triggers.some((t) => t.type === 'webhook'));
@@ -66,8 +69,10 @@ export class WebhookHost {
     const handler = {
       resolve: (segment: string) => this.targets.get(segment),
       secretFor: (workflow: string) => this.secret(workflow),
-      startRun: (workflow: string, input: never, key: string | undefined) =>
-        this.executor.startRun({ workflow, input, runId: key === undefined ? nodeCrypto().randomUUID() : hookRunId(workflow, key) }),
+      startRun: (workflow: string, input: never, key: string | undefined, parent: string | undefined) => {
+        const runId = key === undefined ? nodeCrypto().randomUUID() : hookRunId(workflow, key);
+        return tracedStart(this.telemetry, 'start', workflow, runId, parent, (traceparent) => this.executor.startRun({ workflow, input, runId, traceparent }), (r) => r.created);
+      },
     };
     // A listener that cannot start is the webhook config's problem (host, port) to the
     // caller of engine.start(): a ValidationError naming where, never a bare Error.

@@ -58,6 +58,8 @@ function downgradeToV2(file: string): void {
       // Table of migration 9 (child runs' links).
       db.exec(`DROP TABLE run_links;`);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
+      // Column of migration 10 (the run's trace context).
+      db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`);
       const v2steps = /CREATE TABLE steps \([\s\S]*?\) WITHOUT ROWID;/.exec(MIGRATIONS[0]!)![0];
       db.exec(v2steps);
       const ins = db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, result, error, started_at, ended_at, wake_at, next_retry_at)
@@ -172,6 +174,7 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
   db.exec(`DROP TABLE run_links;`);
+  db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`); // migration 10
   db.pragma('user_version = 8');
   db.close();
 

@@ -100,7 +100,9 @@ export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHa
       if (!parsed.ok) return c.json({ error: parsed.reason }, parsed.status);
       const checked = await target.validate(parsed.body);
       if (!checked.ok) return c.json({ error: checked.reason }, 400);
-      const started = await h.startRun(target.workflow, checked.body, key);
+      // A W3C traceparent header makes the run part of the sender's trace (invalid: ignored).
+      const traceparent = c.req.header('traceparent');
+      const started = await h.startRun(target.workflow, checked.body, key, traceparent !== undefined && traceparent.length <= 256 ? traceparent : undefined);
       return c.json(started, 202);
     },
   );

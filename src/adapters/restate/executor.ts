@@ -21,6 +21,7 @@ import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
+import type { RunTelemetry } from '../../ports/telemetry.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
@@ -82,6 +83,8 @@ export interface RestateExecutorOptions {
   cancelGraceMs?: number;
   /** The engine's logger; the Restate SDK's messages go through it too. Default: warn, stderr. */
   logger?: Logger;
+  /** Spans and metrics of runs (docs/observability.md); absent: none. */
+  telemetry?: RunTelemetry;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -212,7 +215,7 @@ export class RestateExecutor implements DurableExecutor {
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs };
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
@@ -355,7 +358,7 @@ export class RestateExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
-    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input };
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent };
     const created = await this.o.triggerStore.write((w) => w.insertRun(run, this.o.clock.now()));
     if (created) await this.forward([run]);
     return { runId: req.runId, created };
@@ -366,12 +369,15 @@ export class RestateExecutor implements DurableExecutor {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
     const store = this.o.triggerStore;
-    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input };
+    // Called from the parent's step body: the child's trace starts under that attempt's span.
+    const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: trace?.traceparent };
     const created = await store.write((w) => {
       if (!w.insertChildRun) throw new NotSupportedError('this engine\'s trigger store keeps no child links');
       return w.insertChildRun(run, req.parent, this.o.clock.now());
     });
     if (created) await this.forward([run]);
+    trace?.end(created);
     return { runId: req.runId, created };
   }
 
@@ -380,8 +386,11 @@ export class RestateExecutor implements DurableExecutor {
       runs.map(async (r) => {
         const input = sealJson(this.o.codec ?? identityCodec, r.input);
         const parent = await parentRef(this.o.triggerStore, this.reader, r.runId);
-        const body = { ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }), ...(parent ? { parent } : {}) };
-        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body));
+        const body = { ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }), ...(parent ? { parent } : {}), ...(r.traceparent ? { traceparent: r.traceparent } : {}) };
+        // The run's trace context as W3C traceparent too: a Restate that exports traces
+        // (tracing-endpoint) puts its invocation spans in the run's trace.
+        const headers = r.traceparent ? { traceparent: r.traceparent } : undefined;
+        const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(r.workflow)}/${encodeURIComponent(r.runId)}/run/send`, body, { headers }));
         if (!res.ok) throw new BackendUnavailableError(`restate ingress refused run ${r.runId} (${res.status}): ${res.text.slice(0, 200)}`);
       }),
     );

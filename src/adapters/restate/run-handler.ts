@@ -117,6 +117,8 @@ export class RestateRun {
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
   private parent: ParentRef | undefined;
+  /** The run's trace context: every session's execution span is its child. */
+  private traceparent: string | undefined;
 
   private readonly def: WorkflowDefinition;
 
@@ -139,8 +141,9 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
-  async execute(input: Json, parent?: ParentRef): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef, traceparent?: string): Promise<Json> {
     this.parent = parent;
+    this.traceparent = traceparent;
     try {
       return await this.invoke(input);
     } finally {
@@ -154,6 +157,8 @@ export class RestateRun {
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
     this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
     this.rctx.set('~meta', sealPayloads(this.codec, this.written.meta, ['input']));
+    // The run's trace context with its state (the request that carried it is journaled too).
+    if (this.traceparent !== undefined) this.rctx.set('~trace', this.traceparent);
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
       emit: (req) => this.hooks.emit(req),
       stepChanged: (step) => this.setStep(step),
@@ -215,7 +220,7 @@ export class RestateRun {
    *  workflow file (a replayed invocation spawns a child that replays). */
   private session(version: string) {
     const wf = (this.wf.file && this.files?.current(this.def.name)) || this.wf;
-    return sessionFor(this.log, wf, version, { stepDefaults: this.def.stepDefaults, ...this.limits }, this.files?.sessions);
+    return sessionFor(this.log, wf, version, { stepDefaults: this.def.stepDefaults, ...this.limits, traceparent: this.traceparent }, this.files?.sessions);
   }
 
   /** Nothing of a file runs before its version's declaration is approved: the run shows

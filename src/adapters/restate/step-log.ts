@@ -132,6 +132,13 @@ export class RestateStepLog implements StepLog {
     this.driver.gate = gate;
   }
 
+  /** Restate is replaying the invocation's journal (the SDK's own test for ctx.console,
+   *  `isProcessing`, marked experimental: read only for telemetry, never for a decision). */
+  replaying(): boolean {
+    const processing = (this.rctx as unknown as { isProcessing?: () => boolean }).isProcessing;
+    return processing ? !processing.call(this.rctx) : false;
+  }
+
   /** The invocation is over. */
   dispose(): void {
     this.driver.close();

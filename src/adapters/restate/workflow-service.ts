@@ -42,6 +42,8 @@ export interface RunRequest {
   version?: string;
   /** A child run's parent (docs/children.md): its end is sent there. */
   parent?: ParentRef;
+  /** The run's W3C trace context (docs/observability.md): kept in state `~trace`. */
+  traceparent?: string;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -57,7 +59,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
         const v = w.file && typeof req?.version === 'string' ? req.version : version;
         // The input arrives sealed (executor.forward): Restate journals the request as sent.
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent);
+        const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

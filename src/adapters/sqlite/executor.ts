@@ -14,8 +14,9 @@ import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
+import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, RunGauges, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
+import type { RunTelemetry } from '../../ports/telemetry.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
@@ -63,6 +64,8 @@ export interface SqliteExecutorOptions {
   cancelGraceMs?: number;
   /** Runs workflow files (the Deno runner); absent: a file's run fails saying so. */
   fileSessions?: FileSessionFactory;
+  /** Spans and metrics of runs (docs/observability.md); absent: none. */
+  telemetry?: RunTelemetry;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -87,6 +90,7 @@ const CANCEL_TRIES = 2;
  *  re-reading the row and the journal. Dropped on cancel and at stop. */
 interface FreshRun extends CreatedRun {
   input: Json;
+  traceparent?: string;
 }
 
 export class SqliteExecutor implements DurableExecutor {
@@ -234,16 +238,26 @@ export class SqliteExecutor implements DurableExecutor {
 
   // ---- engine operations -------------------------------------------------------------
 
+  gauges(): RunGauges {
+    // Not started (or stopped): no file to read; the in-process counts are still true.
+    const byStatus = this.started && !this.stopping ? this.store.countUnfinished() : {};
+    return { byStatus, queued: this.ready.length, executing: this.running };
+  }
+
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     return this.insertAndDispatch(req);
   }
 
   /** A child run and its link, in one transaction (run-links.ts says what is refused). */
   async startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
+    // Called from the parent's step body: the child's trace starts under that attempt's span.
+    const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);
+    if (trace) req = { ...req, traceparent: trace.traceparent };
     const started = await this.insertAndDispatch(req, () => {
       const link = this.store.links.check(req, this.store.getRunRow(req.runId) !== undefined);
       if (link) this.store.links.insert(req.runId, link);
     });
+    trace?.end(started.created);
     const f = this.o.faults?.hit('after-child-start');
     if (f) await f;
     return started;
@@ -260,7 +274,7 @@ export class SqliteExecutor implements DurableExecutor {
     const created = await this.queue.enqueue(() => {
       createdAt = this.now();
       before?.();
-      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt });
+      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt, traceparent: req.traceparent });
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
@@ -269,7 +283,7 @@ export class SqliteExecutor implements DurableExecutor {
     });
     if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
-      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json });
+      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json, traceparent: req.traceparent });
       this.dispatch(req.runId);
     }
     return { runId: req.runId, created };
@@ -533,12 +547,13 @@ export class SqliteExecutor implements DurableExecutor {
         let entries: JournalEntry[] | undefined;
         let status: string;
         let version: string | undefined;
+        let traceparent: string | undefined;
         // A run created by startRun: its view at the end needs no read of its row.
         let created: CreatedRun | undefined;
         if (fresh) {
           // Just created by startRun and not touched since: pending, empty journal.
           this.fresh.delete(runId);
-          ({ workflow, input } = fresh);
+          ({ workflow, input, traceparent } = fresh);
           created = fresh;
           entries = [];
           status = 'pending';
@@ -551,6 +566,7 @@ export class SqliteExecutor implements DurableExecutor {
           input = this.store.plain<Json>(row.input);
           status = row.status;
           version = row.version;
+          traceparent = row.trace_parent ?? undefined;
         }
         if (act.cancel === 'forced') {
           await this.queue.enqueue(() => {
@@ -578,7 +594,7 @@ export class SqliteExecutor implements DurableExecutor {
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();

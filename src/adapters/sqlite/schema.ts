@@ -193,6 +193,11 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX run_links_parent ON run_links (parent_run_id);
   `,
+  /* 10: tracing (issue 42, docs/observability.md): the W3C trace context a run was started
+         under; every execution's span is its child, so a run stays one trace across
+         suspensions and restarts. NULL: started untraced (each execution is its own trace). */ `
+  ALTER TABLE runs ADD COLUMN trace_parent TEXT;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

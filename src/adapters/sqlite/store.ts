@@ -37,6 +37,8 @@ export interface RunRow {
   /** Who asked to cancel, and when (schema 7; NULL before). */
   cancel_by?: string | null;
   cancel_at?: number | null;
+  /** The run's W3C trace context (schema 10; NULL when it was started untraced). */
+  trace_parent?: string | null;
 }
 
 /** What a run's creator knows of its row: enough for its view at the end (finishedView). */
@@ -213,6 +215,9 @@ const iso = (ms: number | null | undefined): string | undefined => (ms == null ?
 
 export class SqliteStore {
   private nextSeq: number;
+  /** Prepared on the first traced start (a read-only reader of an older file never needs it). */
+  private setTraceParent: Database.Statement | undefined;
+  private countStmt: Database.Statement | undefined;
   private readonly s;
   /** Parent-child links (run-links.ts). */
   readonly links: RunLinks;
@@ -283,10 +288,20 @@ export class SqliteStore {
     return this.db.transaction(fn).immediate();
   }
 
-  insertRun(r: { runId: string; workflow: string; version: string; input: Json; inputText?: string; now: number }): boolean {
+  insertRun(r: { runId: string; workflow: string; version: string; input: Json; inputText?: string; now: number; traceparent?: string }): boolean {
     const info = this.s.insertRun.run(r.runId, r.workflow, r.version, this.codec.encode(r.inputText ?? JSON.stringify(r.input)), r.now, r.now, this.nextSeq);
     if (info.changes > 0) this.nextSeq++;
+    // A second statement only for a traced start: the untraced insert stays RUN_WRITES'.
+    if (info.changes > 0 && r.traceparent !== undefined) (this.setTraceParent ??= this.db.prepare(`UPDATE runs SET trace_parent = ? WHERE run_id = ?`)).run(r.traceparent, r.runId);
     return info.changes > 0;
+  }
+
+  /** Unfinished runs by status (the runs_status index; read at a metrics scrape). */
+  countUnfinished(): Record<string, number> {
+    const rows = (this.countStmt ??= this.db.prepare(`SELECT status, count(*) AS n FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') GROUP BY status`)).all() as { status: string; n: number }[];
+    const out: Record<string, number> = {};
+    for (const r of rows) out[r.status] = r.n;
+    return out;
   }
 
   getRunRow(runId: string): RunRow | undefined {

@@ -187,10 +187,10 @@ export class SqliteTriggerStore implements TriggerStore {
 
 function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
   return {
-    insertRun: (r, now) => store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now }),
+    insertRun: (r, now) => store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent }),
     insertChildRun: (r, parent, now) => {
       const link = store.links.check({ ...r, parent }, store.getRunRow(r.runId) !== undefined);
-      const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now });
+      const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
       if (made && link) store.links.insert(r.runId, link);
       return made;
     },
@@ -234,7 +234,9 @@ function toSchedule(r: ScheduleRow): ScheduleRecord {
   return s;
 }
 
-const toOutboxRun = (r: RunRow, codec: PayloadCodec = identityCodec): OutboxRun => ({ runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(codec.decode(r.input)) });
+const toOutboxRun = (r: RunRow, codec: PayloadCodec = identityCodec): OutboxRun => ({
+  runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(codec.decode(r.input)), ...(r.trace_parent ? { traceparent: r.trace_parent } : {}),
+});
 
 /** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */
 const STATE: Partial<Record<RunStatus, OutboxEntry['state']>> = { pending: 'pending', failed: 'failed' };

@@ -1,0 +1,5 @@
+import { metricsScenarios } from './metrics.ts';
+import { tracingScenarios } from './tracing.ts';
+
+tracingScenarios('sqlite');
+metricsScenarios('sqlite');
