@@ -20,7 +20,7 @@ import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
 import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
-import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
+import { isWorkflowDefinition, runTimeoutMs, type WorkflowDefinition } from '../../sdk/workflow.ts';
 import { anySignalSchemas, checkedInput, checkedSignal, checkEventPayload } from './boundary-schemas.ts';
 import { explainSchedules } from '../domain/schedule.ts';
 import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
@@ -73,7 +73,7 @@ function jsonArg(value: unknown, what: string, maxBytes: number): Json {
 
 // Built on first use and kept (once): a zod schema is costly to construct, and trigger/emit
 // are hot paths; an engine that never takes an API path never holds its schemas.
-const triggerOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
+const triggerOptionsSchema = once(() => z.object({ runId: idSchema().optional(), timeout: z.union([z.number(), z.string()]).optional() }).strict());
 const emitOptionsSchema = once(() => z.object({ id: idSchema().optional() }).strict());
 const resultOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 const retryOptionsSchema = once(() => z.object({ from: nameSchema().optional() }).strict());
@@ -93,6 +93,15 @@ const slotFilterSchema = once(() => z
     limit: z.number().int().min(1).max(10_000).optional(),
   })
   .strict());
+
+/** engine.trigger's options. */
+export interface TriggerOptions {
+  /** The run's id (a second trigger with it returns the first run). */
+  runId?: string;
+  /** This run's deadline, counted from now ('30m', or ms), overriding the workflow's
+   *  `timeout` (docs/control.md). */
+  timeout?: Duration;
+}
 
 export interface EventsApi {
   /** Newest first. `unmatched: true` = events no workflow subscribed to (kept, not dropped). */
@@ -335,16 +344,17 @@ export class Engine {
   /** Starts a run, by workflow name or by its definition (then `input` is typed by it, and
    *  the runId types result()'s output). Input that fails the workflow's input schema is
    *  refused with nothing stored. */
-  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: { runId?: string }): Promise<{ runId: RunId<O>; created: boolean }>;
-  async trigger(workflow: string, input?: unknown, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
-  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
+  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: TriggerOptions): Promise<{ runId: RunId<O>; created: boolean }>;
+  async trigger(workflow: string, input?: unknown, options?: TriggerOptions): Promise<{ runId: string; created: boolean }>;
+  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: TriggerOptions = {}): Promise<{ runId: string; created: boolean }> {
     const name = check(nameSchema(), isWorkflowDefinition(workflow) ? workflow.name : workflow, 'workflow');
     this.registry.get(name);
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
     const data = jsonArg((await checkedInput(this.registry, name, input)).value, `input of trigger('${name}')`, this.maxPayloadBytes);
-    return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId() });
+    const timeoutMs = opts.timeout === undefined ? undefined : runTimeoutMs(opts.timeout, 'trigger option timeout');
+    return this.executor.startRun({ workflow: name, input: data, runId: opts.runId ?? this.newId(), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   }
 
   async emit(name: string, payload: unknown = null, options: { id?: string } = {}): Promise<EmitResult> {

@@ -29,6 +29,7 @@ import { stepApi } from './step-api.ts';
 import { signalStep, withChildSteps } from './child-steps.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
+import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
  *  continuation (and the run state it closes over) reachable forever. */
@@ -131,6 +132,10 @@ export class RunSession {
    *  recorded ones back in the same completion order, so it decides the same). */
   private cancelReachedCode = false;
   private graceTimer: (() => void) | undefined;
+  /** What the delivered stop is: a cancel (the run ends `cancelled`) or the run's deadline
+   *  (docs/control.md: a TimeoutError delivered the same way; the run ends `failed` with it). */
+  private stopCause: 'cancel' | 'deadline' = 'cancel';
+  private deadlineTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
 
@@ -155,14 +160,29 @@ export class RunSession {
     );
     // A cancel delivered in an earlier session is in the journal (steps failed with
     // CancelledError); one requested since is delivered where the code now waits.
-    const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError');
+    const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError' || isDeadlineError(e?.error));
     if (delivered.length > 0) {
+      if (delivered.some((e) => isDeadlineError(e.error))) this.stopCause = 'deadline';
       this.cancelPhase = 'delivered';
       this.deliveredAt = Math.min(...delivered.map((e) => e.endedAt ?? log.now()));
       // Steps after the last one the cancel reached were called after it: cleanup, which a
       // cancel does not reach (a cleanup wait that looks in vain waits, as it did then).
       this.cancelSeq = Math.max(...delivered.map((e) => e.seq)) + 1;
     } else if (log.cancelState?.() === 'requested') this.cancelPhase = 'pending';
+    else if (log.deadline !== undefined && log.now() >= log.deadline) this.deadlinePassed();
+  }
+
+  /** The run's deadline passed: like a requested cancel, with a TimeoutError (delivered where
+   *  the code waits, cleanup runs); bodies in flight are told to stop. */
+  private deadlinePassed(): void {
+    this.stopCause = 'deadline';
+    this.cancelPhase = 'pending';
+    for (const ac of this.aborts.values()) ac.abort(fromErrorInfo(deadlineError(this.log.deadline!)));
+  }
+
+  /** How a delivered stop ends the run once its cleanup is done (or its grace is over). */
+  private stopped(): RunOutcome {
+    return this.stopCause === 'deadline' ? { type: 'failed', error: deadlineError(this.log.deadline!) } : { type: 'cancelled' };
   }
 
   /** One limit for every payload the run produces (step results, output, emitted events). */
@@ -182,6 +202,17 @@ export class RunSession {
       this.cancelArrived();
     });
     if (this.cancelPhase === 'delivered') this.armGrace();
+    // A log whose clock is real time (not journaled: replays do not depend on it) gets the
+    // deadline in the middle of a step body too; a journaled clock meets it at step boundaries
+    // and wakes (the suspension wakes at the deadline at the latest).
+    const deadline = this.log.deadline;
+    if (deadline !== undefined && this.cancelPhase === 'none' && !this.log.journalClock) {
+      this.deadlineTimer = setLongTimeout(() => {
+        if (this.outcome || this.cancelPhase !== 'none') return;
+        this.deadlinePassed();
+        this.deliverCancel();
+      }, deadline - this.log.now(), { unref: true });
+    }
     const step = this.stepApi();
     const ctx = this.context(step);
     void (async () => {
@@ -202,7 +233,8 @@ export class RunSession {
         const closed = this.log.close?.(this.seq);
         if (closed && !this.checkRecorded({ seq: this.seq, kind: 'end', name: '' }, await this.io(closed))) return;
         if (this.outcome) return;
-        if (this.log.cancelRequested() || cancelled) return this.finish({ type: 'cancelled' });
+        if (this.log.cancelRequested()) return this.finish({ type: 'cancelled' });
+        if (cancelled) return this.finish(this.stopped());
         let out: Json;
         try {
           out = encodeValue(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes).stored;
@@ -222,7 +254,7 @@ export class RunSession {
         if (this.outcome) return;
         await this.flushPending().catch(() => {});
         // Cancelled: whatever the code threw after its cleanup, the run ends cancelled.
-        if (cancelled) return this.finish({ type: 'cancelled' });
+        if (cancelled) return this.finish(this.stopped());
         this.finish({ type: 'failed', error: toErrorInfo(err) });
       }
     })();
@@ -233,6 +265,7 @@ export class RunSession {
     if (this.outcome) return;
     this.outcome = o;
     this.graceTimer?.();
+    this.deadlineTimer?.();
     this.settle(o);
   }
 
@@ -266,7 +299,7 @@ export class RunSession {
 
   /** Records each target failed with CancelledError, then rejects it into the code. */
   private cancelTargets(targets: PendingStep[]): void {
-    const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
+    const info = this.stopCause === 'deadline' ? deadlineError(this.log.deadline!) : toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
     const orders: number[] = [];
     const writes = targets.map((p) => {
       p.cancelled = true;
@@ -319,11 +352,11 @@ export class RunSession {
     // step back, or a log whose clock is not the one that recorded it) never lengthens it.
     const left = Math.min(grace, this.deliveredAt + grace - this.log.now());
     if (left <= 0) {
-      queueMicrotask(() => this.finish({ type: 'cancelled' }));
+      queueMicrotask(() => this.finish(this.stopped()));
       return;
     }
     // Any configured grace: a plain setTimeout past 24.8 days ended cleanup after 1 ms.
-    this.graceTimer = setLongTimeout(() => this.finish({ type: 'cancelled' }), left, { unref: true });
+    this.graceTimer = setLongTimeout(() => this.finish(this.stopped()), left, { unref: true });
   }
 
   private diverged(d: { position: number; expected: string; recorded: string }): void {
@@ -342,6 +375,13 @@ export class RunSession {
       this.finish({ type: 'cancelled' });
       return undefined;
     }
+    // Paused (runs.pause): no step starts; the run suspends once what is in flight is recorded.
+    if (kind !== 'now' && kind !== 'random' && this.cancelPhase === 'none' && this.log.pauseRequested?.()) {
+      void this.block({ status: 'sleeping' });
+      return undefined;
+    }
+    // The deadline met at a step boundary: this step waits for it to be delivered.
+    if (this.cancelPhase === 'none' && this.log.deadline !== undefined && this.log.now() >= this.log.deadline) this.deadlinePassed();
     const call: StepCall = { seq: this.seq++, kind, name };
     this.activity++;
     const decision = decide(this.log.entries, call, this.log.now());
@@ -474,7 +514,9 @@ export class RunSession {
         return this.checkQuiescent();
       }
       if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
-      this.finish(suspension(this.blocked, this.cancelPhase === 'delivered' ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : undefined));
+      // Not stopped yet: it wakes at its deadline at the latest.
+      const bound = this.cancelPhase === 'delivered' ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : this.cancelPhase === 'none' ? this.log.deadline : undefined;
+      this.finish(suspension(this.blocked, bound));
     });
   }
 
@@ -678,7 +720,7 @@ export class RunSession {
   private async replay(entry: JournalEntry): Promise<Json | undefined> {
     const gate = this.order.gate(entry.order, entry.seq);
     if (gate) await gate;
-    if (entry.error?.name === 'CancelledError' && !this.returned) this.cancelReachedCode = true;
+    if ((entry.error?.name === 'CancelledError' || isDeadlineError(entry.error)) && !this.returned) this.cancelReachedCode = true;
     return decodeValue(replayed(entry)) as Json | undefined;
   }
 

@@ -117,6 +117,8 @@ export class RestateRun {
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
   private parent: ParentRef | undefined;
+  /** From the run request (journaled with the invocation): docs/control.md. */
+  private deadline: number | undefined;
 
   private readonly def: WorkflowDefinition;
 
@@ -139,8 +141,9 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
-  async execute(input: Json, parent?: ParentRef): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef, deadline?: number): Promise<Json> {
     this.parent = parent;
+    this.deadline = deadline;
     try {
       return await this.invoke(input);
     } finally {
@@ -161,6 +164,7 @@ export class RestateRun {
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
     }, this.hooks.stopSignal, this.codec);
+    this.log.deadline = this.deadline;
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {

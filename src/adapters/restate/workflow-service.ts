@@ -42,6 +42,8 @@ export interface RunRequest {
   version?: string;
   /** A child run's parent (docs/children.md): its end is sent there. */
   parent?: ParentRef;
+  /** When the run must end (docs/control.md), fixed when the run was written. */
+  deadline?: number;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -57,7 +59,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
         const v = w.file && typeof req?.version === 'string' ? req.version : version;
         // The input arrives sealed (executor.forward): Restate journals the request as sent.
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent);
+        const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, deadline);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

@@ -23,6 +23,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { deadlineFor } from '../../domain/run-control.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -243,10 +244,12 @@ export class SqliteExecutor implements DurableExecutor {
     const inputText = JSON.stringify(req.input);
     let blocked = false;
     let createdAt = 0;
+    let deadlineAt: number | undefined;
     const created = await this.queue.enqueue(() => {
       createdAt = this.now();
       before?.();
       const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt });
+      if (made) this.store.control.set(req.runId, (deadlineAt = deadlineFor(createdAt, wf.definition.timeoutMs, req.timeoutMs)), req.rerunOf);
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
@@ -255,7 +258,7 @@ export class SqliteExecutor implements DurableExecutor {
     });
     if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
-      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json });
+      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json, deadlineAt, rerunOf: req.rerunOf });
       this.dispatch(req.runId);
     }
     return { runId: req.runId, created };
@@ -502,6 +505,7 @@ export class SqliteExecutor implements DurableExecutor {
         let entries: JournalEntry[] | undefined;
         let status: string;
         let version: string | undefined;
+        let deadline: number | undefined;
         // A run created by startRun: its view at the end needs no read of its row.
         let created: CreatedRun | undefined;
         if (fresh) {
@@ -509,6 +513,7 @@ export class SqliteExecutor implements DurableExecutor {
           this.fresh.delete(runId);
           ({ workflow, input } = fresh);
           created = fresh;
+          deadline = fresh.deadlineAt;
           entries = [];
           status = 'pending';
         } else {
@@ -519,6 +524,7 @@ export class SqliteExecutor implements DurableExecutor {
           input = this.store.plain<Json>(row.input);
           status = row.status;
           version = row.version;
+          deadline = row.deadline_at ?? undefined;
         }
         if (act.cancel === 'forced') {
           await this.queue.enqueue(() => {
@@ -543,6 +549,7 @@ export class SqliteExecutor implements DurableExecutor {
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
+        log.deadline = deadline;
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
