@@ -4,14 +4,15 @@ import type { GcOptions, GcReport } from '../domain/retention.ts';
 import { nodeCrypto } from './node-crypto.ts';
 import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
-import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
+import { NotSupportedError, RunStateError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, type Json } from '../domain/json.ts';
 import { decodeValue, encodeValue, isTaggedValue } from '../domain/value-codec.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
-import { RUN_STATUSES } from '../domain/run-status.ts';
+import { RUN_STATUSES, isTerminal } from '../domain/run-status.ts';
+import type { ResumeResult } from '../domain/run-control.ts';
 import type { RunFilter, RunId, RunPage, RunView, TypedRunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import { once } from '../domain/once.ts';
@@ -81,6 +82,7 @@ const retryOptionsSchema = once(() => z.object({ from: nameSchema().optional() }
 const cancelOptionsSchema = once(() => z.object({
   by: z.string().min(1, 'must not be empty').max(MAX_CANCEL_BY, `at most ${MAX_CANCEL_BY} characters`).regex(/^[^\p{Cc}]+$/u, 'no control characters').optional(),
 }).strict());
+const rerunOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
 const approveOptionsSchema = once(() => z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict());
 
 const eventFilterSchema = once(() => z
@@ -184,6 +186,17 @@ export interface RunsApi {
    *  step name). Returns what the journal gave up (docs/semantics.md, Retry). */
   retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
   explain(runId: string): Promise<Explanation>;
+  /** Starts a NEW run of a finished run's workflow (any terminal state) with its input,
+   *  linked both ways (`rerunOf` on the new run, `reruns` on the old). `options.runId`: the
+   *  new run's id. docs/control.md. */
+  rerun(runId: string, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
+  /** Pauses a live run at its next step boundary: a running body finishes and is recorded;
+   *  while paused it holds no memory and no concurrency slot, and what comes due waits for
+   *  the resume. `options.by` names who asks (default 'api'). docs/control.md. */
+  pause(runId: string, options?: CancelOptions): Promise<void>;
+  /** A paused run goes on; a cancelled run continues from where its cancel landed (recorded
+   *  results reused, the cancelled step runs again). docs/control.md. */
+  resume(runId: string): Promise<ResumeResult>;
 }
 
 export class Engine {
@@ -255,6 +268,20 @@ export class Engine {
       retry: async (runId, options = {}) => {
         const id = check(idSchema(), runId, 'runId');
         return retryWithChildren(this.executor, id, check(retryOptionsSchema(), options, 'runs.retry options'));
+      },
+      rerun: async (runId, options = {}) => this.rerun(check(idSchema(), runId, 'runId'), check(rerunOptionsSchema(), options, 'runs.rerun options')),
+      pause: async (runId, options = {}) => {
+        const id = check(idSchema(), runId, 'runId');
+        const by = check(cancelOptionsSchema(), options, 'runs.pause options').by ?? DEFAULT_CANCEL_BY;
+        if (!this.executor.pause) throw new NotSupportedError(`backend '${this.executor.backend}' cannot pause runs yet`);
+        await this.view(id);
+        await this.executor.pause(id, by);
+      },
+      resume: async (runId) => {
+        const id = check(idSchema(), runId, 'runId');
+        if (!this.executor.resume) throw new NotSupportedError(`backend '${this.executor.backend}' cannot resume runs yet`);
+        await this.view(id);
+        return this.executor.resume(id);
       },
       explain: async (runId) => {
         const now = this.clock.now();
@@ -402,6 +429,15 @@ export class Engine {
       }
     }
     return this.executor.waitForTerminal(id, timeoutMs);
+  }
+
+  /** runs.rerun: the finished run's input, stored form as is, under its workflow's current code. */
+  private async rerun(id: string, opts: { runId?: string }): Promise<{ runId: string; created: boolean }> {
+    const old = await this.view(id);
+    if (!isTerminal(old.status)) throw new RunStateError(`run ${id} is ${old.status}; only a finished run (succeeded, failed or cancelled) can be rerun (to stop it first: runs.cancel)`);
+    this.registry.get(old.workflow);
+    await this.files?.refresh(old.workflow);
+    return this.executor.startRun({ workflow: old.workflow, input: old.input, runId: opts.runId ?? this.newId(), rerunOf: id });
   }
 
   private async declaration(name: string): Promise<DeclarationView> {

@@ -23,7 +23,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
-import { deadlineFor } from '../../domain/run-control.ts';
+import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -347,6 +347,49 @@ export class SqliteExecutor implements DurableExecutor {
     return result;
   }
 
+  /** docs/control.md: a paused run goes on; a cancelled one continues where its cancel landed. */
+  async resume(runId: string): Promise<ResumeResult> {
+    this.ensureStarted();
+    this.requireRow(runId);
+    const result = await this.queue.enqueue((): ResumeResult => {
+      const row = this.store.getRunRow(runId)!;
+      const now = this.now();
+      if (row.status === 'paused' || (row.pause_by != null && !isTerminal(row.status))) {
+        this.store.control.unpause(runId, now);
+        const act = this.active.get(runId);
+        if (act) act.pause = undefined;
+        return { resumed: 'paused', discarded: [] };
+      }
+      if (row.status !== 'cancelled') throw new RunStateError(`run ${runId} is ${row.status}; only a paused or a cancelled run can be resumed`);
+      const plan = resumePlan(this.store.journal(runId));
+      if (plan.from) this.store.truncateSteps(runId, plan.from.seq);
+      this.store.resetForRetry(runId, now);
+      return plan;
+    });
+    this.dispatch(runId);
+    return result;
+  }
+
+  /** docs/control.md: at the run's next step boundary; at once when it does not execute now. */
+  async pause(runId: string, by: string): Promise<void> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to pause`);
+    if (row.status === 'blocked') throw new RunStateError(`run ${runId} is blocked (it waits for an approval and runs nothing): nothing to pause`);
+    if (row.cancel_requested === 1) throw new RunStateError(`run ${runId} is being cancelled; it cannot be paused`);
+    await this.queue.enqueue(() => {
+      const act = this.active.get(runId);
+      if (act) {
+        act.pause ??= by;
+        this.store.control.requestPause(runId, by, this.now());
+        return;
+      }
+      this.dropReady(runId);
+      this.fresh.delete(runId);
+      this.store.control.pause(runId, by, this.now());
+    });
+  }
+
   async gc(options: GcOptions): Promise<GcReport> {
     this.ensureStarted();
     return this.retention.gc(this.now(), options);
@@ -520,6 +563,9 @@ export class SqliteExecutor implements DurableExecutor {
           const row = this.store.getRunRow(runId);
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
+          // Paused: runs only to deliver a cancel; a pause asked before a crash still holds.
+          if (row.status === 'paused' && act.cancel === 'none') return;
+          if (row.pause_by != null && act.cancel === 'none') act.pause = row.pause_by;
           workflow = row.workflow;
           input = this.store.plain<Json>(row.input);
           status = row.status;
@@ -563,7 +609,13 @@ export class SqliteExecutor implements DurableExecutor {
         if (outcome.type === 'interrupted') throw outcome.cause;
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
-        const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
+        const at = await this.queue.enqueue(() => {
+          const t = this.applyOutcome(runId, outcome);
+          // A pause asked meanwhile takes effect now (the session stopped at a step boundary).
+          if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') this.store.control.pause(runId, act.pause, t);
+          return t;
+        });
+        if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') return;
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);

@@ -27,7 +27,9 @@ export class RunControlRows {
                         pause_by = coalesce(pause_by, @by) WHERE run_id = @run_id`),
       pause: q(`UPDATE runs SET status = 'paused', wake_at = NULL, updated_at = @now,
                  pause_at = CASE WHEN pause_by IS NULL THEN @now ELSE pause_at END, pause_by = coalesce(pause_by, @by) WHERE run_id = @run_id`),
-      unpause: q(`UPDATE runs SET status = 'pending', pause_by = NULL, pause_at = NULL, wake_at = NULL, updated_at = @now WHERE run_id = @run_id`),
+      // A run paused (or asked to pause while it executes) goes on: pending, replayed.
+      unpause: q(`UPDATE runs SET status = CASE WHEN status = 'paused' THEN 'pending' ELSE status END,
+                   pause_by = NULL, pause_at = NULL, updated_at = @now WHERE run_id = @run_id`),
       paused: q(`SELECT run_id FROM runs WHERE status = 'paused'`),
     };
   }
