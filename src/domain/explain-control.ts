@@ -31,6 +31,6 @@ export function withControl(e: Explanation, run: RunView, now: number): Explanat
     const ms = Date.parse(run.deadline) - now;
     out = { ...out, summary: `${out.summary} Deadline ${run.deadline}${ms > 0 ? ` (in ${formatDuration(ms)})` : ' (passed: it is being stopped)'}.` };
   }
-  if (run.status === 'cancelled') out = { ...out, next: `To continue it from where it stopped: \`tranquil runs continue ${run.runId}\`; to start it anew: \`tranquil runs rerun ${run.runId}\`.` };
+  if (run.status === 'cancelled') out = { ...out, next: `To continue it from where it stopped: \`tranquil runs resume ${run.runId}\`; to start it anew: \`tranquil runs rerun ${run.runId}\`.` };
   return out;
 }

@@ -67,10 +67,12 @@ export function controlScenarios({ test, boot, restart, until }: ScenarioKit): v
       });
     });
     const { engine, dir } = await boot([wf]);
-    const { runId } = await engine.trigger('deadline-restart', null, { timeout: 1500 });
+    const { runId } = await engine.trigger('deadline-restart', null, { timeout: 5000 });
     await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    const deadline = Date.parse((await engine.runs.get(runId)).deadline!);
     await engine.stop();
-    await new Promise((r) => setTimeout(r, 1600));
+    // The deadline passes while no engine runs.
+    await new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now()) + 200));
     const again = await restart(engine, [wf], dir);
     const view = await again.result(runId, { timeout: '20s' });
     expect(view.status).toBe('failed');
