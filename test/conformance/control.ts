@@ -10,8 +10,8 @@ export function controlScenarios({ test, boot, restart, until }: ScenarioKit): v
     const wf = workflow('deadline', { timeout: '1h' }, (w) => {
       w.trigger(manual());
       w.run(async ({ step }) => {
-        await step.do('reserve', () => 'held');
         try {
+          await step.do('reserve', () => 'held');
           await step.sleep('long', '1d');
           return 'finished';
         } catch (err) {
@@ -23,7 +23,7 @@ export function controlScenarios({ test, boot, restart, until }: ScenarioKit): v
     const { engine } = await boot([wf]);
     // The trigger's override wins over the workflow's hour.
     const before = Date.now();
-    const { runId } = await engine.trigger('deadline', null, { timeout: 800 });
+    const { runId } = await engine.trigger('deadline', null, { timeout: 2000 });
     const after = Date.now();
     const ended = await engine.result(runId, { timeout: '20s' });
     expect(ended.status).toBe('failed');
@@ -31,16 +31,17 @@ export function controlScenarios({ test, boot, restart, until }: ScenarioKit): v
     expect(ended.error!.message).toMatch(/^run deadline /);
     const view = await engine.runs.get(runId);
     // Counted from the trigger (a backend may date createdAt from its own start of the run).
-    expect(Date.parse(view.deadline!)).toBeGreaterThanOrEqual(before + 800);
-    expect(Date.parse(view.deadline!)).toBeLessThanOrEqual(after + 800);
-    expect(view.steps.map((s) => [s.name, s.status, s.error?.name ?? s.result])).toEqual([
-      ['reserve', 'succeeded', 'held'],
-      ['long', 'failed', 'TimeoutError'],
-      ['release', 'succeeded', 'released:true'],
-    ]);
+    expect(Date.parse(view.deadline!)).toBeGreaterThanOrEqual(before + 2000);
+    expect(Date.parse(view.deadline!)).toBeLessThanOrEqual(after + 2000);
+    // Normally the deadline reaches the sleep; on a machine slow enough it may reach the first
+    // step already: either way one step gets it and the cleanup runs after it.
+    const steps = view.steps.map((s) => [s.name, s.status, s.error?.name ?? s.result]);
+    const hit = view.steps.find((s) => s.error?.name === 'TimeoutError')!;
+    expect(['reserve', 'long']).toContain(hit.name);
+    expect(steps.slice(-2)).toEqual([[hit.name, 'failed', 'TimeoutError'], ['release', 'succeeded', 'released:true']]);
     const why = await engine.runs.explain(runId);
     expect(why.summary).toContain(`deadline ${view.deadline}; timed out at ${view.updatedAt}`);
-    expect(why.summary).toContain(`step 'long'`);
+    expect(why.summary).toContain(`step '${hit.name}'`);
     // Without an override: the workflow's timeout, stored with the run.
     const t0 = Date.now();
     const other = await engine.trigger('deadline', null);
