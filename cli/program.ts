@@ -5,6 +5,7 @@
 // endpoint, or, when none runs, start an engine in-process on the data dir, apply the
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
+import { controlCommands } from './control.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -129,7 +130,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Sends a mutation to the running serve, or applies it with an in-process engine. */
 /** Who a cancel from the CLI is recorded as: `cli (<user>@<host>)` (`cli` alone when the
  *  user cannot be read, e.g. a uid with no passwd entry). */
-function cliAsker(): string {
+export function cliAsker(): string {
   let user: string | undefined;
   try {
     user = userInfo().username;
@@ -277,6 +278,7 @@ export function buildProgram(): Command {
       print(o, r, () => describeRetry(r));
     });
 
+  controlCommands(runs);
   lifecycleCommands(program);
   initCommand(program);
   devCommand(program);

@@ -2,6 +2,7 @@
 // validated definition object that any backend can execute.
 import * as z from 'zod';
 import { ValidationError } from '../src/domain/errors.ts';
+import { parseDuration, type Duration } from '../src/domain/duration.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
@@ -38,6 +39,9 @@ export interface WorkflowDefinition<I = any, O = any> {
    *  trigger/emit/webhook time, `signals[name]` when engine.signal sends one, `output` when
    *  the run returns. Absent: nothing checked. */
   readonly schemas?: WorkflowSchemas;
+  /** The run timeout (ms, option `timeout`): a run not finished this long after it was
+   *  created fails with TimeoutError, its cleanup run as after a cancel (docs/control.md). */
+  readonly timeoutMs?: number;
 }
 
 /** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
@@ -60,6 +64,10 @@ export interface WorkflowOptions {
   /** Payload schema per signal (waitForEvent) name: engine.signal refuses a payload that
    *  fails it, and the wait goes on waiting. */
   signals?: Record<string, StandardSchemaV1>;
+  /** Deadline of each run, counted from its creation ('1h', or ms); a trigger may override it
+   *  (engine.trigger option `timeout`). Past it the run fails with TimeoutError after the
+   *  cleanup its code does on the error, as after a cancel (docs/control.md). */
+  timeout?: Duration;
 }
 
 /** The `w` that workflow(name, (w) => ...) hands its build function. */
@@ -82,7 +90,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional() }).strict();
 });
 
 /**
@@ -113,10 +121,12 @@ export function workflow<I = any, O = any>(
   const build = typeof optionsOrBuild === 'function' ? optionsOrBuild : maybeBuild;
   let permissions: Permissions | undefined;
   let schemas: WorkflowSchemas | undefined;
+  let timeoutMs: number | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
     const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
     permissions = opts.permissions && deepFreeze(opts.permissions);
+    if (opts.timeout !== undefined) timeoutMs = runTimeoutMs(opts.timeout, `workflow '${name}' option timeout`);
     if (opts.input || opts.output || opts.signals) {
       schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
     }
@@ -148,7 +158,19 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+}
+
+/** A run timeout: a positive duration within the limit, or a one-line ValidationError. */
+export function runTimeoutMs(d: Duration, what: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(d, what);
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
+  }
+  if (!(ms > 0)) throw new ValidationError(`${what}: must be a positive duration, got ${JSON.stringify(d)}`);
+  return ms;
 }
 
 function deepFreeze<T extends object>(o: T): T {

@@ -5,6 +5,7 @@ import { describeAffinity, parkOf, type Attrs } from './capability.ts';
 import { formatDuration } from './duration.ts';
 import { retryPlan, type RetryResult } from './retry-point.ts';
 import type { RunView, StepView } from './run-view.ts';
+import { withControl } from './explain-control.ts';
 
 /** A run's state in plain English (engine.runs.explain, `tranquil why`). */
 export interface Explanation {
@@ -77,7 +78,7 @@ export function skippedBy(run: Pick<RunView, 'status' | 'output'>): { step: stri
 }
 
 export function explain(run: RunView, now: number, engine?: EngineContext): Explanation {
-  const e = explainState(run, now);
+  const e = withControl(explainState(run, now), run, now);
   return heldBy(!engine || engine.state === 'alive' ? e : withoutEngine(e, run, now, engine), run);
 }
 

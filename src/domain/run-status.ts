@@ -4,7 +4,7 @@
 // `parked`: a capability step (step.use) waits for a host provider (src/domain/capability.ts).
 
 export const RUN_STATUSES = [
-  'pending', 'running', 'sleeping', 'waiting', 'retrying', 'parked', 'blocked',
+  'pending', 'running', 'sleeping', 'waiting', 'retrying', 'parked', 'blocked', 'paused',
   'succeeded', 'failed', 'cancelled',
 ] as const;
 /** A run's status. `succeeded`, `failed` and `cancelled` are final (a failed run can be
@@ -15,16 +15,18 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 
 const EDGES: Record<RunStatus, readonly RunStatus[]> = {
-  pending: ['running', 'cancelled', 'blocked'],
-  running: ['running', 'sleeping', 'waiting', 'retrying', 'parked', 'succeeded', 'failed', 'cancelled', 'pending'],
-  sleeping: ['running', 'cancelled', 'pending'],
-  waiting: ['running', 'cancelled', 'pending'],
-  retrying: ['running', 'cancelled', 'pending'],
-  parked: ['running', 'cancelled', 'pending'],
+  pending: ['running', 'cancelled', 'blocked', 'paused'],
+  running: ['running', 'sleeping', 'waiting', 'retrying', 'parked', 'succeeded', 'failed', 'cancelled', 'pending', 'paused'],
+  sleeping: ['running', 'cancelled', 'pending', 'paused'],
+  waiting: ['running', 'cancelled', 'pending', 'paused'],
+  retrying: ['running', 'cancelled', 'pending', 'paused'],
+  parked: ['running', 'cancelled', 'pending', 'paused'],
   blocked: ['pending', 'cancelled'],
+  // runs.pause takes effect at the next step boundary; runs.resume makes it pending again.
+  paused: ['pending', 'cancelled'],
   succeeded: [],
   failed: ['pending'], // runs.retry
-  cancelled: [],
+  cancelled: ['pending'], // runs.resume of a cancelled run (docs/control.md)
 };
 
 export function isTerminal(s: RunStatus): boolean {

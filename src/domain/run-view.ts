@@ -4,6 +4,7 @@ import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
 import type { ChildSummary, ParentLink } from './child-runs.ts';
+import type { ControlView } from './run-control.ts';
 
 /** `use`: a capability step (step.use, src/domain/capability.ts). */
 export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use';
@@ -38,7 +39,7 @@ export interface CancelInfo {
 
 /** A run as the engine reports it (runs.get, runs.list, result), the same on every backend;
  *  times are ISO 8601. */
-export interface RunView {
+export interface RunView extends ControlView {
   runId: string;
   workflow: string;
   version: string;

@@ -8,6 +8,7 @@ import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { TriggerState } from './triggers.ts';
+import type { ResumeResult } from '../domain/run-control.ts';
 
 export interface StartRunRequest {
   workflow: string;
@@ -17,6 +18,10 @@ export interface StartRunRequest {
   /** The W3C trace context stored with the run (docs/observability.md): every execution's
    *  span is its child, so the run is one trace across restarts. */
   traceparent?: string;
+  /** The trigger's run timeout (ms), overriding the workflow's (docs/control.md). */
+  timeoutMs?: number;
+  /** runs.rerun: the finished run this one reruns (stored with it, shown both ways). */
+  rerunOf?: string;
 }
 
 /** A run started by another run's step (docs/children.md). */
@@ -77,6 +82,14 @@ export interface DurableExecutor {
    *  that step's record and everything recorded after it (domain/retry-point.ts); says what
    *  it discarded. An unknown `from` is refused and changes nothing. */
   retry(runId: string, options: RetryOptions): Promise<RetryResult>;
+  /** docs/control.md. A paused run goes on (what came due meanwhile runs now); a cancelled
+   *  run continues from the step its cancel reached (resumePlan). Anything else is refused
+   *  (RunStateError) and changes nothing. Absent: this backend cannot resume runs. */
+  resume?(runId: string): Promise<ResumeResult>;
+  /** Pauses a live run at its next step boundary (a body running now finishes and is
+   *  recorded); while paused it holds no process memory and no concurrency slot. `by`: who
+   *  asks (validated). Absent: this backend cannot pause runs. */
+  pause?(runId: string, by: string): Promise<void>;
   /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */

@@ -43,6 +43,10 @@ export interface StepLog {
    *  rest through `open` and `attempt`, which return what was journaled. */
   readonly entries: readonly JournalEntry[];
   now(): number;
+  /** When the run must end (its timeout, docs/control.md): the session delivers a
+   *  TimeoutError where the code waits, as a cancel does, and the run then fails with it.
+   *  Absent: no deadline. */
+  readonly deadline?: number;
   /** now() moves only with journaled events (a replay sees the same times): a log served to a
    *  Deno child tells it, so the child's clock does not run on locally (docs/runner.md). */
   readonly journalClock?: boolean;
@@ -85,6 +89,9 @@ export interface StepLog {
   /** The engine is stopping, or the run's cancel is forced (a second cancel): start no
    *  further step, end now. */
   cancelRequested(): boolean;
+  /** runs.pause was asked: the session starts no further step (a body running finishes and
+   *  is recorded) and suspends once nothing is in flight (docs/control.md). */
+  pauseRequested?(): boolean;
   /** Whether the run was asked to cancel: 'requested' (the session throws a CancelledError
    *  into the code at the steps it waits on, then lets cleanup steps run) or 'forced'. */
   cancelState?(): 'none' | 'requested' | 'forced';

@@ -8,6 +8,7 @@
 // resolves only once committed. Event publishing and slot firing (src/runtime/) are written
 // over this port, so both backends share them. The SQLite implementation lives in
 // adapters/sqlite/trigger-store.ts; on the SQLite backend its rows are the runs themselves.
+import type { ControlView } from '../domain/run-control.ts';
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
 import type { ParentLink } from '../domain/child-runs.ts';
@@ -24,6 +25,10 @@ export interface OutboxRun {
   input: Json;
   /** The run's trace context (StartRunRequest.traceparent). */
   traceparent?: string;
+  /** When the run must end (docs/control.md); absent: no timeout. */
+  deadlineAt?: number;
+  /** The run whose rerun this is (runs.rerun). */
+  rerunOf?: string;
 }
 
 /** An outbox row as read back. */
@@ -118,6 +123,9 @@ export interface TriggerStore {
   parentOf?(runId: string): Promise<ParentLink | undefined>;
   /** The child runs of `runId`, in start order. */
   childRunIds?(runId: string): Promise<string[]>;
+  /** The run's control fields as its row keeps them (docs/control.md): deadline, rerun
+   *  links (`reruns` when withLinks), and who paused it. */
+  controlOf?(runId: string, withLinks: boolean): Promise<ControlView>;
   /** Runs written but not yet accepted by the backend (at most `limit`). */
   pendingRuns(limit: number): Promise<OutboxRun[]>;
   /** Runs started and not finished, as the SQLite backend executes them (at most `limit`):

@@ -4,14 +4,15 @@ import type { GcOptions, GcReport } from '../domain/retention.ts';
 import { nodeCrypto } from './node-crypto.ts';
 import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
-import { NotSupportedError, UnknownRunError, ValidationError } from '../domain/errors.ts';
+import { NotSupportedError, RunStateError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
 import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, type Json } from '../domain/json.ts';
 import { decodeValue, encodeValue, isTaggedValue } from '../domain/value-codec.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
-import { RUN_STATUSES } from '../domain/run-status.ts';
+import { RUN_STATUSES, isTerminal } from '../domain/run-status.ts';
+import type { ResumeResult } from '../domain/run-control.ts';
 import type { RunFilter, RunId, RunPage, RunView, TypedRunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import { once } from '../domain/once.ts';
@@ -20,7 +21,7 @@ import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
 import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
-import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
+import { isWorkflowDefinition, runTimeoutMs, type WorkflowDefinition } from '../../sdk/workflow.ts';
 import { anySignalSchemas, checkedInput, checkedSignal, checkEventPayload } from './boundary-schemas.ts';
 import { explainSchedules } from '../domain/schedule.ts';
 import { WebhookHost, type WebhookConfig } from './webhook-host.ts';
@@ -75,7 +76,7 @@ function jsonArg(value: unknown, what: string, maxBytes: number): Json {
 
 // Built on first use and kept (once): a zod schema is costly to construct, and trigger/emit
 // are hot paths; an engine that never takes an API path never holds its schemas.
-const triggerOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
+const triggerOptionsSchema = once(() => z.object({ runId: idSchema().optional(), timeout: z.union([z.number(), z.string()]).optional() }).strict());
 const emitOptionsSchema = once(() => z.object({ id: idSchema().optional() }).strict());
 const resultOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 const retryOptionsSchema = once(() => z.object({ from: nameSchema().optional() }).strict());
@@ -83,6 +84,7 @@ const retryOptionsSchema = once(() => z.object({ from: nameSchema().optional() }
 const cancelOptionsSchema = once(() => z.object({
   by: z.string().min(1, 'must not be empty').max(MAX_CANCEL_BY, `at most ${MAX_CANCEL_BY} characters`).regex(/^[^\p{Cc}]+$/u, 'no control characters').optional(),
 }).strict());
+const rerunOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
 const approveOptionsSchema = once(() => z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict());
 
 const eventFilterSchema = once(() => z
@@ -95,6 +97,15 @@ const slotFilterSchema = once(() => z
     limit: z.number().int().min(1).max(10_000).optional(),
   })
   .strict());
+
+/** engine.trigger's options. */
+export interface TriggerOptions {
+  /** The run's id (a second trigger with it returns the first run). */
+  runId?: string;
+  /** This run's deadline, counted from now ('30m', or ms), overriding the workflow's
+   *  `timeout` (docs/control.md). */
+  timeout?: Duration;
+}
 
 /** `engine.events`: the event inbox (what engine.emit and ctx.emit published). */
 export interface EventsApi {
@@ -189,6 +200,17 @@ export interface RunsApi {
   /** Why the run is where it is, in one sentence and details (what it waits for, until when,
    *  the error that failed it); what `tranquil why <runId>` prints. */
   explain(runId: string): Promise<Explanation>;
+  /** Starts a NEW run of a finished run's workflow (any terminal state) with its input,
+   *  linked both ways (`rerunOf` on the new run, `reruns` on the old). `options.runId`: the
+   *  new run's id. docs/control.md. */
+  rerun(runId: string, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
+  /** Pauses a live run at its next step boundary: a running body finishes and is recorded;
+   *  while paused it holds no memory and no concurrency slot, and what comes due waits for
+   *  the resume. `options.by` names who asks (default 'api'). docs/control.md. */
+  pause(runId: string, options?: CancelOptions): Promise<void>;
+  /** A paused run goes on; a cancelled run continues from where its cancel landed (recorded
+   *  results reused, the cancelled step runs again). docs/control.md. */
+  resume(runId: string): Promise<ResumeResult>;
 }
 
 /**
@@ -285,6 +307,20 @@ export class Engine {
         const id = check(idSchema(), runId, 'runId');
         return retryWithChildren(this.executor, id, check(retryOptionsSchema(), options, 'runs.retry options'));
       },
+      rerun: async (runId, options = {}) => this.rerun(check(idSchema(), runId, 'runId'), check(rerunOptionsSchema(), options, 'runs.rerun options')),
+      pause: async (runId, options = {}) => {
+        const id = check(idSchema(), runId, 'runId');
+        const by = check(cancelOptionsSchema(), options, 'runs.pause options').by ?? DEFAULT_CANCEL_BY;
+        if (!this.executor.pause) throw new NotSupportedError(`backend '${this.executor.backend}' cannot pause runs yet`);
+        await this.view(id);
+        await this.executor.pause(id, by);
+      },
+      resume: async (runId) => {
+        const id = check(idSchema(), runId, 'runId');
+        if (!this.executor.resume) throw new NotSupportedError(`backend '${this.executor.backend}' cannot resume runs yet`);
+        await this.view(id);
+        return this.executor.resume(id);
+      },
       explain: async (runId) => {
         const now = this.clock.now();
         const why = async (v: RunView): Promise<Explanation> => explainWaitingParent(this.executor, explain(v, now), why);
@@ -379,17 +415,18 @@ export class Engine {
   /** Starts a run, by workflow name or by its definition (then `input` is typed by it, and
    *  the runId types result()'s output). Input that fails the workflow's input schema is
    *  refused with nothing stored. */
-  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: { runId?: string }): Promise<{ runId: RunId<O>; created: boolean }>;
-  async trigger(workflow: string, input?: unknown, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
-  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: { runId?: string } = {}): Promise<{ runId: string; created: boolean }> {
+  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: TriggerOptions): Promise<{ runId: RunId<O>; created: boolean }>;
+  async trigger(workflow: string, input?: unknown, options?: TriggerOptions): Promise<{ runId: string; created: boolean }>;
+  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: TriggerOptions = {}): Promise<{ runId: string; created: boolean }> {
     const name = check(nameSchema(), isWorkflowDefinition(workflow) ? workflow.name : workflow, 'workflow');
     this.registry.get(name);
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
     const data = jsonArg((await checkedInput(this.registry, name, input)).value, `input of trigger('${name}')`, this.maxPayloadBytes);
+    const timeoutMs = opts.timeout === undefined ? undefined : runTimeoutMs(opts.timeout, 'trigger option timeout');
     const runId = opts.runId ?? this.newId();
-    return tracedStart(this.telemetry, 'start', name, runId, undefined, (traceparent) => this.executor.startRun({ workflow: name, input: data, runId, traceparent }), (r) => r.created);
+    return tracedStart(this.telemetry, 'start', name, runId, undefined, (traceparent) => this.executor.startRun({ workflow: name, input: data, runId, traceparent, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }), (r) => r.created);
   }
 
   /** Publishes event `name`: starts a run of every workflow with an `event(name)` trigger,
@@ -445,6 +482,15 @@ export class Engine {
       }
     }
     return this.executor.waitForTerminal(id, timeoutMs);
+  }
+
+  /** runs.rerun: the finished run's input, stored form as is, under its workflow's current code. */
+  private async rerun(id: string, opts: { runId?: string }): Promise<{ runId: string; created: boolean }> {
+    const old = await this.view(id);
+    if (!isTerminal(old.status)) throw new RunStateError(`run ${id} is ${old.status}; only a finished run (succeeded, failed or cancelled) can be rerun (to stop it first: runs.cancel)`);
+    this.registry.get(old.workflow);
+    await this.files?.refresh(old.workflow);
+    return this.executor.startRun({ workflow: old.workflow, input: old.input, runId: opts.runId ?? this.newId(), rerunOf: id });
   }
 
   private async declaration(name: string): Promise<DeclarationView> {

@@ -6,6 +6,7 @@ import { eventRunId } from '../domain/ids.ts';
 import type { EmitRequest } from '../ports/executor.ts';
 import type { OutboxRun, TriggerWrites } from '../ports/trigger-store.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import { deadlineFor } from '../domain/run-control.ts';
 
 export interface Published {
   runIds: string[];
@@ -19,7 +20,8 @@ export function publishEvent(w: TriggerWrites, registry: WorkflowRegistry, req: 
   if (existing) return { runIds: existing, duplicate: true, created: [] };
   const created: OutboxRun[] = [];
   const runIds = registry.subscribers(req.name).map((workflow) => {
-    const run: OutboxRun = { runId: eventRunId(req.id, workflow), workflow, version: registry.get(workflow).version, input: req.payload, traceparent: req.traceparent };
+    const wf = registry.get(workflow);
+    const run: OutboxRun = { runId: eventRunId(req.id, workflow), workflow, version: wf.version, input: req.payload, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs) };
     if (w.insertRun(run, now)) created.push(run);
     return run.runId;
   });

@@ -30,6 +30,7 @@ import { stepApi } from './step-api.ts';
 import { signalStep, withChildSteps } from './child-steps.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
+import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
  *  continuation (and the run state it closes over) reachable forever. */
@@ -143,6 +144,10 @@ export class RunSession {
    *  recorded ones back in the same completion order, so it decides the same). */
   private cancelReachedCode = false;
   private graceTimer: (() => void) | undefined;
+  /** What the delivered stop is: a cancel (the run ends `cancelled`) or the run's deadline
+   *  (docs/control.md: a TimeoutError delivered the same way; the run ends `failed` with it). */
+  private stopCause: 'cancel' | 'deadline' = 'cancel';
+  private deadlineTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
   /** This execution's spans and metrics; undefined when nobody listens (no SDK). */
@@ -174,8 +179,9 @@ export class RunSession {
     );
     // A cancel delivered in an earlier session is in the journal (steps failed with
     // CancelledError); one requested since is delivered where the code now waits.
-    const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError');
+    const delivered = log.entries.filter((e) => e?.error?.name === 'CancelledError' || isDeadlineError(e?.error));
     if (delivered.length > 0) {
+      if (delivered.some((e) => isDeadlineError(e.error))) this.stopCause = 'deadline';
       this.cancelPhase = 'delivered';
       this.deliveredAt = Math.min(...delivered.map((e) => e.endedAt ?? log.now()));
       // Steps after the last one the cancel reached were called after it: cleanup, which a
@@ -183,6 +189,20 @@ export class RunSession {
       this.cancelSeq = Math.max(...delivered.map((e) => e.seq)) + 1;
       this.graceBounds = delivered.some((e) => e.error?.fields?.afterReturn !== true);
     } else if (log.cancelState?.() === 'requested') this.cancelPhase = 'pending';
+    else if (log.deadline !== undefined && log.now() >= log.deadline) this.deadlinePassed();
+  }
+
+  /** The run's deadline passed: like a requested cancel, with a TimeoutError (delivered where
+   *  the code waits, cleanup runs); bodies in flight are told to stop. */
+  private deadlinePassed(): void {
+    this.stopCause = 'deadline';
+    this.cancelPhase = 'pending';
+    for (const ac of this.aborts.values()) ac.abort(fromErrorInfo(deadlineError(this.log.deadline!)));
+  }
+
+  /** How a delivered stop ends the run once its cleanup is done (or its grace is over). */
+  private stopped(): RunOutcome {
+    return this.stopCause === 'deadline' ? { type: 'failed', error: deadlineError(this.log.deadline!) } : { type: 'cancelled' };
   }
 
   /** One limit for every payload the run produces (step results, output, emitted events). */
@@ -211,8 +231,19 @@ export class RunSession {
       // the run ends cancelled before its code starts. Started, the code would replay up to
       // where the ended session refuses its calls, and a concurrent branch could go on to
       // call steps the journal never holds (simulation seed 6030860).
-      this.finish({ type: 'cancelled' });
+      this.finish(this.stopped());
       return this.done;
+    }
+    // A log whose clock is real time (not journaled: replays do not depend on it) gets the
+    // deadline in the middle of a step body too; a journaled clock meets it at step boundaries
+    // and wakes (the suspension wakes at the deadline at the latest).
+    const deadline = this.log.deadline;
+    if (deadline !== undefined && this.cancelPhase === 'none' && !this.log.journalClock) {
+      this.deadlineTimer = setLongTimeout(() => {
+        if (this.outcome || this.cancelPhase !== 'none') return;
+        this.deadlinePassed();
+        this.deliverCancel();
+      }, deadline - this.log.now(), { unref: true });
     }
     const step = this.stepApi();
     const ctx = this.context(step);
@@ -234,7 +265,8 @@ export class RunSession {
         const closed = this.log.close?.(this.seq);
         if (closed && !this.checkRecorded({ seq: this.seq, kind: 'end', name: '' }, await this.io(closed))) return;
         if (this.outcome) return;
-        if (this.log.cancelRequested() || cancelled) return this.finish({ type: 'cancelled' });
+        if (this.log.cancelRequested()) return this.finish({ type: 'cancelled' });
+        if (cancelled) return this.finish(this.stopped());
         let out: Json;
         try {
           out = encodeValue(output, `workflow '${this.log.workflow}' output`, this.maxPayloadBytes).stored;
@@ -254,7 +286,7 @@ export class RunSession {
         if (this.outcome) return;
         await this.flushPending().catch(() => {});
         // Cancelled: whatever the code threw after its cleanup, the run ends cancelled.
-        if (cancelled) return this.finish({ type: 'cancelled' });
+        if (cancelled) return this.finish(this.stopped());
         this.finish({ type: 'failed', error: toErrorInfo(err) });
       }
     })();
@@ -271,6 +303,7 @@ export class RunSession {
     this.outcome = o;
     this.graceTimer?.();
     if (this.trace) this.endTrace(this.trace, o);
+    this.deadlineTimer?.();
     this.settle(o);
   }
 
@@ -325,7 +358,7 @@ export class RunSession {
 
   /** Records each target failed with CancelledError, then rejects it into the code. */
   private cancelTargets(targets: PendingStep[], afterReturn = false): void {
-    const info = toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
+    const info = this.stopCause === 'deadline' ? deadlineError(this.log.deadline!) : toErrorInfo(new CancelledError(`run ${this.log.runId} was cancelled`));
     // Delivered after the function returned (cancelAtFinish): said in the journal, so a
     // replay hands it back after the return too and decides the run's end the same.
     if (afterReturn) info.fields = { ...info.fields, afterReturn: true };
@@ -381,11 +414,11 @@ export class RunSession {
     // step back, or a log whose clock is not the one that recorded it) never lengthens it.
     const left = Math.min(grace, this.deliveredAt + grace - this.log.now());
     if (left <= 0) {
-      queueMicrotask(() => this.finish({ type: 'cancelled' }));
+      queueMicrotask(() => this.finish(this.stopped()));
       return 'over';
     }
     // Any configured grace: a plain setTimeout past 24.8 days ended cleanup after 1 ms.
-    this.graceTimer = setLongTimeout(() => this.finish({ type: 'cancelled' }), left, { unref: true });
+    this.graceTimer = setLongTimeout(() => this.finish(this.stopped()), left, { unref: true });
     return 'armed';
   }
 
@@ -405,6 +438,13 @@ export class RunSession {
       this.finish({ type: 'cancelled' });
       return undefined;
     }
+    // Paused (runs.pause): no step starts; the run suspends once what is in flight is recorded.
+    if (kind !== 'now' && kind !== 'random' && this.cancelPhase === 'none' && this.log.pauseRequested?.()) {
+      void this.block({ status: 'sleeping' });
+      return undefined;
+    }
+    // The deadline met at a step boundary: this step waits for it to be delivered.
+    if (this.cancelPhase === 'none' && this.log.deadline !== undefined && this.log.now() >= this.log.deadline) this.deadlinePassed();
     const call: StepCall = { seq: this.seq++, kind, name };
     this.activity++;
     const decision = decide(this.log.entries, call, this.log.now());
@@ -537,7 +577,10 @@ export class RunSession {
         return this.checkQuiescent();
       }
       if (this.cancelPhase === 'pending' && this.deliverCancel()) return;
-      this.finish(suspension(this.blocked, this.cancelPhase === 'delivered' && this.graceBounds ? this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS) : undefined));
+      // Not stopped yet: it wakes at its deadline at the latest.
+      const grace = this.deliveredAt + (this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS);
+      const bound = this.cancelPhase === 'delivered' ? (this.graceBounds ? grace : undefined) : this.cancelPhase === 'none' ? this.log.deadline : undefined;
+      this.finish(suspension(this.blocked, bound));
     });
   }
 
@@ -747,7 +790,7 @@ export class RunSession {
     // completion order alone it could come first). Seed 6042356's failure was the grace
     // (graceBounds), not this order; this keeps a replay's order the execution's.
     if (entry.error?.fields?.afterReturn === true && !this.returned) await (this.returnedAt ??= promiseWithResolve()).promise;
-    if (entry.error?.name === 'CancelledError' && !this.returned) this.cancelReachedCode = true;
+    if ((entry.error?.name === 'CancelledError' || isDeadlineError(entry.error)) && !this.returned) this.cancelReachedCode = true;
     return decodeValue(replayed(entry)) as Json | undefined;
   }
 

@@ -3,6 +3,7 @@
 // (deterministic id slotRunId, so the outbox dedups), its ledger row and the schedule's new
 // position commit together, so a crash can neither lose a fired slot nor fire it twice.
 // Which slots fire is the pure planSlots(); cron arithmetic comes from the Calendar port.
+import { deadlineFor } from '../domain/run-control.ts';
 import { slotRunId } from '../domain/ids.ts';
 import { planSlots, type CatchUpPolicy, type SlotCalendar } from '../domain/schedule.ts';
 import type { CalendarFactory } from '../ports/calendar.ts';
@@ -59,7 +60,7 @@ export class SlotFiring {
       if ((d.fate === 'fired' || d.fate === 'caught-up') && wf) {
         const slot = new Date(d.at).toISOString();
         runId = slotRunId(s.workflow, slot);
-        const run: OutboxRun = { runId, workflow: s.workflow, version: wf.version, input: { slot, fate: d.fate } };
+        const run: OutboxRun = { runId, workflow: s.workflow, version: wf.version, input: { slot, fate: d.fate }, deadlineAt: deadlineFor(now, wf.definition.timeoutMs) };
         if (w.insertRun(run, now)) created.push(run);
       }
       w.recordSlot({ scheduleId: s.id, at: d.at, fate: d.fate, reason: d.reason, runId, now });

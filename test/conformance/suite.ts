@@ -29,6 +29,7 @@ import { schemaScenarios } from './schemas.ts';
 import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
+import { controlScenarios } from './control.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -566,5 +567,6 @@ export function runConformance(target: ConformanceTarget): void {
     childScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     peerPortScenarios({ test, boot, restart, until });
     childHandleScenarios({ test, boot, restart, until });
+    controlScenarios({ test, boot, restart, until });
   });
 }

@@ -76,7 +76,7 @@ export function whyAskerScenarios({ test, boot, until }: Pick<ScenarioKit, 'test
     expect(at).toBeLessThanOrEqual(after + 5);
     const e = await engine.runs.explain(byPanel!);
     expect(e.summary).toMatch(re(`Run ${byPanel} of workflow 'why-cancel-by' (version ${v.version}) was cancelled by panel at ${v.cancel!.at}<ENDED> after 0 completed steps; the cancel reached it in step 'pause'.`));
-    expect(e.next).toBe("Nothing to do: a cancelled run stays cancelled. To run the workflow again: `tranquil run why-cancel-by --input '<json>'`.");
+    expect(e.next).toBe(`To continue it from where it stopped: \`tranquil runs resume ${byPanel!}\`; to start it anew: \`tranquil runs rerun ${byPanel!}\`.`);
 
     // No asker given: the engine API records 'api'.
     expect((await engine.runs.get(byDefault!)).cancel?.by).toBe('api');

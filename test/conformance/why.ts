@@ -82,7 +82,7 @@ export function whyScenarios({ test, boot, restart, until }: ScenarioKit): void 
     const c = await why(cancelled!);
     // Who asked and when: test/conformance/why-asker.ts.
     expect(c.summary).toMatch(new RegExp(`^${re(`${await h(cancelled!, 'why-sleeps')} was cancelled by api at <ISO>`).source.slice(1, -1)}( and ended at ${ISO})? after 0 completed steps; the cancel reached it in step 'pause'\\.$`));
-    expect(c.next).toBe("Nothing to do: a cancelled run stays cancelled. To run the workflow again: `tranquil run why-sleeps --input '<json>'`.");
+    expect(c.next).toBe(`To continue it from where it stopped: \`tranquil runs resume ${cancelled!}\`; to start it anew: \`tranquil runs rerun ${cancelled!}\`.`);
 
     const s = await why(ok!);
     expect(s.summary).toMatch(re(`${await h(ok!, 'why-ok')} succeeded after 1 completed step, at <ISO>.`));

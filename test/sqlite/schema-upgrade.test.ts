@@ -41,6 +41,12 @@ async function boot(dataDir: string): Promise<Engine> {
   return e;
 }
 
+/** Undoes migration 11 (run control, issue 41): its index and columns. */
+function dropRunControl(db: Database.Database): void {
+  db.exec(`DROP INDEX runs_rerun_of; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE runs DROP COLUMN rerun_of;
+           ALTER TABLE runs DROP COLUMN pause_by; ALTER TABLE runs DROP COLUMN pause_at;`);
+}
+
 /** Rewrites the file into schema v2's steps layout, exactly as MIGRATIONS[0..1] define it. */
 function downgradeToV2(file: string): void {
   const db = new Database(file);
@@ -57,6 +63,7 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE drain_runs;`);
       // Table of migration 9 (child runs' links).
       db.exec(`DROP TABLE run_links;`);
+      dropRunControl(db);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
       // Column of migration 10 (the run's trace context).
       db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`);
@@ -174,6 +181,7 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
   db.exec(`DROP TABLE run_links;`);
+  dropRunControl(db);
   db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`); // migration 10
   db.pragma('user_version = 8');
   db.close();

@@ -48,10 +48,11 @@ describe('step names and keys', () => {
 });
 
 describe('run state machine', () => {
-  it('terminal states have no way out except failed -> pending (retry)', () => {
+  it('terminal states have no way out except failed or cancelled -> pending (retry, resume)', () => {
     for (const s of RUN_STATUSES.filter(isTerminal)) {
       const exits = RUN_STATUSES.filter((t) => canTransition(s, t));
-      expect(exits).toEqual(s === 'failed' ? ['pending'] : []);
+      // runs.retry (failed) and runs.resume (cancelled, docs/control.md) make a run pending again.
+      expect(exits).toEqual(s === 'succeeded' ? [] : ['pending']);
     }
   });
   it('suspended states resume to running or are cancelled', () => {

@@ -97,7 +97,8 @@ describe('why: every run state has one sentence and a next command', () => {
     const hit: StepView = { seq: 1, name: 'pause', kind: 'sleep', status: 'failed', attempts: 1, error: { name: 'CancelledError', message: 'run r1 was cancelled' } };
     const e = explain(run('cancelled', [ok(0, 'a'), hit]), NOW);
     expect(e.summary).toBe(`${head} was cancelled at 2026-03-28T07:30:00.000Z after 1 completed step; the cancel reached it in step 'pause'; who asked is not recorded.`);
-    expect(e.next).toBe("Nothing to do: a cancelled run stays cancelled. To run the workflow again: `tranquil run wf --input '<json>'`.");
+    // docs/control.md: a cancelled run can be continued or run anew.
+    expect(e.next).toBe('To continue it from where it stopped: `tranquil runs resume r1`; to start it anew: `tranquil runs rerun r1`.');
   });
 
   it('cancelled: by whom and when it was asked, and when it ended', () => {

@@ -57,6 +57,10 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   // `by`: who asks (recorded; `why` says it): `cli (<user>@<host>)` from the CLI.
   z.object({ op: z.literal('cancel'), runId: id(), by: z.string().min(1).max(200).optional() }).strict(),
   z.object({ op: z.literal('retry'), runId: id(), from: name().optional() }).strict(),
+  // Run control (docs/control.md).
+  z.object({ op: z.literal('rerun'), runId: id(), newRunId: id().optional() }).strict(),
+  z.object({ op: z.literal('pause'), runId: id(), by: z.string().min(1).max(200).optional() }).strict(),
+  z.object({ op: z.literal('resume'), runId: id() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
@@ -159,6 +163,13 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       const r = await engine.runs.retry(op.runId, op.from === undefined ? {} : { from: op.from });
       return { runId: op.runId, ...r };
     }
+    case 'rerun':
+      return { rerunOf: op.runId, ...(await engine.runs.rerun(op.runId, op.newRunId === undefined ? {} : { runId: op.newRunId })) };
+    case 'pause':
+      await engine.runs.pause(op.runId, op.by === undefined ? {} : { by: op.by });
+      return { runId: op.runId, paused: true };
+    case 'resume':
+      return { runId: op.runId, ...(await engine.runs.resume(op.runId)) };
     case 'gc':
       return engine.gc({ dryRun: op.dryRun });
     case 'approve': {

@@ -8,6 +8,8 @@
 // schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
 // slots are claimed through the Scheduler it is given. With `triggers: 'restate'` the event
 // inbox, schedules and webhook secrets live in Restate instead (cluster-triggers.ts).
+import { deadlineFor } from '../../domain/run-control.ts';
+import { withControl } from './run-control.ts';
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -358,8 +360,9 @@ export class RestateExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
-    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent };
-    const created = await this.o.triggerStore.write((w) => w.insertRun(run, this.o.clock.now()));
+    const now = this.o.clock.now();
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs, req.timeoutMs), rerunOf: req.rerunOf };
+    const created = await this.o.triggerStore.write((w) => w.insertRun(run, now));
     if (created) await this.forward([run]);
     return { runId: req.runId, created };
   }
@@ -371,7 +374,7 @@ export class RestateExecutor implements DurableExecutor {
     const store = this.o.triggerStore;
     // Called from the parent's step body: the child's trace starts under that attempt's span.
     const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);
-    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: trace?.traceparent };
+    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: trace?.traceparent, deadlineAt: deadlineFor(this.o.clock.now(), wf.definition.timeoutMs, req.timeoutMs) };
     const created = await store.write((w) => {
       if (!w.insertChildRun) throw new NotSupportedError('this engine\'s trigger store keeps no child links');
       return w.insertChildRun(run, req.parent, this.o.clock.now());
@@ -386,7 +389,12 @@ export class RestateExecutor implements DurableExecutor {
       runs.map(async (r) => {
         const input = sealJson(this.o.codec ?? identityCodec, r.input);
         const parent = await parentRef(this.o.triggerStore, this.reader, r.runId);
-        const body = { ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }), ...(parent ? { parent } : {}), ...(r.traceparent ? { traceparent: r.traceparent } : {}) };
+        const body = {
+          ...(this.files ? this.files.runRequest(r.workflow, input, r.version) : { input }),
+          ...(parent ? { parent } : {}),
+          ...(r.traceparent ? { traceparent: r.traceparent } : {}),
+          ...(r.deadlineAt !== undefined ? { deadline: r.deadlineAt } : {}),
+        };
         // The run's trace context as W3C traceparent too: a Restate that exports traces
         // (tracing-endpoint) puts its invocation spans in the run's trace.
         const headers = r.traceparent ? { traceparent: r.traceparent } : undefined;
@@ -421,14 +429,14 @@ export class RestateExecutor implements DurableExecutor {
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
     const v = await this.reader.getRun(runId);
-    return v && withLinks(this.o.triggerStore, this.reader, v, true);
+    return v && withControl(this.o.triggerStore, await withLinks(this.o.triggerStore, this.reader, v, true), true);
   }
 
   async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
     if (filter.parent !== undefined) return listChildren(this.o.triggerStore, this.reader, filter);
     const page = await this.reader.listRuns(filter);
-    for (const v of page.runs) await withLinks(this.o.triggerStore, this.reader, v, false);
+    for (const v of page.runs) await withControl(this.o.triggerStore, await withLinks(this.o.triggerStore, this.reader, v, false), false);
     return page;
   }
 

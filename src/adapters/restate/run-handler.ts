@@ -119,6 +119,8 @@ export class RestateRun {
   private parent: ParentRef | undefined;
   /** The run's trace context: every session's execution span is its child. */
   private traceparent: string | undefined;
+  /** From the run request (journaled with the invocation): docs/control.md. */
+  private deadline: number | undefined;
 
   private readonly def: WorkflowDefinition;
 
@@ -141,9 +143,10 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
-  async execute(input: Json, parent?: ParentRef, traceparent?: string): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number): Promise<Json> {
     this.parent = parent;
     this.traceparent = traceparent;
+    this.deadline = deadline;
     try {
       return await this.invoke(input);
     } finally {
@@ -166,6 +169,7 @@ export class RestateRun {
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
     }, this.hooks.stopSignal, this.codec);
+    this.log.deadline = this.deadline;
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {

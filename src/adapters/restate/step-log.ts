@@ -122,6 +122,8 @@ export class RestateStepLog implements StepLog {
 
   /** now() is the time of the last journaled event (see now()). */
   readonly journalClock = true;
+  /** When the run must end (the run request's, docs/control.md). */
+  deadline: number | undefined;
 
   onCancel(listener: (reason: Error) => void): void {
     this.cancelListener = listener;

@@ -44,6 +44,8 @@ export interface RunRequest {
   parent?: ParentRef;
   /** The run's W3C trace context (docs/observability.md): kept in state `~trace`. */
   traceparent?: string;
+  /** When the run must end (docs/control.md), fixed when the run was written. */
+  deadline?: number;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -60,7 +62,8 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Ses
         // The input arrives sealed (executor.forward): Restate journals the request as sent.
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent);
+        const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

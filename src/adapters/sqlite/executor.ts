@@ -24,6 +24,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -271,10 +272,12 @@ export class SqliteExecutor implements DurableExecutor {
     const inputText = JSON.stringify(req.input);
     let blocked = false;
     let createdAt = 0;
+    let deadlineAt: number | undefined;
     const created = await this.queue.enqueue(() => {
       createdAt = this.now();
       before?.();
       const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt, traceparent: req.traceparent });
+      if (made) this.store.control.set(req.runId, (deadlineAt = deadlineFor(createdAt, wf.definition.timeoutMs, req.timeoutMs)), req.rerunOf);
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
@@ -283,7 +286,7 @@ export class SqliteExecutor implements DurableExecutor {
     });
     if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
-      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json, traceparent: req.traceparent });
+      this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json, traceparent: req.traceparent, deadlineAt, rerunOf: req.rerunOf });
       this.dispatch(req.runId);
     }
     return { runId: req.runId, created };
@@ -382,6 +385,49 @@ export class SqliteExecutor implements DurableExecutor {
     });
     this.dispatch(runId);
     return result;
+  }
+
+  /** docs/control.md: a paused run goes on; a cancelled one continues where its cancel landed. */
+  async resume(runId: string): Promise<ResumeResult> {
+    this.ensureStarted();
+    this.requireRow(runId);
+    const result = await this.queue.enqueue((): ResumeResult => {
+      const row = this.store.getRunRow(runId)!;
+      const now = this.now();
+      if (row.status === 'paused' || (row.pause_by != null && !isTerminal(row.status))) {
+        this.store.control.unpause(runId, now);
+        const act = this.active.get(runId);
+        if (act) act.pause = undefined;
+        return { resumed: 'paused', discarded: [] };
+      }
+      if (row.status !== 'cancelled') throw new RunStateError(`run ${runId} is ${row.status}; only a paused or a cancelled run can be resumed`);
+      const plan = resumePlan(this.store.journal(runId));
+      if (plan.from) this.store.truncateSteps(runId, plan.from.seq);
+      this.store.resetForRetry(runId, now);
+      return plan;
+    });
+    this.dispatch(runId);
+    return result;
+  }
+
+  /** docs/control.md: at the run's next step boundary; at once when it does not execute now. */
+  async pause(runId: string, by: string): Promise<void> {
+    this.ensureStarted();
+    const row = this.requireRow(runId);
+    if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to pause`);
+    if (row.status === 'blocked') throw new RunStateError(`run ${runId} is blocked (it waits for an approval and runs nothing): nothing to pause`);
+    if (row.cancel_requested === 1) throw new RunStateError(`run ${runId} is being cancelled; it cannot be paused`);
+    await this.queue.enqueue(() => {
+      const act = this.active.get(runId);
+      if (act) {
+        act.pause ??= by;
+        this.store.control.requestPause(runId, by, this.now());
+        return;
+      }
+      this.dropReady(runId);
+      this.fresh.delete(runId);
+      this.store.control.pause(runId, by, this.now());
+    });
   }
 
   async gc(options: GcOptions): Promise<GcReport> {
@@ -548,6 +594,7 @@ export class SqliteExecutor implements DurableExecutor {
         let status: string;
         let version: string | undefined;
         let traceparent: string | undefined;
+        let deadline: number | undefined;
         // A run created by startRun: its view at the end needs no read of its row.
         let created: CreatedRun | undefined;
         if (fresh) {
@@ -555,6 +602,7 @@ export class SqliteExecutor implements DurableExecutor {
           this.fresh.delete(runId);
           ({ workflow, input, traceparent } = fresh);
           created = fresh;
+          deadline = fresh.deadlineAt;
           entries = [];
           status = 'pending';
         } else {
@@ -562,11 +610,15 @@ export class SqliteExecutor implements DurableExecutor {
           if (!row || isTerminal(row.status) || row.status === 'blocked') return;
           if (act.cancel === 'none' && row.cancel_requested === 1) act.cancel = 'requested';
           if ((this.cancelUndelivered.get(runId) ?? 0) >= CANCEL_TRIES) act.cancel = 'forced';
+          // Paused: runs only to deliver a cancel; a pause asked before a crash still holds.
+          if (row.status === 'paused' && act.cancel === 'none') return;
+          if (row.pause_by != null && act.cancel === 'none') act.pause = row.pause_by;
           workflow = row.workflow;
           input = this.store.plain<Json>(row.input);
           status = row.status;
           version = row.version;
           traceparent = row.trace_parent ?? undefined;
+          deadline = row.deadline_at ?? undefined;
         }
         if (act.cancel === 'forced') {
           await this.queue.enqueue(() => {
@@ -594,6 +646,7 @@ export class SqliteExecutor implements DurableExecutor {
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
+        log.deadline = deadline;
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
@@ -609,7 +662,13 @@ export class SqliteExecutor implements DurableExecutor {
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
         // Read in the write's own turn: a cancel accepted up to then and not yet delivered.
-        const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome, act.cancel === 'forced' || (act.cancel === 'requested' && !session.cancelDelivered)));
+        const at = await this.queue.enqueue(() => {
+          const t = this.applyOutcome(runId, outcome, act.cancel === 'forced' || (act.cancel === 'requested' && !session.cancelDelivered));
+          // A pause asked meanwhile takes effect now (the session stopped at a step boundary).
+          if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') this.store.control.pause(runId, act.pause, t);
+          return t;
+        });
+        if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') return;
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           this.fanIn.executed(runId, performance.now() - t0);

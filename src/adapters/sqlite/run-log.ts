@@ -20,6 +20,8 @@ export interface ActiveRun {
   /** requested: the session throws CancelledError into the code and lets cleanup run;
    *  forced (a second cancel): it ends now. */
   cancel: 'none' | 'requested' | 'forced';
+  /** runs.pause asked (by whom): the session stops at its next step boundary. */
+  pause?: string;
   /** Something happened while executing (a signal): run again after this outcome. */
   again: boolean;
   /** A child ended while executing, and the run's replay is slow: run again after a hold
@@ -67,6 +69,8 @@ const never = () => new Promise<never>(() => {});
 
 export class SqliteRunLog implements StepLog {
   readonly entries: JournalEntry[] = [];
+  /** When the run must end (docs/control.md), set by the executor from the run's row. */
+  deadline: number | undefined;
   /** Present only when the host can reach providers (absent: every use step parks). */
   readonly capability?: (req: CapabilityRequest, signal: AbortSignal) => Promise<Json | undefined>;
 
@@ -82,6 +86,10 @@ export class SqliteRunLog implements StepLog {
     for (const e of entries) this.entries[e.seq] = e;
     act.written = entries.length === 0 ? [] : undefined;
     if (host.capability) this.capability = host.capability;
+  }
+
+  pauseRequested(): boolean {
+    return this.act.pause !== undefined;
   }
 
   now(): number {

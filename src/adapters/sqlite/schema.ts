@@ -198,6 +198,16 @@ export const MIGRATIONS: readonly string[] = [
          suspensions and restarts. NULL: started untraced (each execution is its own trace). */ `
   ALTER TABLE runs ADD COLUMN trace_parent TEXT;
   `,
+  /* 11: run control (issue 41, docs/control.md): a run's deadline (its workflow's timeout or the
+        trigger's override, fixed when the run is written), the run a rerun started from
+        (linked both ways through the index), and who paused a paused run and when. The
+        Restate backend's outbox rows are these rows too: its runs keep the same. */ `
+  ALTER TABLE runs ADD COLUMN deadline_at INTEGER;
+  ALTER TABLE runs ADD COLUMN rerun_of TEXT;
+  ALTER TABLE runs ADD COLUMN pause_by TEXT;
+  ALTER TABLE runs ADD COLUMN pause_at INTEGER;
+  CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

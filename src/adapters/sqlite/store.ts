@@ -9,6 +9,7 @@ import type { Json } from '../../domain/json.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import type { RunStatus } from '../../domain/run-status.ts';
 import { RunLinks } from './run-links.ts';
+import { RunControlRows, type ControlColumns } from './run-control.ts';
 import type { RunFilter, RunView, StepView } from '../../domain/run-view.ts';
 import { OwnerLease } from './owner-lease.ts';
 import { migrate } from './schema.ts';
@@ -21,7 +22,7 @@ export { toStepView };
 
 export type Durability = 'full' | 'normal';
 
-export interface RunRow {
+export interface RunRow extends ControlColumns {
   run_id: string;
   workflow: string;
   version: string;
@@ -48,6 +49,8 @@ export interface CreatedRun {
   /** The input's JSON text, before the codec. */
   inputText: string;
   createdAt: number;
+  deadlineAt?: number;
+  rerunOf?: string;
 }
 
 interface StepRow {
@@ -221,6 +224,8 @@ export class SqliteStore {
   private readonly s;
   /** Parent-child links (run-links.ts). */
   readonly links: RunLinks;
+  /** Deadline, rerun link and pause of a run (run-control.ts). */
+  readonly control: RunControlRows;
 
   /** `codec`: every payload column (input, output, error, step result and error, signal and
    *  event payload) is written through it and read back through it (docs/data.md). */
@@ -268,6 +273,7 @@ export class SqliteStore {
     };
     this.nextSeq = (this.s.maxSeq.get() as { n: number }).n + 1;
     this.links = new RunLinks(db);
+    this.control = new RunControlRows(db);
   }
 
   /** A payload column's value (decoded through the codec). */
@@ -436,7 +442,7 @@ export class SqliteStore {
     if (row.wake_at != null) v.wakeAt = iso(row.wake_at);
     // Shown once the run ended cancelled (Restate learns the asker only then: same view).
     if (row.status === 'cancelled' && row.cancel_by != null && row.cancel_at != null) v.cancel = { by: row.cancel_by, at: iso(row.cancel_at)! };
-    return this.links.decorate(v, withSteps);
+    return this.links.decorate(this.control.decorate(row, v, withSteps), withSteps);
   }
 
   /** The view of a run this engine created and has just finished succeeded or failed, from
@@ -450,6 +456,8 @@ export class SqliteStore {
     // The output is the session's own round-tripped copy, stored as its JSON text.
     if (output !== undefined) v.output = output;
     if (error !== undefined) v.error = JSON.parse(JSON.stringify(error)) as ErrorInfo;
+    if (c.deadlineAt !== undefined) v.deadline = iso(c.deadlineAt);
+    if (c.rerunOf !== undefined) v.rerunOf = c.rerunOf;
     return this.links.decorate(v, false);
   }
 

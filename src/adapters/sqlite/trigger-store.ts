@@ -4,6 +4,8 @@
 // and resolves once committed), and a clean close. On the SQLite backend the outbox rows ARE
 // the runs, and the SQLite executor works on the same connection (`store`, `queue`,
 // `writes`), so a due-run claim and the slots it fires commit in one transaction.
+import type { ControlView } from '../../domain/run-control.ts';
+import type { RunView } from '../../domain/run-view.ts';
 import { randomUUID } from '../../platform/random-uuid.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { RUN_STATUSES, TERMINAL, type RunStatus } from '../../domain/run-status.ts';
@@ -116,6 +118,13 @@ export class SqliteTriggerStore implements TriggerStore {
     return this.store.links.parentOf(runId);
   }
 
+  async controlOf(runId: string, withLinks: boolean): Promise<ControlView> {
+    const row = this.store.getRunRow(runId);
+    if (!row) return {};
+    const v = this.store.control.decorate(row, {} as RunView, withLinks);
+    return { deadline: v.deadline, rerunOf: v.rerunOf, reruns: v.reruns, paused: v.paused };
+  }
+
   async childRunIds(runId: string): Promise<string[]> {
     return this.store.links.childIds(runId);
   }
@@ -187,10 +196,15 @@ export class SqliteTriggerStore implements TriggerStore {
 
 function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
   return {
-    insertRun: (r, now) => store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent }),
+    insertRun: (r, now) => {
+      const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
+      if (made) store.control.set(r.runId, r.deadlineAt, r.rerunOf);
+      return made;
+    },
     insertChildRun: (r, parent, now) => {
       const link = store.links.check({ ...r, parent }, store.getRunRow(r.runId) !== undefined);
       const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
+      if (made) store.control.set(r.runId, r.deadlineAt, r.rerunOf);
       if (made && link) store.links.insert(r.runId, link);
       return made;
     },
@@ -236,6 +250,7 @@ function toSchedule(r: ScheduleRow): ScheduleRecord {
 
 const toOutboxRun = (r: RunRow, codec: PayloadCodec = identityCodec): OutboxRun => ({
   runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(codec.decode(r.input)), ...(r.trace_parent ? { traceparent: r.trace_parent } : {}),
+  ...(r.deadline_at != null ? { deadlineAt: r.deadline_at } : {}), ...(r.rerun_of != null ? { rerunOf: r.rerun_of } : {}),
 });
 
 /** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */
