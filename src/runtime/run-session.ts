@@ -342,6 +342,10 @@ export class RunSession {
    *  backoff, a body in flight), recording each as failed with it so a replay throws it at
    *  the same places. From here on new steps run: they are the code's cleanup. */
   private deliverCancel(afterReturn = false): boolean {
+    // However it arrives (the cancel's own listener, the idle check, cancelAtFinish), a
+    // cancel delivered once the function returned is an after-return one: the journal must
+    // say so, or a replay throws it into the code before the return (seed 6114627).
+    afterReturn ||= this.returned;
     const targets = this.pendingSteps.values().filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
     if (targets.length === 0) return false;
     this.cancelPhase = 'delivered';
