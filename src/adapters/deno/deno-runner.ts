@@ -256,6 +256,9 @@ export class DenoRunner {
         if (!c) return undefined;
         return { pid: c.pid, exit: c.exit && (c.exit.signal ? `signal ${c.exit.signal}` : `code ${c.exit.code}`), stdout: c.stdout, stderr: c.stderr };
       },
+      get connected() {
+        return self.children.get(log.runId)?.connected === true;
+      },
       async run(): Promise<RunOutcome> {
         const served = await self.execute(log, wf, version, o);
         state.cancelDelivered = served.cancelDelivered;
