@@ -28,6 +28,20 @@ describe('limits of workflow-file children (SQLite, real Deno child)', () => {
     expect(Date.now() - t0).toBeLessThan(30_000);
   }, 60_000);
 
+  it('a trigger after the file changed to spin at top level rejects with the reason instead of hanging', async () => {
+    const { dir, file } = fileIn('turns', `export default workflow('turns', (w) => { w.trigger(manual()); w.run(() => 1); });\n`);
+    // Long enough for the first, benign describe on a loaded machine.
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflowFiles: [file], log: { level: 'silent' }, deno: { describeTimeout: 10_000 } });
+    await engine.start();
+    try {
+      writeFileSync(file, `import { workflow, manual } from '@tranquil/sdk';\nfor (;;) {}\nexport default workflow('turns', (w) => { w.trigger(manual()); w.run(() => 2); });\n`);
+      // A changed version is described again on trigger (deno-runner.ts describe).
+      await expect(engine.trigger('turns')).rejects.toThrow(`workflow file ${file}: could not be described: its top-level code did not finish within 10000ms and was killed (config deno.describeTimeout)`);
+    } finally {
+      await engine.stop();
+    }
+  }, 60_000);
+
   it('a step holding more than the memory cap fails its attempts with a clear error; the retry policy applies', async () => {
     const { dir, file } = fileIn('hog', `export default workflow('hog', (w) => {
   w.trigger(manual());
