@@ -94,6 +94,10 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
          *  prlimit (Linux). It bounds each file, not their total. Writing past it ends the
          *  child: the attempt fails with that reason (or the run, outside any step). */
         maxFileBytes: z.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
+        /** What a run's children may write to storage in total, bytes (default 4 GiB): read
+         *  from Linux's per-process I/O accounting every 200 ms; past it the child is killed
+         *  and the attempt fails with that reason. Counted per run in this engine process. */
+        maxWriteBytes: z.number().int().min(1024 * 1024).max(Number.MAX_SAFE_INTEGER).optional(),
         /** How long describing a file may take (ms, default 30000): top-level code that
          *  spins is reported as broken instead of hanging start, trigger and validate. */
         describeTimeout: z.number().int().min(100).max(3_600_000).optional(),

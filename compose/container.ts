@@ -74,7 +74,7 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
   const runner = new DenoRunner({
     dataDir: config.dataDir, binary: config.deno?.binary, maxPayloadBytes: config.maxPayloadBytes,
     heartbeatMs: config.deno?.heartbeatInterval, heartbeatTimeoutMs: config.deno?.heartbeatTimeout, warmIdleMs: config.deno?.warmIdle,
-    sandbox: config.deno?.sandbox, memoryMiB: config.deno?.memory, maxFileBytes: config.deno?.maxFileBytes, describeTimeoutMs: config.deno?.describeTimeout,
+    sandbox: config.deno?.sandbox, memoryMiB: config.deno?.memory, maxFileBytes: config.deno?.maxFileBytes, maxWriteBytes: config.deno?.maxWriteBytes, describeTimeoutMs: config.deno?.describeTimeout,
     protect: [
       ...[config.encryption?.keyFile ?? (process.env.TRANQUIL_KEY_FILE || undefined)].filter((f): f is string => f !== undefined).map((f) => ({ what: 'the payload key file', path: resolve(f) })),
       ...(config.deno?.protect ?? []).map((f) => ({ what: 'a protected path (config deno.protect)', path: resolve(f) })),

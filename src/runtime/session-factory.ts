@@ -16,6 +16,9 @@ export interface Session {
   /** A workflow file's child after run() settled: its pid, how it ended and its output
    *  (bounded), kept per run for `runs describe`. */
   readonly output?: { pid: number; exit?: string; stdout: string; stderr: string };
+  /** A workflow file's child after run() settled: whether it connected to the step protocol
+   *  (false: it never could hear a cancel; absent for code workflows). */
+  readonly connected?: boolean;
 }
 
 export interface SessionOptions extends SessionLimits {

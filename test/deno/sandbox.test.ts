@@ -113,6 +113,42 @@ describe('end to end: a hostile file approved with no grants (SQLite, real Deno 
     expect(err?.message).toBe(`workflow file ${file}: npm.ts imports 'npm:left-pad@1.3.0', a npm: specifier (not granted: only local modules are loaded); a workflow file may import only files in its own directory, @tranquil/sdk and zod (docs/runner.md, Threat model)`);
   }, 60_000);
 
+  it('a run is refused at run time too: a snapshot whose graph leaves it after approval fails the run, naming it', async () => {
+    const p = project();
+    const file = join(p.flows, 'later.ts');
+    const body = (v: string) => `import { workflow, manual } from '@tranquil/sdk';\nexport default workflow('later', (w) => { w.trigger(manual()); w.run(async ({ step }) => { await step.sleep('nap', '1s'); return '${v}'; }); });\n`;
+    writeFileSync(file, body('v1'));
+    const data = join(p.root, 'data');
+    const first = await createEngine({ dataDir: data, workflowFiles: [file], log: { level: 'silent' } });
+    await first.start();
+    let runId = '';
+    let version = '';
+    try {
+      await first.workflows.approve('later');
+      runId = (await first.trigger('later')).runId;
+      let view = await first.runs.get(runId);
+      for (let i = 0; i < 600 && view.status !== 'sleeping'; i++) view = (await new Promise((r) => setTimeout(r, 50)), await first.runs.get(runId));
+      expect(view.status).toBe('sleeping');
+      version = view.version;
+    } finally {
+      await first.stop();
+    }
+    // The sleeping run's snapshot is changed on disk (as if the graph check had been
+    // missed when it was taken), and the file moves on to a new version: only the run
+    // resuming on the old snapshot meets the graph check, when it runs.
+    writeFileSync(join(data, 'runner', 'snapshots', version, 'run.ts'), `import 'npm:left-pad@1.3.0';\n`, { flag: 'a' });
+    writeFileSync(file, body('v2'));
+    const second = await createEngine({ dataDir: data, workflowFiles: [file], log: { level: 'silent' } });
+    await second.start();
+    try {
+      const done = await second.result(runId, { timeout: '60s' });
+      expect(done.status).toBe('failed');
+      expect(done.error?.message).toContain(`run ${runId} of workflow file ${file}: ${join(data, 'runner', 'snapshots', version, 'run.ts')} imports 'npm:left-pad@1.3.0', a npm: specifier (not granted`);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+
   it("computed specifiers meet Deno's own checks: no read grant, no npm, no remote; the data dir is owner-only", async () => {
     const p = project();
     const file = join(p.flows, 'computed.ts');

@@ -24,6 +24,7 @@ it('a given section is checked in full, with defaults applied', () => {
     ['deno', { heartbeatInterval: 5000, heartbeatTimeout: 1000 }, /heartbeatTimeout must be longer/],
     ['deno', { maxFileBytes: 10 }, /deno\.maxFileBytes/],
     ['deno', { maxFileBytes: 1.5e6 + 0.5 }, /deno\.maxFileBytes/],
+    ['deno', { maxWriteBytes: 1024 }, /deno\.maxWriteBytes/],
     ['webhook', { port: 70_000 }, /webhook\.port/],
     ['log', { level: 'loud' }, /log\.level/],
     ['retention', { maxAge: 'soon' }, /retention\.maxAge/],

@@ -8,7 +8,9 @@ import type { DenoChild } from './child-process.ts';
  *  it was killed from outside (SIGKILL, SIGTERM: a lost child resumes in a new one). Asked
  *  only while no outcome came, so exit 0 is a crash too (`Deno.exit(0)` in workflow code):
  *  resumed instead, it ended every new child the same way, retried forever and uncancellable. */
-export function crashReason(exit: { code: number | null; signal: string | null }, child: DenoChild, runId: string, memoryMiB: number, maxFileBytes?: number): string | undefined {
+export function crashReason(exit: { code: number | null; signal: string | null }, child: DenoChild, runId: string, memoryMiB: number, maxFileBytes?: number, maxWriteBytes?: number): string | undefined {
+  // Killed by the engine for what it wrote (boundWrites): a crash with that reason, not a kill from outside.
+  if (child.overWritten) return `the run child of ${runId} (pid ${child.pid}) wrote ${child.written} bytes to disk (${child.writtenBefore + child.written} in this run), past its run's bound of ${maxWriteBytes ?? '?'} bytes in total (config deno.maxWriteBytes), and was ended`;
   if (exit.signal === 'SIGKILL' || exit.signal === 'SIGTERM' || (exit.code === null && exit.signal === null)) return undefined;
   const how = exit.code !== null ? `exit ${exit.code}` : `signal ${exit.signal}`;
   if (exit.code === 0) return `the run child of ${runId} (pid ${child.pid}) ended (exit 0) before sending its outcome: ${lastLine(child.stderr)}`;

@@ -6,10 +6,13 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { signalPid } from '../../platform/pid.ts';
+import { writtenBytes } from '../../platform/proc-io.ts';
 
 const OUTPUT_KEEP = 64 * 1024;
 /** How long a kill waits for bwrap to tell deno's pid before it kills bwrap itself. */
 const WRAPPER_KILL_MS = 5_000;
+/** How often a child's bytes written to storage are read (boundWrites). */
+const WRITE_POLL_MS = 200;
 
 /** Runs `spawn` (which forks synchronously) under umask 077, so that what Deno itself
  *  creates (its DENO_DIR cache under the data dir) is owner-only too; the engine's own
@@ -45,6 +48,15 @@ export class DenoChild {
   /** kill() was called before bwrap told deno's pid. */
   private killAsked = false;
   private readonly infoFd: boolean;
+  /** boundWrites: the most this child may write to storage, and the poll that checks it. */
+  private writeLimit: number | undefined;
+  private writePoll: NodeJS.Timeout | undefined;
+  /** The last reading of what deno wrote to storage (bytes, /proc/<pid>/io). */
+  written = 0;
+  /** What earlier children of its run wrote (boundWrites), for the message. */
+  writtenBefore = 0;
+  /** It went past its write bound and was killed for it (boundWrites). */
+  overWritten = false;
 
   /** `infoFd`: the command is bwrap writing its child's pid as JSON to fd 3. */
   constructor(file: string, args: readonly string[], env: Record<string, string>, cwd: string, infoFd = false) {
@@ -79,6 +91,30 @@ export class DenoChild {
         resolve(sig ? { code: null, signal: sig } : { code, signal });
       });
     });
+  }
+
+  /** Kills the child once what deno has written to storage passes `limit` bytes (read every
+   *  WRITE_POLL_MS from /proc/<pid>/io, so a fast writer may pass it by what it writes in
+   *  that time; Linux only). Called again, it changes the limit; `before`: what earlier
+   *  children of its run wrote, already taken off `limit`. */
+  boundWrites(limit: number, before = 0): void {
+    this.writeLimit = limit;
+    this.writtenBefore = before;
+    if (this.writePoll || process.platform !== 'linux') return;
+    this.writePoll = setInterval(() => this.checkWrites(), WRITE_POLL_MS);
+    this.writePoll.unref();
+    void this.exited.then(() => clearInterval(this.writePoll));
+  }
+
+  private checkWrites(): void {
+    if (this.infoFd && this.innerPid === undefined) return; // bwrap's pid, not deno's yet
+    const n = writtenBytes(this.pid);
+    if (n === undefined) return;
+    this.written = n;
+    if (this.writeLimit !== undefined && n > this.writeLimit && !this.overWritten) {
+      this.overWritten = true;
+      this.kill();
+    }
   }
 
   /** deno's pid (the one its Deno.pid says), or the wrapper's until bwrap told it. */

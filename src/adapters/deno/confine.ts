@@ -19,6 +19,9 @@ export const DEFAULT_CHILD_MEMORY_MIB = 1024;
 /** Default bound on the size of each file a child writes, bytes (config deno.maxFileBytes):
  *  1 GiB. RLIMIT_FSIZE bounds each file, not their total (docs/runner.md, Threat model). */
 export const DEFAULT_CHILD_MAX_FILE_BYTES = 1024 * 1024 * 1024;
+/** Default bound on what a run's children write to storage in total, bytes (config
+ *  deno.maxWriteBytes): 4 GiB, counted per run in this engine process (docs/runner.md). */
+export const DEFAULT_CHILD_MAX_WRITE_BYTES = 4 * 1024 * 1024 * 1024;
 /** Writable address space V8 reserves at start (its code range, cages): RLIMIT_DATA counts
  *  it, so the limit is the cap plus this (measured: a deno 2.9 child does not start under 640). */
 const DATA_BASELINE_MIB = 1024;

@@ -25,7 +25,7 @@ import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
-import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
+import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MAX_WRITE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
@@ -58,6 +58,9 @@ export interface DenoRunnerOptions {
   /** Config deno.maxFileBytes: the largest file a child may write (bytes, default
    *  DEFAULT_CHILD_MAX_FILE_BYTES), through RLIMIT_FSIZE. */
   maxFileBytes?: number;
+  /** Config deno.maxWriteBytes: what a run's children may write to storage in total (bytes,
+   *  default DEFAULT_CHILD_MAX_WRITE_BYTES), per run in this process; Linux only. */
+  maxWriteBytes?: number;
   /** Config deno.describeTimeout: how long describing a file may take (ms, default 30000). */
   describeTimeoutMs?: number;
   /** Paths no declaration may grant, besides the data dir (the key file, the config file). */
@@ -77,6 +80,10 @@ const CANCEL_KILL_MS = 2_000;
 /** A child that has not connected by then is killed (the token expires unclaimed anyway).
  *  Generous: on a machine loaded far past its cores a Deno start took over 15 s. */
 const CONNECT_TIMEOUT_MS = 60_000;
+
+/** What a run child may write even when its run's write bound is used up: Deno's own cache
+ *  writes while it loads (measured: 86 KB for a first load) stay under it. */
+const LOAD_WRITE_BYTES = 1024 * 1024;
 
 /** How long a warm child waits for the next execution of its version before it is killed. */
 export const DEFAULT_WARM_IDLE_MS = 30_000;
@@ -135,6 +142,9 @@ export class DenoRunner {
   private readonly closing = new AbortController();
   /** Per run: failed attempts of children the watchdog killed, for the run's next child. */
   private readonly verdicts = new Map<string, Map<string, AttemptResult>>();
+  /** Per run: bytes its ended children wrote to storage, until an execution ends it (a run
+   *  that suspends or retries gets no new budget with its next child). */
+  private readonly runWrites = new Map<string, number>();
 
   /** How children are confined here (bubblewrap, or why not). */
   readonly confinement: Confinement;
@@ -188,6 +198,7 @@ export class DenoRunner {
     if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
+    child.boundWrites(this.maxWriteBytes());
     this.live.add(child); // killed too if the engine stops meanwhile
     void child.exited.then(() => this.live.delete(child));
     // Top-level code that never ends must not hang start, trigger or validate (issue 36 #7).
@@ -196,6 +207,7 @@ export class DenoRunner {
     const limit = setTimeout(() => ((spun = true), child.kill()), limitMs);
     const exit = await child.exited.finally(() => clearTimeout(limit));
     if (spun) throw new ValidationError(`workflow file ${file}: could not be described: its top-level code did not finish within ${limitMs}ms and was killed (config deno.describeTimeout)`);
+    if (child.overWritten) throw new ValidationError(`workflow file ${file}: could not be described: it wrote ${child.written} bytes to disk, past the bound of ${this.maxWriteBytes()} bytes (config deno.maxWriteBytes), and was killed`);
     if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
     let raw: unknown;
     try {
@@ -256,6 +268,9 @@ export class DenoRunner {
         if (!c) return undefined;
         return { pid: c.pid, exit: c.exit && (c.exit.signal ? `signal ${c.exit.signal}` : `code ${c.exit.code}`), stdout: c.stdout, stderr: c.stderr };
       },
+      get connected() {
+        return self.children.get(log.runId)?.connected === true;
+      },
       async run(): Promise<RunOutcome> {
         const served = await self.execute(log, wf, version, o);
         state.cancelDelivered = served.cancelDelivered;
@@ -291,11 +306,17 @@ export class DenoRunner {
     const { child, connected, claimant } = this.takeWarm(key) ?? this.spawn(spec);
     const record: ChildRecord = { pid: child.pid, stdout: '', stderr: '' };
     this.children.set(log.runId, record);
+    // The run's budget left: what its earlier children wrote counts (docs/runner.md, layer 5).
+    const wroteBefore = this.runWrites.get(log.runId) ?? 0;
+    // At least LOAD_WRITE_BYTES: Deno's own cache writes while loading count too, and a run
+    // past its bound then fails in the step that writes more, by its retry policy.
+    child.boundWrites(Math.max(LOAD_WRITE_BYTES, this.maxWriteBytes() - wroteBefore), wroteBefore);
+    let runEnded = false;
     const died = child.exited.then((exit) => {
       throw new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) exited (${exit.code ?? exit.signal}) before its outcome: ${lastLine(child.stderr)}`);
     });
     // Ended by itself (not killed from outside, not by the engine): a crash, with its reason.
-    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB(), this.maxFileBytes()) ?? new Promise<string>(() => {})));
+    const crashed = child.exited.then((exit) => (this.closed ? new Promise<string>(() => {}) : crashReason(exit, child, log.runId, this.memoryMiB(), this.maxFileBytes(), this.maxWriteBytes()) ?? new Promise<string>(() => {})));
     let connectTimer: NodeJS.Timeout | undefined;
     const noConnect = new Promise<never>((_, reject) => {
       connectTimer = setTimeout(() => (child.kill(), reject(new ProtocolError(`the run child of ${log.runId} (pid ${child.pid}) did not connect within ${CONNECT_TIMEOUT_MS}ms and was killed`))), CONNECT_TIMEOUT_MS);
@@ -321,6 +342,7 @@ export class DenoRunner {
       const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
       const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
+      runEnded = served.outcome.type === 'succeeded' || served.outcome.type === 'failed' || served.outcome.type === 'cancelled';
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);
       await child.exited;
       clearTimeout(exitGrace);
@@ -332,7 +354,8 @@ export class DenoRunner {
       // What the child said last explains most endings (a permission, a syntax error).
       const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 500).unref())]);
       // Crashed while loading, before it connected: every child of this version would.
-      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB(), this.maxFileBytes()) : undefined;
+      const early = gone && !this.closed && !record.connected ? crashReason(await child.exited, child, log.runId, this.memoryMiB(), this.maxFileBytes(), this.maxWriteBytes()) : undefined;
+      if (early) runEnded = true;
       if (early) return { outcome: { type: 'failed', error: { name: 'ChildCrashedError', message: `${early} (before it connected: while loading the workflow file)` } } as RunOutcome, cancelDelivered: false };
       if (!gone) child.kill();
       if (err instanceof ProtocolError && gone && !err.message.includes(' exited (')) throw new ProtocolError(`${err.message}; the child said: ${lastLine(child.stderr)}`);
@@ -343,6 +366,8 @@ export class DenoRunner {
       this.listener.revoke(claimant);
       const exit = await child.exited;
       Object.assign(record, { exit, stdout: child.stdout, stderr: child.stderr });
+      if (runEnded) this.runWrites.delete(log.runId);
+      else this.runWrites.set(log.runId, wroteBefore + child.written);
     }
   }
 
@@ -384,6 +409,8 @@ export class DenoRunner {
       this.listener.revoke(claimant);
       throw err;
     }
+    // Bounded from its start: a warm child's top-level code runs before any run takes it.
+    child.boundWrites(this.maxWriteBytes());
     this.live.add(child);
     void child.exited.then(() => this.live.delete(child));
     return { child, connected, claimant };
@@ -438,6 +465,10 @@ export class DenoRunner {
 
   private maxFileBytes(): number {
     return this.o.maxFileBytes ?? DEFAULT_CHILD_MAX_FILE_BYTES;
+  }
+
+  private maxWriteBytes(): number {
+    return this.o.maxWriteBytes ?? DEFAULT_CHILD_MAX_WRITE_BYTES;
   }
 
   private env(extra: Record<string, string>): Record<string, string> {

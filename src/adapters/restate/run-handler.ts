@@ -110,6 +110,9 @@ export interface RunState {
 const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 const PARK_TTL_MS = 7 * 86_400_000;
+/** How long a file run whose child never connected listens for a cancel before Restate
+ *  retries the invocation (a cancel asked during Restate's backoff is there at once). */
+const CANCEL_PROBE_MS = 500;
 
 /** One invocation of a workflow's `run` handler. Lives as long as the invocation. */
 export class RestateRun {
@@ -215,6 +218,13 @@ export class RestateRun {
     const session = this.session(version);
     try {
       return await session.run();
+    } catch (err) {
+      // A file's child that died before it connected (at every start, as one that exits 137
+      // under bwrap, looking killed) awaited nothing, so Restate's cancel reached no await and
+      // the invocation was retried forever. Nothing of the code ran to clean up: a cancel
+      // asked by now ends the run (as while blocked); else Restate retries the invocation.
+      if (this.wf.file && session.connected === false && !this.hooks.stopSignal?.aborted && (await this.cancelArrived())) throw await this.endCancelled();
+      throw err;
     } finally {
       if (session.output) this.hooks.childOutput?.(this.runId, session.output);
     }
@@ -225,6 +235,26 @@ export class RestateRun {
   private session(version: string) {
     const wf = (this.wf.file && this.files?.current(this.def.name)) || this.wf;
     return sessionFor(this.log, wf, version, { stepDefaults: this.def.stepDefaults, ...this.limits, traceparent: this.traceparent }, this.files?.sessions);
+  }
+
+  /** Whether Restate delivered a cancel to this invocation, waiting at most CANCEL_PROBE_MS.
+   *  Awaits the invocation's cancel signal (ContextInternal.cancellation(): a signal handle,
+   *  no journal command, so a replay that takes another path does not mismatch); with
+   *  automatic cancellation it never resolves but rejects with the cancel once there is one. */
+  private async cancelArrived(): Promise<boolean> {
+    if (this.log.cancelled) return true;
+    const signal = (this.rctx as unknown as restate.internal.ContextInternal).cancellation();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((r) => (timer = setTimeout(r, CANCEL_PROBE_MS)));
+    try {
+      await this.log.driver.await(restate.RestatePromise.race([signal, restate.RestatePromise.resolve(waited) as unknown as restate.RestatePromise<void>]));
+    } catch (err) {
+      if (err instanceof CancelledError) return true;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.log.cancelled;
   }
 
   /** Nothing of a file runs before its version's declaration is approved: the run shows
