@@ -379,6 +379,7 @@ export class Engine {
    * `validate` or the input schema refuses it (nothing stored), else 202 `{ runId, created }`;
    * an `Idempotency-Key` header makes a redelivery return the first run (`created: false`).
    * 503 before start() and after stop(). Set `webhook: { listen: false }` to open no port.
+   * The body must be unread (route the hook before any body parser): ValidationError if not.
    *
    * A fetch API handler: a Next.js route handler or Hono returns it as is; Express and Fastify
    * reach it through `getRequestListener` of `@hono/node-server` (docs/recipes.md).
@@ -394,6 +395,8 @@ export class Engine {
     if (typeof r?.url !== 'string' || typeof r.headers?.get !== 'function' || typeof r.method !== 'string') {
       throw new ValidationError('engine.handleWebhook: expected a fetch API Request');
     }
+    // A body parser of the app's that ran first leaves nothing to check the delivery against.
+    if (r.bodyUsed) throw new ValidationError('engine.handleWebhook: the request body was already read: route the hook before any body parser');
     if (!this.webhooks) throw new NotSupportedError('this engine was built without a webhook listener');
     return this.webhooks.handle(request);
   }

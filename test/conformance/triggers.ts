@@ -158,5 +158,8 @@ export function triggerScenarios({ test, boot, restart, until }: ScenarioKit): v
     expect(await (await deliver(url, body, headers)).json()).toEqual({ runId, created: false });
     expect((await engine.result(runId, { timeout: '20s' })).output).toBe('welcome m@example.com (free)');
     await expect(engine.handleWebhook({} as Request)).rejects.toThrow(/handleWebhook: expected a fetch API Request/);
+    const parsed = new Request(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    await parsed.json(); // what an app's body parser running first does
+    await expect(engine.handleWebhook(parsed)).rejects.toThrow(/body was already read: route the hook before any body parser/);
   });
 }
