@@ -18,7 +18,7 @@ import { Option } from 'commander';
 import { createEngine } from '../compose/index.ts';
 import { resolveConfig } from '../compose/config.ts';
 import { openRunReader } from '../compose/run-reader.ts';
-import { servePanel } from '../src/adapters/http/panel.ts';
+import { servePanel, type HeldRun, type PanelHolds } from '../src/adapters/http/panel.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { checkInFlight, type CheckVerdict } from '../src/runtime/replay-check.ts';
 import { LIFECYCLE_EVENTS } from '../src/runtime/notifier.ts';
@@ -81,7 +81,7 @@ export async function dev(o: DevOptions): Promise<number> {
     const engine = await createEngine({ ...p.engine, dataDir: p.dataDir, workflows: withKept(p.workflows), control: true });
     await engine.start();
     for (const type of LIFECYCLE_EVENTS) engine.on(type, (e) => out(`${e.type} ${e.runId} (${e.workflow})${e.error ? `: ${e.error.name}: ${e.error.message}` : ''}`, { event: e.type, runId: e.runId, workflow: e.workflow, status: e.status, ...(e.error ? { error: e.error } : {}) }));
-    const panel = o.panel ? await servePanel(engine, { port: panelPort }) : undefined;
+    const panel = o.panel ? await servePanel(engine, { port: panelPort, holds: panelHolds }) : undefined;
     if (panel) panelPort = Number(new URL(panel.url).port);
     running = { engine, panel };
     return running;
@@ -143,8 +143,8 @@ export async function dev(o: DevOptions): Promise<number> {
   };
 
   // The engine already runs the new code: a decision opens the held runs' gates, no restart.
-  const decide = async (answer: string) => {
-    if (!held || (answer !== 'k' && answer !== 'f')) return;
+  const decide = async (answer: string): Promise<string | undefined> => {
+    if (!held || (answer !== 'k' && answer !== 'f')) return undefined;
     const h = held;
     held = undefined;
     project = h.project;
@@ -161,11 +161,24 @@ export async function dev(o: DevOptions): Promise<number> {
     gates = new Map();
     const why = answer === 'k' ? `kept the old code for ${h.diverging.length} run(s); new runs get the new code` : `${h.diverging.length} run(s) replay the new code and fail`;
     out(why, { event: 'reloaded', generation, workflows: h.project.workflows.map((w) => w.name), panel: running?.panel?.url ?? null });
+    return why;
   };
 
   // One change at a time, in order; a burst of saves is one reload.
   let queue = Promise.resolve();
-  const enqueue = (task: () => Promise<void>) => (queue = queue.then(task).catch((err) => out(`error: ${(err as Error).message}`, { event: 'error', error: (err as Error).message })));
+  const enqueue = (task: () => Promise<unknown>) => (queue = queue.then(task).then(() => {}, (err) => out(`error: ${(err as Error).message}`, { event: 'error', error: (err as Error).message })));
+
+  // What the panel shows and how it answers: the same held runs and decision as the terminal.
+  const panelHolds: PanelHolds = {
+    list: (): HeldRun[] => (held?.diverging ?? []).map((d) => ({
+      runId: d.runId, workflow: d.workflow, position: d.position, expected: d.expected, recorded: d.recorded, detail: describeDivergence(d),
+    })),
+    decide: async (answer) => {
+      let note = 'nothing is held now';
+      await enqueue(async () => void (note = (await decide(answer === 'keep' ? 'k' : 'f')) ?? note));
+      return note;
+    },
+  };
 
   await start(project);
   const root = o.workflows ? project.source! : dirname(project.source!);

@@ -55,10 +55,11 @@ export async function serve(project: Project, o: { json: boolean; graceMs: numbe
   // no permission described them; files are never imported here).
   const registered = engine.registry.all().map((w) => w.definition);
   const hooks: Record<string, string> = {};
-  for (const w of registered) {
+  const addr = engine.webhookAddress;
+  // No listener (config webhook.listen: false): no URL of ours to print.
+  for (const w of addr ? registered : []) {
     if (w.triggers.some((t) => t.type === 'webhook')) hooks[w.name] = await engine.webhookUrl(w.name);
   }
-  const addr = engine.webhookAddress;
   const control = engine.controlAddress!;
   out(`tranquil serve: pid ${process.pid}, data dir ${project.dataDir}, ${registered.length} workflow(s)`, {
     event: 'ready', pid: process.pid, dataDir: project.dataDir, workflows: registered.map((w) => w.name),

@@ -134,6 +134,8 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         port: z.number().int().min(0).max(65535).default(0),
         /** Largest accepted webhook body; larger ones get 413. Default 1 MiB. */
         bodyLimitBytes: z.number().int().min(1).max(1024 ** 3).default(1024 * 1024),
+        /** false: the engine opens no port of its own; the app mounts engine.handleWebhook. */
+        listen: z.boolean().default(true),
       })
       .strict()
       .optional()),

@@ -14,7 +14,7 @@ import type { DurableExecutor } from '../src/ports/executor.ts';
 import type { Logger } from '../src/ports/logger.ts';
 import type { Scheduler } from '../src/ports/scheduler.ts';
 import type { TriggerStore } from '../src/ports/trigger-store.ts';
-import type { WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
+import type { WebhookFetchFactory, WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine, type ControlFactory } from '../src/runtime/engine.ts';
 import { levelLogger } from '../src/runtime/logger.ts';
 import { telemetryFor } from './telemetry.ts';
@@ -97,6 +97,9 @@ export async function loadBackend(config: ResolvedConfig): Promise<Overrides> {
 /** hono and its node server load only when a webhook listener actually starts. */
 const lazyWebhookListener: WebhookListenerFactory = async (options, handler) =>
   (await import('../src/adapters/http/webhook-listener.ts')).startWebhookListener(options, handler);
+/** The same, as engine.handleWebhook's fetch handler: loads on the first delivery. */
+const lazyWebhookFetch: WebhookFetchFactory = async (options, handler) =>
+  (await import('../src/adapters/http/webhook-listener.ts')).createWebhookFetch(options, handler);
 
 /** The control channel (docs/host.md, `control: true`): hono loads only when it opens. */
 const lazyControl = (dataDir: string): ControlFactory => async (engine) =>
@@ -190,6 +193,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         webhook: ctx.get<ResolvedConfig>(TOKENS.config).webhook,
         maxPayloadBytes: ctx.get<ResolvedConfig>(TOKENS.config).maxPayloadBytes,
         webhookListener: lazyWebhookListener,
+        webhookFetch: lazyWebhookFetch,
         newId: randomUUID,
         files: fileGate,
         close: overrides.runner?.close,

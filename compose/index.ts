@@ -38,7 +38,7 @@ export { plainWorkflow, type PlainWorkflowDefinition, type PlainWorkflowOptions 
 export { loadPlainWorkflow, type PlainDefinition, type PlainStep } from '../src/runtime/plain/load.ts';
 export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
 export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
-export { createPanel, servePanel, type Panel, type PanelOptions } from './panel.ts';
+export { createPanel, servePanel, type HeldRun, type Panel, type PanelHolds, type PanelOptions } from './panel.ts';
 export { attach, findService, type AttachOptions, type ServiceAddress, type ServiceClient } from './attach.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */

@@ -1,7 +1,8 @@
 // The workflow and the HTTP answers the framework recipes (express.ts, fastify.ts, nextjs/)
-// share: a payment provider's webhook starts the fulfilment of an order (the engine's own
-// webhook listener: secret URL, body checked by the input schema, Idempotency-Key dedup), the
-// app's own routes start one by hand and report a run's status. Tests: test/recipes/
+// share: a payment provider's webhook starts the fulfilment of an order (the app's route
+// /hooks/<workflow>/<secret> handed to engine.handleWebhook: secret URL, body checked by the
+// input schema, Idempotency-Key dedup), the app's own routes start one by hand and report a
+// run's status. Tests: test/recipes/
 // express.test.ts, fastify.test.ts, nextjs.test.ts.
 import * as z from 'zod';
 import { manual, webhook, workflow } from '@tranquil/sdk';
@@ -18,7 +19,7 @@ export interface Warehouse {
 
 export function fulfilment(warehouse: Warehouse) {
   return workflow('fulfil', { input: Payment }, (w) => {
-    // POST <engine.webhookUrl('fulfil')>; a body the schema refuses is a 400, nothing stored.
+    // POST <engine.webhookUrl('fulfil', { base })>; a body the schema refuses is a 400, nothing stored.
     w.trigger(webhook({ path: 'payments' }));
     w.trigger(manual());
     w.defaults({ retries: { limit: 5, delay: '1s' } });

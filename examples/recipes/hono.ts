@@ -2,15 +2,36 @@
 // run id, so a retried request starts nothing new), a payment provider's webhook signals the
 // run, a status route asks the run to explain itself, and the Runs panel is mounted under
 // /tranquil. The workflow reserves stock, waits up to an hour for the payment, then ships, or
-// releases the stock when the payment never comes. Test: test/recipes/hono.test.ts.
+// releases the stock when the payment never comes. A supplier's delivery notes start runs
+// through the engine's own webhook handling, mounted as the app's route
+// /hooks/<workflow>/<secret> (engine.handleWebhook takes Hono's fetch Request as is; the
+// engine opens no port of its own with `webhook: { listen: false }`).
+// Test: test/recipes/hono.test.ts.
 import { Hono } from 'hono';
 import { createPanel, UnknownRunError, type Engine } from '@tranquil/engine';
-import { manual, TimeoutError, workflow } from '@tranquil/sdk';
+import * as z from 'zod';
+import { manual, TimeoutError, webhook, workflow } from '@tranquil/sdk';
 
 export interface Shop {
   reserve(orderId: string, items: string[], key: string): Promise<string>;
   release(reservation: string, key: string): Promise<void>;
   ship(orderId: string, key: string): Promise<string>;
+  restock(sku: string, qty: number, key: string): Promise<void>;
+}
+
+/** A supplier's delivery note, as its webhook posts it. */
+const Delivery = z.object({ sku: z.string().min(1), qty: z.number().int().positive() });
+
+/** POST <engine.webhookUrl('restock', { base: 'https://<your app>/hooks' })> with a Delivery:
+ *  a body the schema refuses is a 400 and no run; a redelivery (Idempotency-Key) the first run. */
+export function restockWorkflow(shop: Shop) {
+  return workflow('restock', { input: Delivery }, (w) => {
+    w.trigger(webhook({ path: 'deliveries' }));
+    w.run(async ({ input, step }) => {
+      await step.do('restock', ({ idempotencyKey }) => shop.restock(input.sku, input.qty, idempotencyKey));
+      return { sku: input.sku, added: input.qty };
+    });
+  });
 }
 
 export function orderWorkflow(shop: Shop) {
@@ -40,6 +61,9 @@ export async function createApp(engine: Engine): Promise<Hono> {
     const { runId, created } = await engine.trigger('order', body, { runId: runIdOf(body.orderId) });
     return c.json({ runId, created }, created ? 201 : 200);
   });
+  // The engine's webhooks (secret URL, body limit, schema, Idempotency-Key): Hono's request
+  // is a fetch Request, and handleWebhook answers with a fetch Response.
+  app.post('/hooks/:workflow/:secret', (c) => engine.handleWebhook(c.req.raw));
   // The payment provider's webhook (verify its signature here in a real app).
   app.post('/webhooks/payments', async (c) => {
     const body = await c.req.json<{ orderId: string; paymentId: string }>();

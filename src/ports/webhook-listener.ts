@@ -1,4 +1,5 @@
-// The engine-owned webhook listener as a port: the engine facade supplies what a request
+// The engine-owned webhook listener, and the same handling as a fetch handler for a host
+// app's own router (engine.handleWebhook), as ports: the engine facade supplies what a request
 // needs (target lookup, secret, validation, run start); an HTTP adapter serves it.
 import type { Json } from '../domain/json.ts';
 
@@ -16,10 +17,13 @@ export interface WebhookHandler {
   startRun(workflow: string, body: Json, idempotencyKey: string | undefined, traceparent?: string): Promise<{ runId: string; created: boolean }>;
 }
 
-export interface WebhookListenOptions {
+export interface WebhookFetchOptions {
+  bodyLimitBytes: number;
+}
+
+export interface WebhookListenOptions extends WebhookFetchOptions {
   host: string;
   port: number;
-  bodyLimitBytes: number;
 }
 
 export interface RunningListener {
@@ -29,3 +33,8 @@ export interface RunningListener {
 }
 
 export type WebhookListenerFactory = (options: WebhookListenOptions, handler: WebhookHandler) => Promise<RunningListener>;
+
+/** One delivery in, its answer out (fetch API): what engine.handleWebhook serves with. */
+export type WebhookFetch = (request: Request) => Promise<Response>;
+
+export type WebhookFetchFactory = (options: WebhookFetchOptions, handler: WebhookHandler) => Promise<WebhookFetch>;

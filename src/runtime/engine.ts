@@ -19,7 +19,7 @@ import { once } from '../domain/once.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { DurableExecutor, EmitResult } from '../ports/executor.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView, TriggerState } from '../ports/triggers.ts';
-import type { WebhookListenerFactory } from '../ports/webhook-listener.ts';
+import type { WebhookFetchFactory, WebhookListenerFactory } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
 import { isWorkflowDefinition, runTimeoutMs, type WorkflowDefinition } from '../../sdk/workflow.ts';
 import { anySignalSchemas, checkedInput, checkedSignal, checkEventPayload } from './boundary-schemas.ts';
@@ -129,6 +129,8 @@ export interface EngineOptions {
   newId?: () => string;
   webhook?: WebhookConfig;
   webhookListener?: WebhookListenerFactory;
+  /** Serves engine.handleWebhook (the listener's checks as a fetch handler). */
+  webhookFetch?: WebhookFetchFactory;
   /** Largest JSON of a run's input, a signal's or an event's payload; default DEFAULT_MAX_PAYLOAD_BYTES. */
   maxPayloadBytes?: number;
   /** The approval gate of workflow files (present when the config names any). */
@@ -269,7 +271,7 @@ export class Engine {
     this.telemetry = options.telemetry;
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.webhooks = options.webhookListener
-      ? new WebhookHost(registry, executor, () => this.triggerState(), options.webhookListener, options.webhook, this.maxPayloadBytes, options.telemetry)
+      ? new WebhookHost(registry, executor, () => this.triggerState(), { listen: options.webhookListener, fetch: options.webhookFetch }, options.webhook, this.maxPayloadBytes, options.telemetry)
       : undefined;
     this.events = {
       list: async (filter = {}) => this.triggerState().listEvents(check(eventFilterSchema(), filter, 'events.list filter')),
@@ -400,11 +402,45 @@ export class Engine {
     await this.triggerState().rescan();
   }
 
-  /** `http://127.0.0.1:<port>/hooks/<workflow>/<secret>` for a workflow with a webhook trigger. */
-  async webhookUrl(workflow: string): Promise<string> {
+  /** `http://127.0.0.1:<port>/hooks/<workflow>/<secret>` for a workflow with a webhook trigger;
+   *  with `base` (where the app mounts {@link Engine.handleWebhook}, e.g.
+   *  `'https://shop.example/hooks'`), `<base>/<workflow>/<secret>`, listener or not. */
+  async webhookUrl(workflow: string, options: { base?: string } = {}): Promise<string> {
     const name = check(nameSchema(), workflow, 'workflow');
+    const { base } = check(z.object({ base: z.string().min(1).optional() }).strict(), options, 'webhookUrl options');
     if (!this.webhooks) throw new NotSupportedError('this engine was built without a webhook listener');
-    return this.webhooks.url(name);
+    return this.webhooks.url(name, base);
+  }
+
+  /**
+   * Serves one webhook delivery inside the app's own HTTP server, with the same checks and
+   * answers as the engine's listener: the request's path must end in `/<workflow>/<secret>`
+   * (the workflow's name or its trigger's `path`; the secret as in {@link Engine.webhookUrl},
+   * compared in constant time). 404 for an unknown workflow or a wrong secret, 413 over
+   * `webhook.bodyLimitBytes`, 415 for a body neither JSON nor a form, 400 when the trigger's
+   * `validate` or the input schema refuses it (nothing stored), else 202 `{ runId, created }`;
+   * an `Idempotency-Key` header makes a redelivery return the first run (`created: false`).
+   * 503 before start() and after stop(). Set `webhook: { listen: false }` to open no port.
+   * The body must be unread (route the hook before any body parser): ValidationError if not.
+   *
+   * A fetch API handler: a Next.js route handler or Hono returns it as is; Express and Fastify
+   * reach it through `getRequestListener` of `@hono/node-server` (docs/recipes.md).
+   *
+   * @example
+   * ```ts
+   * // app/api/hooks/[workflow]/[secret]/route.ts in Next.js
+   * export const POST = (request: Request) => engine.handleWebhook(request);
+   * ```
+   */
+  async handleWebhook(request: Request): Promise<Response> {
+    const r = request as Partial<Request> | null;
+    if (typeof r?.url !== 'string' || typeof r.headers?.get !== 'function' || typeof r.method !== 'string') {
+      throw new ValidationError('engine.handleWebhook: expected a fetch API Request');
+    }
+    // A body parser of the app's that ran first leaves nothing to check the delivery against.
+    if (r.bodyUsed) throw new ValidationError('engine.handleWebhook: the request body was already read: route the hook before any body parser');
+    if (!this.webhooks) throw new NotSupportedError('this engine was built without a webhook listener');
+    return this.webhooks.handle(request);
   }
 
   /** Where the webhook listener listens, once started; undefined when it is not running. */

@@ -126,4 +126,40 @@ export function triggerScenarios({ test, boot, restart, until }: ScenarioKit): v
     expect(await again.webhookUrl('on-signup')).toBe(url);
     expect((await post(url, JSON.stringify({ email: 'r@example.com' }))).status).toBe(202);
   });
+
+  test('webhook mounted in the app: engine.handleWebhook answers as the listener (202, redelivery, 404, 413, 400, 415)', async () => {
+    const wf = hookWorkflow();
+    const { engine } = await boot([wf]);
+    // Where an app's router would send it: any prefix, then /<workflow or path>/<secret>.
+    const url = await engine.webhookUrl('on-signup', { base: 'http://app.local/api/hooks/' });
+    expect(url).toMatch(/^http:\/\/app\.local\/api\/hooks\/on-signup\/[A-Za-z0-9_-]{43}$/);
+    const secret = (u: string) => u.slice(u.lastIndexOf('/') + 1);
+    expect(secret(url)).toBe(secret(await engine.webhookUrl('on-signup'))); // the listener's secret
+    const deliver = (to: string, body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+      engine.handleWebhook(new Request(to, { method: 'POST', body, headers }));
+    const body = JSON.stringify({ email: 'm@example.com' });
+
+    expect((await deliver(url.replace(/[^/]+$/, 'wrong-secret'), body)).status).toBe(404);
+    expect((await deliver(url.replace('/on-signup/', '/no-such-workflow/'), body)).status).toBe(404);
+    expect((await deliver('http://app.local/x', body)).status).toBe(404);
+    expect((await engine.handleWebhook(new Request(url))).status).toBe(404); // a GET
+    expect((await deliver(url, JSON.stringify({ email: 'm@example.com', pad: 'x'.repeat(1024 * 1024 + 10) }))).status).toBe(413);
+    const invalid = await deliver(url, JSON.stringify({ email: 'nope' }));
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { error: string }).error).toMatch(/email/);
+    expect((await deliver(url, 'hello', { 'content-type': 'text/plain' })).status).toBe(415);
+    expect(await engine.runs.list({ workflow: 'on-signup' })).toEqual([]);
+
+    const headers = { 'content-type': 'application/json', 'idempotency-key': 'delivery-9' };
+    const first = await deliver(url.replace('/on-signup/', '/signup/'), body, headers);
+    expect(first.status).toBe(202);
+    const { runId, created } = (await first.json()) as { runId: string; created: boolean };
+    expect(created).toBe(true);
+    expect(await (await deliver(url, body, headers)).json()).toEqual({ runId, created: false });
+    expect((await engine.result(runId, { timeout: '20s' })).output).toBe('welcome m@example.com (free)');
+    await expect(engine.handleWebhook({} as Request)).rejects.toThrow(/handleWebhook: expected a fetch API Request/);
+    const parsed = new Request(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    await parsed.json(); // what an app's body parser running first does
+    await expect(engine.handleWebhook(parsed)).rejects.toThrow(/body was already read: route the hook before any body parser/);
+  });
 }

@@ -1,7 +1,8 @@
 // Every relative link and image in README.md and docs/**/*.md points at a file that exists,
 // and a #fragment at a heading of that file: moving text between pages must not leave a
-// reader on a 404. External (scheme:) links are not fetched.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// reader on a 404. External (scheme:) links are not fetched. And README.md stays the front
+// door (issue 43): at most 150 lines; the narratives belong in docs/.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +37,11 @@ function brokenLinks(root: string, files: string[]): Broken[] {
 }
 
 describe('docs links', () => {
+  it('README.md is at most 150 lines', () => {
+    const lines = readFileSync(join(REPO, 'README.md'), 'utf8').trimEnd().split('\n').length;
+    expect(lines, 'README.md is the front door: move the detail to docs/').toBeLessThanOrEqual(150);
+  });
+
   it('every relative link in README.md and docs/ resolves, fragments included', () => {
     const files = docFiles();
     const broken = brokenLinks(REPO, files);

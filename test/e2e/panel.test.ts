@@ -4,7 +4,8 @@
 // part). Then a forged cross-origin POST from a page on another origin is refused and changes
 // nothing, and a POST without the panel's token is refused too. The run page's screenshot is
 // kept as docs/panel-run.png (written when PANEL_SCREENSHOT=1, so a normal run changes no
-// tracked file).
+// tracked file). Under `tranquil dev` (its `holds`), every page names the held runs with the
+// step where the reloaded code diverges, the list marks them, and the decision is a click.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { manual, TerminalError, workflow } from '@tranquil/sdk';
-import { createEngine, servePanel, type Engine } from '@tranquil/engine';
+import { createEngine, servePanel, type Engine, type HeldRun } from '@tranquil/engine';
 import { needs } from '../needs.ts';
 
 const need = needs('chromium');
@@ -134,4 +135,49 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
       }
     }, 90_000);
   }
+
+  it('holds (tranquil dev): the held run and its step on the list and the run page, marked held; keep is a click', async () => {
+    const nap = workflow('nap', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.sleep('nap', '1h'));
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-panel-holds-'));
+    const engine = await createEngine({ dataDir: dir, workflows: [nap] });
+    let panel: Awaited<ReturnType<typeof servePanel>> | undefined;
+    const page = await browser!.newPage();
+    page.setDefaultTimeout(15_000);
+    try {
+      await engine.start();
+      const held = (await engine.trigger('nap', null)).runId;
+      const other = (await engine.trigger('nap', null)).runId;
+      // What tranquil dev passes (cli/dev.ts): its held runs, and its decision.
+      let holds: HeldRun[] = [{ runId: held, workflow: 'nap', position: 1, expected: "do 'extra'", recorded: "sleep 'nap'",
+        detail: `run ${held} (nap) at step 1: the code now calls do 'extra', the run recorded sleep 'nap'` }];
+      const answers: string[] = [];
+      panel = await servePanel(engine, { holds: {
+        list: () => holds,
+        decide: async (answer) => (answers.push(answer), (holds = []), `kept the old code for 1 run(s)`),
+      } });
+      await page.goto(panel.url);
+      const block = await page.locator('#held').innerText();
+      expect(block).toContain('tranquil dev holds 1 run(s)');
+      expect(block).toContain(`${held} (nap): run ${held} (nap) at step 1: the code now calls do 'extra', the run recorded sleep 'nap'`);
+      await page.getByRole('link', { name: other }).waitFor();
+      expect(await page.locator('tr', { hasText: held }).locator('.held-badge').count()).toBe(1);
+      expect(await page.locator('tr', { hasText: other }).locator('.held-badge').count()).toBe(0);
+      await page.locator('#held').getByRole('link', { name: held }).click();
+      await page.waitForURL(/\/runs\//);
+      expect(await page.locator('#held').innerText()).toContain('at step 1');
+      await page.click('#hold-keep');
+      await page.waitForURL(/flash=kept/);
+      expect(answers).toEqual(['keep']);
+      expect(await page.locator('#flash').innerText()).toBe('kept the old code for 1 run(s)');
+      expect(await page.locator('#held').count()).toBe(0);
+    } finally {
+      await page.close();
+      await panel?.close();
+      await engine.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

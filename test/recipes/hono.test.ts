@@ -1,10 +1,12 @@
 // The Hono recipe (examples/recipes/hono.ts) on the test engine, through real Hono requests
 // (app.request, no socket): an order starts one run however often it is posted, the payment
 // webhook moves it on to shipping, an unpaid order releases its stock after the hour, an
-// unknown order is a 404, and the Runs panel answers under /tranquil.
+// unknown order is a 404, and the Runs panel answers under /tranquil; a supplier's delivery
+// note through the app's /hooks route (engine.handleWebhook) starts one restock run per
+// delivery, and a wrong secret or a bad body starts none.
 import { describe, expect, it } from 'vitest';
 import { createTestEngine } from '@tranquil/engine/testing';
-import { createApp, orderWorkflow, type Shop } from '../../examples/recipes/hono.ts';
+import { createApp, orderWorkflow, restockWorkflow, type Shop } from '../../examples/recipes/hono.ts';
 
 function shop() {
   const calls: string[] = [];
@@ -12,6 +14,7 @@ function shop() {
     reserve: async (id, items) => (calls.push(`reserve ${id} ${items.join(',')}`), `res-${id}`),
     release: async (r) => void calls.push(`release ${r}`),
     ship: async (id) => (calls.push(`ship ${id}`), `track-${id}`),
+    restock: async (sku, qty) => void calls.push(`restock ${sku} ${qty}`),
   };
   return { s, calls };
 }
@@ -51,5 +54,30 @@ describe('recipe: the engine in a Hono app', () => {
     expect(await (await app.request('/orders/b2')).json()).toMatchObject({ status: 'succeeded', output: { paid: null, released: 'res-b2' } });
     expect(calls).toEqual(['reserve b2 pen', 'release res-b2']);
     await t.close();
+  });
+
+  it("a supplier's webhook on the app's own route: 404 wrong secret, 400 bad body, one run per delivery", async () => {
+    const { s, calls } = shop();
+    const t = await createTestEngine({ workflows: [orderWorkflow(s), restockWorkflow(s)], webhook: { listen: false } });
+    const app = await createApp(t.engine);
+    expect(t.engine.webhookAddress).toBeUndefined(); // no port of the engine's own
+    const hook = await t.engine.webhookUrl('restock', { base: '/hooks' });
+    expect(hook).toMatch(/^\/hooks\/restock\/[\w-]{43}$/);
+    const deliver = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+    expect((await deliver(hook.replace(/[\w-]+$/, 'guess'), { sku: 'mug', qty: 3 })).status).toBe(404);
+    const bad = await deliver(hook, { sku: 'mug', qty: 0 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/qty/);
+    const first = await deliver(hook.replace('/restock/', '/deliveries/'), { sku: 'mug', qty: 3 }, { 'idempotency-key': 'note-1' });
+    expect(first.status).toBe(202);
+    const { runId } = (await first.json()) as { runId: string };
+    expect(await (await deliver(hook, { sku: 'mug', qty: 3 }, { 'idempotency-key': 'note-1' })).json()).toEqual({ runId, created: false });
+    await t.idle();
+    expect(await t.engine.runs.get(runId)).toMatchObject({ status: 'succeeded', output: { sku: 'mug', added: 3 } });
+    expect(calls).toEqual(['restock mug 3']);
+    await t.close();
+    // A stopped engine takes nothing: 503, not a run the next start would not know about.
+    expect((await deliver(hook, { sku: 'pen', qty: 1 })).status).toBe(503);
   });
 });

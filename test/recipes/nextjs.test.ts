@@ -1,8 +1,8 @@
 // The Next.js recipe (examples/recipes/nextjs/) without next itself (not installed: too large
 // for a dev dependency; see the recipe's README): its App Router handlers are called as Next
 // calls them, with web Request objects (and the dynamic segment as a promise), after the
-// instrumentation hook started the engine singleton on a real SQLite file. The webhook goes
-// over real HTTP to the engine's listener on 127.0.0.1, and the steps call a warehouse HTTP
+// instrumentation hook started the engine singleton on a real SQLite file. The webhook is the
+// app's route handler too (engine.handleWebhook), and the steps call a warehouse HTTP
 // server on 127.0.0.1 (WAREHOUSE_URL) with their idempotency keys.
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
@@ -15,7 +15,8 @@ import { register } from '../../examples/recipes/nextjs/instrumentation.ts';
 import { getEngine, stopEngine } from '../../examples/recipes/nextjs/lib/engine.ts';
 import { POST as postOrder } from '../../examples/recipes/nextjs/app/api/orders/route.ts';
 import { GET as getRun } from '../../examples/recipes/nextjs/app/api/runs/[id]/route.ts';
-import { hostScenario, type Call } from './host-scenario.ts';
+import { POST as postHook } from '../../examples/recipes/nextjs/app/api/hooks/[workflow]/[secret]/route.ts';
+import { hostScenario, type Call, type Deliver } from './host-scenario.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-next-'));
 const calls: string[] = [];
@@ -62,12 +63,18 @@ const call: Call = async (method, path, body) => {
   return { status: res.status, json: await res.json() };
 };
 
+// A delivery as Next routes it: only /api/hooks/<workflow>/<secret> reaches the hook handler.
+const deliver: Deliver = async (url, body, headers) => {
+  if (!/^http:\/\/localhost:3000\/api\/hooks\/[^/]+\/[^/]+$/.test(url)) throw new Error(`no route for POST ${url}`);
+  return postHook(new Request(url, { method: 'POST', headers, body }));
+};
+
 describe('recipe: the engine in Next.js App Router route handlers', () => {
   it('instrumentation starts the one engine; webhook to a finished run, manual start, status', async () => {
     await register();
     const engine = await getEngine();
     expect(await getEngine()).toBe(engine); // the singleton: every route gets the same engine
-    await hostScenario(engine, call, () => calls, { orders: '/api/orders', runs: '/api/runs' });
+    await hostScenario(engine, call, () => calls, { base: 'http://localhost:3000/api', deliver, orders: '/api/orders', runs: '/api/runs' });
     const notJson = await postOrder(new Request('http://localhost:3000/api/orders', { method: 'POST', body: '{' }));
     expect(notJson.status).toBe(400);
   });

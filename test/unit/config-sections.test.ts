@@ -17,7 +17,7 @@ it('absent sections resolve to undefined; unknown keys are still refused', () =>
 });
 
 it('a given section is checked in full, with defaults applied', () => {
-  expect(resolveConfig({ webhook: {} }, {}).webhook).toEqual({ host: '127.0.0.1', port: 0, bodyLimitBytes: 1024 * 1024 });
+  expect(resolveConfig({ webhook: {} }, {}).webhook).toEqual({ host: '127.0.0.1', port: 0, bodyLimitBytes: 1024 * 1024, listen: true });
   expect(resolveConfig({ log: {} }, {}).log).toEqual({ level: 'warn' });
   expect(resolveConfig({ retention: { maxAge: '2d' } }, {}).retention).toEqual({ maxAge: 2 * 86_400_000 });
   const bad: [string, unknown, RegExp][] = [

@@ -30,6 +30,7 @@ pre{background:#fff;border:1px solid #e3e6ea;padding:8px;margin:4px 0;max-height
 .bar.succeeded{background:#2e8b57}.ticks{display:flex;justify-content:space-between;font-size:11px;color:#667}
 form.inline{display:inline-block;margin:0 8px 8px 0}button{padding:5px 12px;border:1px solid #3b6fd8;background:#3b6fd8;color:#fff;border-radius:4px;cursor:pointer}
 button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6px;border:1px solid #c3c8d0;border-radius:3px}
+.held{background:#fff;border-left:5px solid #e69500;padding:10px 14px;margin:0 0 14px}.held ul{margin:6px 0;padding-left:20px}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.err{color:#8a1c1c}.muted{color:#667}.flash{background:#fff3cd;padding:8px 12px;margin-bottom:12px}
 `;
 
@@ -64,14 +65,34 @@ export function runsFilters(base: string, q: ListQuery, statuses: readonly strin
 <button type="submit">Filter</button></form>`;
 }
 
-export function runsTable(base: string, runs: RunView[], q: ListQuery, next: string | undefined): string {
+/** A run `tranquil dev` holds: a reload's code would diverge from it at `detail`. */
+export interface HeldView {
+  runId: string;
+  workflow: string;
+  detail: string;
+}
+
+/** The held runs and the two answers (keep the old code for them, or let them fail); `run` is
+ *  the page the answer returns to. Empty when nothing is held. */
+export function heldBlock(base: string, held: readonly HeldView[], token: string, run: string): string {
+  if (held.length === 0) return '';
+  const items = held.map((h) => `<li><a href="${base}/runs/${encodeURIComponent(h.runId)}">${esc(h.runId)}</a> (${esc(h.workflow)}): ${esc(h.detail)}</li>`);
+  const answer = (value: string, id: string, label: string, cls = '') =>
+    `<form class="inline" method="post" action="${base}/holds/decide"><input type="hidden" name="_token" value="${esc(token)}">` +
+    `<input type="hidden" name="answer" value="${value}"><input type="hidden" name="run" value="${esc(run)}"><button id="${id}"${cls}>${label}</button></form>`;
+  return `<section class="held" id="held"><p><b>tranquil dev holds ${held.length} run(s): the code it reloaded would diverge from them.</b> They wait, untouched, until you decide; every other run goes on.</p>
+<ul>${items.join('')}</ul>${answer('keep', 'hold-keep', 'Keep the old code for them')}${answer('fail', 'hold-fail', 'Let them fail', ' class="danger"')}
+<p class="muted">Or undo the edit: the reload resumes them on their own code.</p></section>`;
+}
+
+export function runsTable(base: string, runs: RunView[], q: ListQuery, next: string | undefined, held: ReadonlySet<string> = new Set()): string {
   const params = (extra: Record<string, string | undefined>) => {
     const p = new URLSearchParams();
     for (const [k, v] of Object.entries({ workflow: q.workflow, status: q.status, since: q.since, until: q.until, ...extra })) if (v) p.set(k, v);
     return p.toString();
   };
   const rows = runs.map((r) => `<tr><td><a href="${base}/runs/${encodeURIComponent(r.runId)}">${esc(r.runId)}</a></td><td>${esc(r.workflow)}</td>
-<td>${status(r.status)}</td><td>${esc(r.createdAt)}</td><td>${esc(r.updatedAt)}</td><td>${r.error ? `<span class="err">${esc(r.error.name)}: ${esc(r.error.message)}</span>` : ''}</td></tr>`);
+<td>${status(r.status)}${held.has(r.runId) ? ' <span class="st st-blocked held-badge">held</span>' : ''}</td><td>${esc(r.createdAt)}</td><td>${esc(r.updatedAt)}</td><td>${r.error ? `<span class="err">${esc(r.error.name)}: ${esc(r.error.message)}</span>` : ''}</td></tr>`);
   return `<table><thead><tr><th>run</th><th>workflow</th><th>status</th><th>created</th><th>updated</th><th>error</th></tr></thead>
 <tbody>${rows.join('') || '<tr><td colspan="6" class="muted">no runs</td></tr>'}</tbody></table>
 <p>${q.cursor ? `<a href="${base}/?${params({})}">first page</a> ` : ''}${next ? `<a id="next-page" href="${base}/?${params({ cursor: next })}">next page</a>` : ''}</p>`;

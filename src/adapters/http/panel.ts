@@ -5,7 +5,9 @@
 //
 // Actions (retry, cancel, signal, approve) are POSTs guarded twice: the per-panel token (32
 // random bytes, embedded in the pages' forms, compared in constant time) and the request's
-// Origin (or, without one, Sec-Fetch-Site) must be this panel's own. With `allowedHosts`
+// Origin (or, without one, Sec-Fetch-Site) must be this panel's own. Under `tranquil dev`
+// (`holds`) every page also shows the runs a reload would diverge from, with the step, and
+// offers the decision: keep the old code for them, or let them fail. With `allowedHosts`
 // (what serve passes) any request whose Host is not one of them is refused, so a DNS-rebound
 // page cannot read the token either.
 import { randomBytes } from 'node:crypto';
@@ -16,7 +18,7 @@ import { toErrorInfo } from '../../domain/errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../../domain/run-status.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { listen } from './listen.ts';
-import { actions, esc, eventsPage, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
+import { actions, esc, eventsPage, heldBlock, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
 import { secretsEqual } from './secret-compare.ts';
 
 /** createPanel's options. */
@@ -27,6 +29,31 @@ export interface PanelOptions {
   allowedHosts?: string[];
   /** Runs per page of the list. */
   pageSize?: number;
+  /** The runs `tranquil dev` holds, and the decision on them (what `tranquil dev` passes). */
+  holds?: PanelHolds;
+}
+
+/** A run held because the code a reload brought would diverge from what it recorded. */
+export interface HeldRun {
+  runId: string;
+  workflow: string;
+  /** The journal position where the new code and the run part ways (the step's index). */
+  position?: number;
+  /** What the new code calls there, e.g. `do 'extra'`. */
+  expected?: string;
+  /** What the run recorded there, e.g. `sleep 'nap'`. */
+  recorded?: string;
+  /** The divergence in one line, as the terminal says it. */
+  detail: string;
+}
+
+/** Where the panel reads the held runs and sends the user's decision. */
+export interface PanelHolds {
+  /** The runs held now (empty when none). */
+  list(): readonly HeldRun[];
+  /** `keep`: the held runs go on on the code they started with; `fail`: they replay the new
+   *  code (and fail with NonDeterminismError). Resolves with a one-line note once done. */
+  decide(answer: 'keep' | 'fail'): Promise<string>;
 }
 
 /** The Runs panel (docs/panel.md) as a Hono app the host mounts in its own server. */
@@ -45,6 +72,7 @@ const listQuery = z.object({
   until: z.string().max(40).optional().transform((v) => v || undefined),
   flash: z.string().max(500).optional(),
 });
+const decideForm = z.object({ answer: z.enum(['keep', 'fail']), run: z.string().max(1000).default('') });
 const signalForm = z.object({ name: z.string().min(1, 'signal name must not be empty').max(200), data: z.string().max(1_000_000).optional() });
 
 export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
@@ -66,6 +94,8 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
   /** The page, or only its live part when the refresh script asks. */
   const render = (c: Context, title: string, fixed: string, live: string) =>
     c.req.header('x-panel-fragment') ? c.html(live) : c.html(page(title, base, fixed, live));
+  const holds = () => o.holds?.list() ?? [];
+  const held = (run: string) => heldBlock(base, holds(), token, run);
   const flash = (c: Context) => {
     const f = c.req.query('flash');
     return f ? `<div class="flash" id="flash">${esc(f)}</div>` : '';
@@ -77,7 +107,9 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     const query: ListQuery = q.data;
     try {
       const list = await engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, since: query.since, until: query.until, cursor: query.cursor, limit: o.pageSize ?? 50 });
-      return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, runsTable(base, list, query, list.next));
+      const h = holds();
+      const live = `${held(h[0]?.runId ?? '')}${runsTable(base, list, query, list.next, new Set(h.map((x) => x.runId)))}`;
+      return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, live);
     } catch (err) {
       return c.html(page('Runs', base, `<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}<p class="err" id="flash">${esc(toErrorInfo(err).message)}</p>`, ''), 400);
     }
@@ -93,7 +125,7 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     }
     const e = await engine.runs.explain(id);
     const approvable = run.status === 'blocked' && run.error?.name === APPROVAL_REQUIRED;
-    const live = `${whyBlock(e)}${actions(base, run, token, approvable)}<h3>Timeline</h3>${timeline(run, Date.now())}${runDetails(run)}`;
+    const live = `${held(id)}${whyBlock(e)}${actions(base, run, token, approvable)}<h3>Timeline</h3>${timeline(run, Date.now())}${runDetails(run)}`;
     const live0 = !['succeeded', 'failed', 'cancelled'].includes(run.status);
     const signal = live0
       ? `<form class="inline" method="post" action="${base}/runs/${encodeURIComponent(id)}/signal"><input type="hidden" name="_token" value="${esc(token)}">
@@ -163,15 +195,23 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     return { run: form.run ?? res.released[0] ?? '', note: `approved declaration ${res.hash}; released ${res.released.length} run(s)` };
   });
 
+  if (o.holds) {
+    const h = o.holds;
+    act('/holds/decide', async (_c, form) => {
+      const f = decideForm.parse(form);
+      return { run: f.run, note: await h.decide(f.answer) };
+    });
+  }
+
   return { app, token };
 }
 
 /** The panel on its own loopback listener (what `tranquil serve` starts). */
-export async function servePanel(engine: Engine, o: { host?: string; port?: number } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
+export async function servePanel(engine: Engine, o: { host?: string; port?: number; holds?: PanelHolds } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
   const host = o.host ?? '127.0.0.1';
   // The Host header names the port, known only once bound: the check reads it late.
   const hosts: string[] = [];
-  const panel = createPanel(engine, { allowedHosts: hosts });
+  const panel = createPanel(engine, { allowedHosts: hosts, holds: o.holds });
   const l = await listen(panel.app, host, o.port ?? 0);
   hosts.push(`${host}:${l.port}`, `localhost:${l.port}`);
   return { url: `http://${host}:${l.port}/`, token: panel.token, close: () => l.close() };

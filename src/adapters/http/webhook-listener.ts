@@ -1,5 +1,8 @@
-// The webhook listener (hono on node:http): POST /hooks/<workflow>/<secret>.
-// Order of checks, each answered before any run exists:
+// Webhook deliveries over HTTP: POST .../<workflow>/<secret>, served either by the engine's
+// own listener (hono on node:http, path /hooks/<workflow>/<secret>) or, through
+// createWebhookFetch, inside the host app's router (engine.handleWebhook: the path's last two
+// segments). Both are the same hono app, so they answer alike. Order of checks, each answered
+// before any run exists:
 //   unknown workflow or wrong secret -> 404 (constant-time compare, same answer for both)
 //   body over the limit              -> 413 (Content-Length or streamed count)
 //   unreadable body / media type     -> 400 / 415
@@ -10,7 +13,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Context } from 'hono';
 import type { Json } from '../../domain/json.ts';
-import type { RunningListener, WebhookHandler, WebhookListenOptions } from '../../ports/webhook-listener.ts';
+import type { RunningListener, WebhookFetch, WebhookFetchOptions, WebhookHandler, WebhookListenOptions } from '../../ports/webhook-listener.ts';
 import { listen } from './listen.ts';
 import { secretsEqual } from './secret-compare.ts';
 
@@ -71,14 +74,25 @@ async function drain(body: ReadableStream<Uint8Array> | null, max: number): Prom
   }
 }
 
-export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHandler): Promise<RunningListener> {
+/** Which workflow segment and secret a request names: the listener's route params, or the
+ *  last two segments of a path the host app routed here (its mount point is its own). */
+type Locate = (c: Context) => { target: string; secret: string } | undefined;
+
+const byParams: Locate = (c) => ({ target: c.req.param('target')!, secret: c.req.param('secret')! });
+const byTail: Locate = (c) => {
+  const parts = c.req.path.split('/').filter((p) => p !== '');
+  return parts.length < 2 ? undefined : { target: parts[parts.length - 2]!, secret: parts[parts.length - 1]! };
+};
+
+function webhookApp(o: WebhookFetchOptions, h: WebhookHandler, route: string, locate: Locate): Hono {
   const app = new Hono();
   app.post(
-    '/hooks/:target/:secret',
+    route,
     async (c, next) => {
-      const target = h.resolve(c.req.param('target'));
+      const at = locate(c);
+      const target = at && h.resolve(at.target);
       const expected = target ? await h.secretFor(target.workflow) : DUMMY_SECRET;
-      const ok = secretsEqual(c.req.param('secret'), expected);
+      const ok = secretsEqual(at?.secret ?? '', expected);
       if (!target || !ok) return notFound(c);
       await next();
     },
@@ -91,7 +105,7 @@ export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHa
       },
     }),
     async (c) => {
-      const target = h.resolve(c.req.param('target'))!;
+      const target = h.resolve(locate(c)!.target)!;
       const key = c.req.header('idempotency-key');
       if (key !== undefined && (key.length === 0 || key.length > 200)) {
         return c.json({ error: 'Idempotency-Key header: must be 1-200 characters' }, 400);
@@ -112,6 +126,16 @@ export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHa
     console.error(`tranquil: webhook request failed: ${err.message}`);
     return c.json({ error: 'internal error' }, 500);
   });
-  const l = await listen(app, o.host, o.port);
-  return l;
+  return app;
+}
+
+/** The engine's own listener: POST /hooks/<workflow>/<secret> on its host and port. */
+export async function startWebhookListener(o: WebhookListenOptions, h: WebhookHandler): Promise<RunningListener> {
+  return listen(webhookApp(o, h, '/hooks/:target/:secret', byParams), o.host, o.port);
+}
+
+/** The same answers as a fetch handler for the host app's router (engine.handleWebhook). */
+export async function createWebhookFetch(o: WebhookFetchOptions, h: WebhookHandler): Promise<WebhookFetch> {
+  const app = webhookApp(o, h, '*', byTail);
+  return async (request) => app.fetch(request);
 }

@@ -11,7 +11,8 @@ import { warehouse } from './warehouse.ts';
 const holder = globalThis as typeof globalThis & { tranquilEngine?: Promise<Engine> };
 
 async function boot(): Promise<Engine> {
-  const engine = await createEngine({ dataDir: process.env.TRANQUIL_DATA_DIR ?? '.tranquil', workflows: [fulfilment(warehouse)] });
+  // The webhook is a route of the app (app/api/hooks/...): the engine opens no port of its own.
+  const engine = await createEngine({ dataDir: process.env.TRANQUIL_DATA_DIR ?? '.tranquil', workflows: [fulfilment(warehouse)], webhook: { listen: false } });
   await engine.start();
   return engine;
 }

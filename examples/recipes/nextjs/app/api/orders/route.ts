@@ -1,5 +1,5 @@
 // POST /api/orders { orderId, amount }: starts the fulfilment of an order by hand (the
-// payment provider's webhook goes to the engine's own listener: see ../../../README.md).
+// payment provider's webhook is app/api/hooks/[workflow]/[secret]/route.ts).
 import { errorAnswer, startFulfilment } from '../../../../fulfil.ts';
 import { getEngine } from '../../../lib/engine.ts';
 
