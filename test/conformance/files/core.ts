@@ -306,6 +306,40 @@ if (Deno.args.length > 0) { hit('starts'); Deno.exit(137); }`);
     expect(view.status).toBe('cancelled');
   });
 
+  // Files only (issue 36): as above, but every child connects and replays its first step
+  // before it dies, looking killed: workflow code ran, so the cancel is offered to the next
+  // child (its cleanup) and, on both backends, ends the run once CANCEL_TRIES (2) children
+  // died with the cancel asked (docs/semantics.md, Cancel). Never the endless retry.
+  test('cancel ends a run whose every child dies after connecting, within two more children', async () => {
+    const rig = await boot(`
+export default workflow('doomed-late', ${P}, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    await step.do('first', () => (hit('first'), 1));
+    hit('starts');
+    Deno.exit(137);
+  });
+});`);
+    const { runId } = await rig.engine.trigger('doomed-late', null);
+    if (detectConfinement().kind !== 'bwrap') {
+      const view = await rig.engine.result(runId, { timeout: '60s' });
+      expect(view.status).toBe('failed');
+      expect(view.error?.message).toMatch(/crashed \(exit 137\).*outside any step/);
+      return;
+    }
+    await until('two children to die after their first step', () => rig.hits('starts') >= 2, 60_000);
+    expect((await rig.engine.runs.get(runId)).status).toBe('running');
+    const before = rig.hits('starts');
+    await rig.engine.runs.cancel(runId);
+    const view = await rig.engine.result(runId, { timeout: '60s' });
+    expect(view.status).toBe('cancelled');
+    expect(view.steps.map((s) => [s.name, s.status])).toEqual([['first', 'succeeded']]);
+    expect(rig.hits('first')).toBe(1);
+    // The cancel ended the run within CANCEL_TRIES children after it (one may have been
+    // starting as it was asked).
+    expect(rig.hits('starts') - before).toBeLessThanOrEqual(3);
+  });
+
   test('cancel of a running step takes effect at the next step boundary', async () => {
     const rig = await boot(`
 export default workflow('cancel-running', ${P}, (w) => {
