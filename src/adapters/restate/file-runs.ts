@@ -41,9 +41,12 @@ export class RestateFileRuns {
     return this.used ? [APPROVALS_OBJECT] : [];
   }
 
+  /** Kept by every run handler of this engine (RestateFiles.cancelTries). */
+  private readonly cancelTries = new Map<string, number>();
+
   /** For the run handlers. */
   handlerFiles(): RestateFiles {
-    return { sessions: this.o.sessions, current: (name) => this.registry.find(name), blockReason: (wf, v, a) => this.o.blockReason(wf, v, a) };
+    return { sessions: this.o.sessions, current: (name) => this.registry.find(name), blockReason: (wf, v, a) => this.o.blockReason(wf, v, a), cancelTries: this.cancelTries };
   }
 
   /** The body `run` is sent: a file's run carries the version its trigger created it at. */

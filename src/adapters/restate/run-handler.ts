@@ -68,6 +68,9 @@ export interface RestateFiles {
   current(name: string): RegisteredWorkflow | undefined;
   /** Why a run of `version` may not execute given the workflow's approvals; undefined: it may. */
   blockReason(wf: RegisteredWorkflow, version: string, approvals: readonly ApprovalRecord[]): ErrorInfo | undefined;
+  /** Per run, in this engine process: invocation attempts whose connected child died with a
+   *  cancel there (CANCEL_TRIES ends the run; the SQLite executor keeps the same count). */
+  cancelTries: Map<string, number>;
 }
 
 /** The durable promise an approval resolves to release a run blocked in its `k`-th look. */
@@ -113,6 +116,9 @@ const PARK_TTL_MS = 7 * 86_400_000;
 /** How long a file run whose child never connected listens for a cancel before Restate
  *  retries the invocation (a cancel asked during Restate's backoff is there at once). */
 const CANCEL_PROBE_MS = 500;
+/** Attempts whose connected child died with a cancel there before that cancel ends the run:
+ *  the second could still finish a cleanup cut by a kill from outside (as on SQLite). */
+const CANCEL_TRIES = 2;
 
 /** One invocation of a workflow's `run` handler. Lives as long as the invocation. */
 export class RestateRun {
@@ -217,13 +223,11 @@ export class RestateRun {
   private async runSession(version: string) {
     const session = this.session(version);
     try {
-      return await session.run();
+      const outcome = await session.run();
+      this.files?.cancelTries.delete(this.runId);
+      return outcome;
     } catch (err) {
-      // A file's child that died before it connected (at every start, as one that exits 137
-      // under bwrap, looking killed) awaited nothing, so Restate's cancel reached no await and
-      // the invocation was retried forever. Nothing of the code ran to clean up: a cancel
-      // asked by now ends the run (as while blocked); else Restate retries the invocation.
-      if (this.wf.file && session.connected === false && !this.hooks.stopSignal?.aborted && (await this.cancelArrived())) throw await this.endCancelled();
+      if (this.wf.file && !this.hooks.stopSignal?.aborted && (await this.cancelEnds(session.connected))) throw await this.endCancelled();
       throw err;
     } finally {
       if (session.output) this.hooks.childOutput?.(this.runId, session.output);
@@ -237,12 +241,33 @@ export class RestateRun {
     return sessionFor(this.log, wf, version, { stepDefaults: this.def.stepDefaults, ...this.limits, traceparent: this.traceparent }, this.files?.sessions);
   }
 
+  /** A file's session threw: its child ended before its outcome (killed, or looking killed:
+   *  exit 137 under bwrap), at every start perhaps. Such a child may await nothing Restate
+   *  could deliver the cancel to (it dies before it connects, or replays recorded steps and
+   *  dies before a new one), so the invocation was retried for ever. Whether the cancel that
+   *  is there now ends the run: at once if the child never connected (nothing of the code
+   *  ran to clean up, as while blocked); else on the CANCEL_TRIES-th such attempt (the
+   *  attempts between offer the cancel to a new child, for its cleanup). */
+  private async cancelEnds(connected: boolean | undefined): Promise<boolean> {
+    // A probe that fails (the invocation is closing): the session's own error goes on.
+    if (!(await this.cancelArrived().catch(() => false))) return false;
+    if (connected === false) return true;
+    const tries = this.files?.cancelTries;
+    const n = (tries?.get(this.runId) ?? 0) + 1;
+    if (n < CANCEL_TRIES) tries?.set(this.runId, n);
+    else tries?.delete(this.runId);
+    return n >= CANCEL_TRIES;
+  }
+
   /** Whether Restate delivered a cancel to this invocation, waiting at most CANCEL_PROBE_MS.
    *  Awaits the invocation's cancel signal (ContextInternal.cancellation(): a signal handle,
    *  no journal command, so a replay that takes another path does not mismatch); with
    *  automatic cancellation it never resolves but rejects with the cancel once there is one. */
   private async cancelArrived(): Promise<boolean> {
     if (this.log.cancelled) return true;
+    // The dead child's server no longer holds the driver's races (it may not have let go
+    // yet when the session gave up on it first).
+    this.log.settleWith(undefined);
     const signal = (this.rctx as unknown as restate.internal.ContextInternal).cancellation();
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((r) => (timer = setTimeout(r, CANCEL_PROBE_MS)));
