@@ -83,7 +83,8 @@ export interface SqliteExecutorOptions {
 }
 
 /** Failed executions of a file's run with a cancel asked before that cancel ends it: the
- *  second try could still finish a cleanup cut by a kill from outside. */
+ *  second try could still finish a cleanup cut by a kill from outside. One whose child never
+ *  connected counts them all (no code ran). The Restate run handler keeps the same count. */
 const CANCEL_TRIES = 2;
 
 /** What execute() needs of a run it has not read yet: set by startRun for a run it just
@@ -582,10 +583,13 @@ export class SqliteExecutor implements DurableExecutor {
     const act: ActiveRun = { cancel: 'none', again: false };
     this.active.set(runId, act);
     let file = false;
+    /** The last session's child connected (undefined: not a file's, or none started). */
+    let connected: boolean | undefined;
     try {
       do {
         act.again = false;
         act.heldWake = false;
+        connected = undefined;
         if (this.stopping) return;
         const fresh = this.fresh.get(runId);
         let workflow: string;
@@ -652,7 +656,8 @@ export class SqliteExecutor implements DurableExecutor {
         let outcome: RunOutcome;
         const t0 = performance.now();
         try {
-          outcome = await Promise.race([session.run(), lost]);
+          // Read once the session settled (a storage failure through `lost` does not wait for it).
+          outcome = await Promise.race([session.run().finally(() => (connected = session.connected)), lost]);
         } finally {
           this.saveOutput(runId, session);
         }
@@ -696,8 +701,9 @@ export class SqliteExecutor implements DurableExecutor {
     } catch (err) {
       // A file's child that ends before its outcome at every start (killed, or looking killed)
       // never lets a cancel reach the code: after CANCEL_TRIES such tries, the cancel ends the
-      // run (issue 36).
-      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.set(runId, (this.cancelUndelivered.get(runId) ?? 0) + 1);
+      // run; after one if the child never connected (no code ran to clean up). The Restate run
+      // handler keeps the same rule (issue 36; docs/semantics.md, Cancel).
+      if (file && act.cancel !== 'none' && !this.stopping) this.cancelUndelivered.set(runId, (this.cancelUndelivered.get(runId) ?? 0) + (connected === false ? CANCEL_TRIES : 1));
       throw err;
     } finally {
       this.active.delete(runId);

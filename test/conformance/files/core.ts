@@ -335,8 +335,9 @@ export default workflow('doomed-late', ${P}, (w) => {
     expect(view.status).toBe('cancelled');
     expect(view.steps.map((s) => [s.name, s.status])).toEqual([['first', 'succeeded']]);
     expect(rig.hits('first')).toBe(1);
-    // The cancel ended the run within CANCEL_TRIES children after it (one may have been
-    // starting as it was asked).
+    // The cancel was offered to at least one more child (its cleanup's chance) and ended the
+    // run within CANCEL_TRIES children after it (one may have been starting as it was asked).
+    expect(rig.hits('starts') - before).toBeGreaterThanOrEqual(1);
     expect(rig.hits('starts') - before).toBeLessThanOrEqual(3);
   });
 
