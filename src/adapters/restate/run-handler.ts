@@ -306,6 +306,7 @@ export class RestateRun {
 
   /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */
   private async endCancelled(): Promise<restate.CancelledError> {
+    this.files?.cancelTries.delete(this.runId);
     const cancel = await this.cancelNote();
     this.setRun(cancel ? { status: 'cancelled', cancel } : { status: 'cancelled' });
     this.notifyParent('cancelled');
