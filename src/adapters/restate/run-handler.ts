@@ -113,8 +113,9 @@ export interface RunState {
 const never = <T = never>(): Promise<T> => new Promise<T>(() => {});
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 const PARK_TTL_MS = 7 * 86_400_000;
-/** How long a file run whose child never connected listens for a cancel before Restate
- *  retries the invocation (a cancel asked during Restate's backoff is there at once). */
+/** How long a file run whose session threw (its child ended before its outcome) listens
+ *  for a cancel before Restate retries the invocation (a cancel asked during Restate's
+ *  backoff is there at once). */
 const CANCEL_PROBE_MS = 500;
 /** Attempts whose connected child died with a cancel there before that cancel ends the run:
  *  the second could still finish a cleanup cut by a kill from outside (as on SQLite). */
