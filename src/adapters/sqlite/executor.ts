@@ -520,7 +520,8 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp);
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
+      || this.o.scheduler.retrying);
   }
 
   private resolveIdle(): void {
