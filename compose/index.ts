@@ -18,6 +18,8 @@ export type { GcOptions, GcReport, GcRun } from '../src/domain/retention.ts';
 export type { ErrorInfo } from '../src/domain/errors.ts';
 export type { ParentLink, ChildSummary, ParentCancelPolicy } from '../src/domain/child-runs.ts';
 export type { LogSink, LogLevel, MessageLevel } from '../src/ports/logger.ts';
+export type { LogRecord, RunLogSink } from '../src/ports/run-log.ts';
+export type { LogFormat } from '../src/runtime/log-format.ts';
 export type { DeclarationDiff } from '../src/domain/approval.ts';
 export type { Permissions } from '../src/domain/permission-declaration.ts';
 export type { EventView, EventFilter, ScheduleView, SlotView, SlotFilter } from '../src/ports/triggers.ts';

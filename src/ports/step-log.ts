@@ -107,4 +107,8 @@ export interface StepLog {
    *  invocation) says whether it still does: what the session meets then was already done
    *  and reported once (telemetry reports nothing of it). Absent: never. */
   replaying?(): boolean;
+  /** The backend finished this entry between sessions (SQLite's wake claim records due
+   *  sleeps): its outcome never reached the code, so what the code does after it, it does
+   *  for the first time (ctx.log writes its lines). Absent: never. */
+  completedOutside?(entry: JournalEntry): boolean;
 }

@@ -28,7 +28,12 @@ export type RunEventName = 'sleep' | 'wait' | 'signal' | 'retry' | 'park' | 'can
 export interface AttemptTrace {
   run<T>(fn: () => T): T;
   end(ok: boolean, error?: ErrorInfo): void;
+  /** The attempt span's ids, for the body's log lines; undefined when not recording. */
+  ids?(): SpanIds;
 }
+
+/** A recording span's trace and span ids (lowercase hex), for log lines (docs/observability.md). */
+export type SpanIds = { traceId: string; spanId: string } | undefined;
 
 /** One execution (session) of a run: from its start or wake until it finished or suspended. */
 export interface ExecutionTrace {
@@ -39,6 +44,8 @@ export interface ExecutionTrace {
   /** The session only replayed what an earlier process had done (Restate replaying an
    *  invocation): nothing of it is reported again. */
   drop(): void;
+  /** The execution span's ids, for ctx.log lines; undefined when not recording. */
+  ids?(): SpanIds;
 }
 
 export interface RunTelemetry {

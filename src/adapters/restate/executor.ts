@@ -24,6 +24,7 @@ import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
@@ -87,6 +88,8 @@ export interface RestateExecutorOptions {
   logger?: Logger;
   /** Spans and metrics of runs (docs/observability.md); absent: none. */
   telemetry?: RunTelemetry;
+  /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
+  runLog?: RunLogOutput;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -217,7 +220,7 @@ export class RestateExecutor implements DurableExecutor {
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry };
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),

@@ -17,6 +17,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, RunGauges, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
@@ -67,6 +68,8 @@ export interface SqliteExecutorOptions {
   fileSessions?: FileSessionFactory;
   /** Spans and metrics of runs (docs/observability.md); absent: none. */
   telemetry?: RunTelemetry;
+  /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
+  runLog?: RunLogOutput;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -108,6 +111,9 @@ export class SqliteExecutor implements DurableExecutor {
   private logHost!: RunLogHost;
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
+  /** Runs whose due sleeps the wake claim finished, and when: their next execution's log
+   *  tells the session (ctx.log writes what the code does after those sleeps). */
+  private readonly sleepsWoken = new Map<string, number>();
   private readonly ready: string[] = [];
   private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
@@ -647,7 +653,9 @@ export class SqliteExecutor implements DurableExecutor {
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent }, this.o.fileSessions);
+        log.sleepsWokenAt = this.sleepsWoken.get(runId);
+        this.sleepsWoken.delete(runId);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();
@@ -829,6 +837,7 @@ export class SqliteExecutor implements DurableExecutor {
         // A sleep that is due is over: record it here, so the woken run replays past it
         // without a write of its own (the same write replay would make, one transaction earlier).
         this.store.wakeSleep(id, now);
+        this.sleepsWoken.set(id, now);
       }
       return { claimed: ids, fired: drain ? [] : this.slots.fireDue(writes, now) };
     });
