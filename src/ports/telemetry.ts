@@ -48,7 +48,22 @@ export interface ExecutionTrace {
   ids?(): SpanIds;
 }
 
+/** The work behind the runs an operator watches (docs/observability.md, "Metrics"): the
+ *  backends report it where they can measure it. */
+export interface BackendMeters {
+  /** A due timer (a sleep's wake, a retry's backoff, a wait's timeout) fired `lateMs` after
+   *  its due time. */
+  timerFired(lateMs: number): void;
+  /** One SQLite transaction of `writes` writes committed and was durable (fsync'd, at
+   *  durability 'full') `seconds` after its COMMIT began. */
+  committed(writes: number, seconds: number): void;
+  /** A retention sweep deleted `runs` finished runs (with their journals) and `events` events. */
+  retained(runs: number, events: number): void;
+}
+
 export interface RunTelemetry {
+  /** Present when a meter provider listens (absent: the backends measure nothing). */
+  readonly meters?: BackendMeters;
   /** A trigger or emit is creating runs; `parent`: a W3C traceparent received with it (a
    *  webhook's header), else the caller's active context is the parent. */
   starting(kind: 'start' | 'emit', name: string, id: string, parent?: string): StartTrace | undefined;

@@ -13,7 +13,7 @@
 import { ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import type { StepKind } from '../../domain/run-view.ts';
-import type { AttemptTrace, ExecutionEnd, ExecutionTrace, RunEventName, RunTelemetry, SpanIds, StartTrace } from '../../ports/telemetry.ts';
+import type { AttemptTrace, BackendMeters, ExecutionEnd, ExecutionTrace, RunEventName, RunTelemetry, SpanIds, StartTrace } from '../../ports/telemetry.ts';
 import { ATTR, EngineMetrics } from './metrics.ts';
 import { contextOf, traceparentOf } from './traceparent.ts';
 
@@ -24,7 +24,10 @@ export class OtelTelemetry implements RunTelemetry {
   /** The global provider is a proxy: an SDK registered after the engine was built is used. */
   private readonly proxy: ProxyTracerProvider | undefined;
 
+  readonly meters: BackendMeters | undefined;
+
   constructor(tracerProvider: TracerProvider, private readonly metrics: EngineMetrics) {
+    this.meters = metrics.off ? undefined : metrics;
     this.tracer = tracerProvider.getTracer(TRACER_NAME);
     this.proxy = tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
   }

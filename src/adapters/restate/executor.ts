@@ -704,6 +704,7 @@ export class RestateExecutor implements DurableExecutor {
       return report;
     }
     for (let n = -1; n !== 0; report.batches++) report.events += n = await store.forgetEvents(cutoff, this.retention.batchSize);
+    this.o.telemetry?.meters?.retained(report.runs, report.events);
     return report;
   }
 

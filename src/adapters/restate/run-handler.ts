@@ -171,6 +171,7 @@ export class RestateRun {
       capability: this.hooks.capability,
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
+      timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
     this.setRun({ status: 'running' });

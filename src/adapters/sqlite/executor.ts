@@ -182,7 +182,10 @@ export class SqliteExecutor implements DurableExecutor {
     this.parked = new ParkedRuns(this.store.db);
     const r = this.o.retention;
     this.logHost = this.runLogHost();
-    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
+    // Metrics of the file's work (docs/observability.md): commits, retention, timer lag.
+    const meters = this.o.telemetry?.meters;
+    if (meters) this.queue.onCommit = (writes, seconds) => meters.committed(writes, seconds);
+    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions }, meters && ((runs, events) => meters.retained(runs, events)));
     if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
@@ -824,7 +827,10 @@ export class SqliteExecutor implements DurableExecutor {
     const drain = this.o.drain;
     const { claimed, fired } = await this.queue.enqueue(() => {
       // Restate's outbox rows never sleep: every due run of a drain's file is a drained one.
-      const ids = this.store.dueRunIds(now, batch).filter((id) => !drain || drain.runIds.has(id));
+      const due = this.store.dueRuns(now, batch).filter((d) => !drain || drain.runIds.has(d.runId));
+      const ids = due.map((d) => d.runId);
+      const meters = this.o.telemetry?.meters;
+      if (meters) for (const d of due) meters.timerFired(now - d.wakeAt);
       for (const id of ids) {
         this.store.setStatus(id, 'running', undefined, now);
         // A run executing right now (a signal woke it) records its due sleeps itself, in its
