@@ -198,9 +198,22 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         /** How often, while the engine runs, this app's deployments of earlier code that no
          *  live run is pinned to any more are removed (default 10 minutes; also at start). */
         deploymentSweep: durationField().optional(),
+        /** Where the embedded restate-server exports its own invocation spans (OTLP; its
+         *  `tracing-endpoint`): `otlp+http://host:4318/v1/traces` (OTLP/HTTP) or
+         *  `http://host:4317` (OTLP/gRPC). They join the runs' traces (docs/observability.md).
+         *  Default: the server's RESTATE_TRACING_ENDPOINT, inherited from the environment. */
+        tracingEndpoint: z
+          .string()
+          .regex(/^(otlp\+)?https?:\/\/[^\s/]+(\/\S*)?$/, 'expected an OTLP endpoint: otlp+http://host:port/v1/traces (OTLP/HTTP) or http://host:port (OTLP/gRPC)')
+          .optional(),
       })
       .strict()
       .superRefine((r, c) => {
+        // Only the embedded server is configured by the engine: an external cluster's nodes
+        // take `tracing-endpoint` in their own configuration.
+        if (r.ingressUrl && r.tracingEndpoint) {
+          c.addIssue({ code: 'custom', path: ['tracingEndpoint'], message: "configures the embedded restate-server only: with ingressUrl (an external cluster) set tracing-endpoint in each node's configuration" });
+        }
         // The embedded server signs with its own key; an external one must name its keys
         // before the endpoint is reachable from other hosts.
         if (r.ingressUrl && r.endpoint && !isLoopback(r.endpoint.host) && !r.identityKeys?.length) {

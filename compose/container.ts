@@ -160,6 +160,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers, deploymentSweepMs: cfg.restate?.deploymentSweep,
+          tracingEndpoint: cfg.restate?.tracingEndpoint,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           codec,

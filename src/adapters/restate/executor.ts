@@ -88,6 +88,8 @@ export interface RestateExecutorOptions {
   logger?: Logger;
   /** Spans and metrics of runs (docs/observability.md); absent: none. */
   telemetry?: RunTelemetry;
+  /** The embedded restate-server's OTLP endpoint for its own spans (config restate.tracingEndpoint). */
+  tracingEndpoint?: string;
   /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
   runLog?: RunLogOutput;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
@@ -201,7 +203,7 @@ export class RestateExecutor implements DurableExecutor {
     } else if (this.o.ingressUrl || this.o.adminUrl) {
       throw new ValidationError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
     } else {
-      this.server = new RestateServer(this.o.dataDir);
+      this.server = new RestateServer(this.o.dataDir, { tracingEndpoint: this.o.tracingEndpoint });
       this.server.onUnexpectedExit = () => void this.restartServer();
       await this.server.start();
       this.ingress = this.server.ingressUrl;
