@@ -12,13 +12,26 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const RANK: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
-/** A value as JSON that never throws (a cycle, a BigInt): the line is written anyway. */
-function json(v: unknown): string {
+const bigints = (_k: string, x: unknown): unknown => (typeof x === 'bigint' ? x.toString() : x);
+
+/** A value as JSON, or undefined when it is none (a cycle, a throwing toJSON). */
+function tryJson(v: unknown): string | undefined {
   try {
-    return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x)) ?? String(v);
+    return JSON.stringify(v, bigints);
   } catch {
-    return JSON.stringify(String(v));
+    return undefined;
   }
+}
+
+/** A value as JSON that never throws: the line is written anyway. */
+function json(v: unknown): string {
+  return tryJson(v) ?? JSON.stringify(String(v));
+}
+
+/** The fields a line can carry: each one that is no JSON is replaced by a note saying so. */
+function jsonFields(fields: Record<string, unknown>): Record<string, unknown> {
+  if (tryJson(fields) !== undefined) return fields;
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, tryJson(v) === undefined ? '[not JSON]' : v]));
 }
 
 /** One line for a run's record (no newline). */
@@ -29,10 +42,10 @@ export function recordLine(r: LogRecord, format: LogFormat): string {
       ...(r.step !== undefined ? { step: r.step, attempt: r.attempt } : {}),
       ...(r.traceId !== undefined ? { trace_id: r.traceId, span_id: r.spanId } : {}),
     };
-    return json(r.fields ? { ...r.fields, ...base } : base);
+    return json(r.fields ? { ...jsonFields(r.fields), ...base } : base);
   }
   const where = r.step !== undefined ? `${r.workflow} ${r.runId} ${r.step} attempt ${r.attempt}` : `${r.workflow} ${r.runId}`;
-  const fields = r.fields ? Object.entries(r.fields).map(([k, v]) => ` ${k}=${typeof v === 'string' ? v : json(v)}`).join('') : '';
+  const fields = r.fields ? Object.entries(r.fields).map(([k, v]) => ` ${k}=${typeof v === 'string' ? v : (tryJson(v) ?? '[not JSON]')}`).join('') : '';
   const ids = r.traceId !== undefined ? ` trace_id=${r.traceId} span_id=${r.spanId}` : '';
   return `${new Date(r.time).toISOString()} ${r.level.toUpperCase()} [${where}] ${r.message}${fields}${ids}`;
 }
