@@ -7,6 +7,9 @@
 // - step.result = a waitForEvent on the internal signal the backend sends this run when the
 //   child ends (`child:<id>`): the run suspends while it waits, holding no process memory, and
 //   a replay hands back the recorded end.
+//   The child's end is sent once, so a second step.result of the same child (in sequence or in
+//   parallel) takes the end the first wait took instead of waiting for another: one wait per
+//   child per session, shared (a Temporal child handle's result() awaited again does the same).
 // - step.invoke = start, then result. ctx.signal = a `do` step that sends the signal once.
 import { parseDuration } from '../domain/duration.ts';
 import { childEnd, childSignal, isChildEnd, PARENT_CANCEL_POLICIES, type ChildEnd } from '../domain/child-runs.ts';
@@ -22,14 +25,15 @@ const reject = (message: string) => Promise.reject(new ValidationError(message))
 /** `base` with step.invoke, step.start and step.result over `log`. */
 export function withChildSteps(base: BaseStepApi, log: StepLog): StepApi {
   const api = base as StepApi;
+  const ends = new ChildEnds(base);
   api.start = (name, child, input, options) => startChild(base, log, 'start', name, child, input, options);
-  api.result = <O>(id: string, options?: { timeout?: InvokeOptions['timeout'] }) => awaitChild<O>(base, 'result', id, options?.timeout);
+  api.result = <O>(id: string, options?: { timeout?: InvokeOptions['timeout'] }) => awaitChild<O>(ends, 'result', id, options?.timeout);
   api.invoke = async <O>(name: string, child: ChildWorkflow, input?: unknown, options?: InvokeOptions): Promise<O> => {
     const { timeout, ...startOptions } = options ?? {};
     const timeoutOk = checkTimeout(`step.invoke('${String(name)}')`, timeout);
     if (typeof timeoutOk === 'string') return reject(timeoutOk);
     const id = await startChild(base, log, 'invoke', name, child, input, startOptions);
-    return awaitChild<O>(base, 'invoke', id, timeout);
+    return awaitChild<O>(ends, 'invoke', id, timeout);
   };
   return api;
 }
@@ -105,11 +109,45 @@ function startChild(
   }) as Promise<string>;
 }
 
-async function awaitChild<O>(step: BaseStepApi, call: 'result' | 'invoke', id: string, timeout: InvokeOptions['timeout']): Promise<O> {
+/** The waits for child ends of one session, one per child: a wait that took (or is taking)
+ *  a child's end serves every later call for that child; a wait that timed out took nothing
+ *  and is forgotten, so the next call waits anew. Replays rebuild the same map, since the
+ *  code makes the same calls in the same order. */
+class ChildEnds {
+  private readonly waits = new Map<string, { wait: Promise<unknown>; took: boolean }>();
+  constructor(private readonly step: BaseStepApi) {}
+
+  async take(call: string, id: string, timeout: InvokeOptions['timeout']): Promise<unknown> {
+    for (;;) {
+      const shared = this.waits.get(id);
+      if (!shared) {
+        const own = { wait: this.step.waitForEvent(childSignal(id), timeout === undefined ? undefined : { timeout }), took: false };
+        this.waits.set(id, own);
+        // Registered before the caller's handlers: a caller that retries after a timeout finds it gone.
+        own.wait.then(() => (own.took = true), () => this.waits.get(id) === own && this.waits.delete(id));
+        return own.wait;
+      }
+      // Another call's wait, still waiting, without our deadline: a timer of ours would be a
+      // second journaled step racing it, so this one case is refused (docs/children.md).
+      if (timeout !== undefined && !shared.took) {
+        throw new ValidationError(`step.${call}('${id}', { timeout }): another step.result of this child is still waiting; await that one, or give the concurrent waits no timeout`);
+      }
+      try {
+        return await shared.wait;
+      } catch (err) {
+        // That call's own deadline passed: its wait took nothing, so wait again.
+        if (err instanceof TimeoutError) continue;
+        throw err;
+      }
+    }
+  }
+}
+
+async function awaitChild<O>(ends: ChildEnds, call: 'result' | 'invoke', id: string, timeout: InvokeOptions['timeout']): Promise<O> {
   if (typeof id !== 'string' || !RUN_ID.test(id)) throw new ValidationError(`step.${call}: child run id must be 1-200 letters, digits or _ . : -`);
   let end: unknown;
   try {
-    end = await step.waitForEvent(childSignal(id), timeout === undefined ? undefined : { timeout });
+    end = await ends.take(call, id, timeout);
   } catch (err) {
     if (err instanceof TimeoutError) throw new TimeoutError(`child run ${id} did not finish within ${timeoutText(timeout)}`);
     throw err;

@@ -27,6 +27,7 @@ import { ownResultScenarios } from './own-results.ts';
 import { valueScenarios } from './values.ts';
 import { schemaScenarios } from './schemas.ts';
 import { childScenarios } from './children.ts';
+import { childHandleScenarios } from './children-handles.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -562,5 +563,6 @@ export function runConformance(target: ConformanceTarget): void {
     codecScenarios({ test, boot, restart, until }, target.backend ?? target.name);
     ownResultScenarios({ test, boot, restart, until });
     childScenarios({ test, boot, restart, until }, target.backend ?? target.name);
+    childHandleScenarios({ test, boot, restart, until });
   });
 }
