@@ -31,6 +31,7 @@ import type { FileGate } from '../../runtime/file-gate.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { Session } from '../../runtime/session-factory.ts';
 import type { CommitQueue } from './commit-queue.ts';
+import { FanInHold } from './fan-in.ts';
 import { FileTables } from './file-tables.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
@@ -110,6 +111,8 @@ export class SqliteExecutor implements DurableExecutor {
   private readonly slots: SlotFiring;
   /** Parents whose child ended in a transaction not yet followed by notifyTerminal. */
   private readonly parentsToWake: string[] = [];
+  /** Wakes of slow-replaying parents by their children's ends, held so one replay serves many. */
+  private readonly fanIn = new FanInHold((id) => this.dispatch(id), (id) => this.store.links.hasOpenChild(id));
   /** Runs whose last advance failed on storage, with how many times in a row. */
   private readonly setbacks = new Map<string, number>();
 
@@ -178,6 +181,7 @@ export class SqliteExecutor implements DurableExecutor {
     if (!this.started || this.stopping) return;
     this.stopping = true;
     this.o.scheduler.stop();
+    this.fanIn.clear();
     this.retention.stopSweeping();
     const stopping = new EngineStateError('engine stopped');
     for (const act of this.active.values()) act.abort?.(stopping);
@@ -201,6 +205,7 @@ export class SqliteExecutor implements DurableExecutor {
   private abandon(): void {
     this.stopping = true;
     this.o.scheduler.stop();
+    this.fanIn.clear();
     this.o.triggerStore.abandon();
     this.resolveIdle();
   }
@@ -434,7 +439,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.o.scheduler.catchingUp);
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp);
   }
 
   private resolveIdle(): void {
@@ -495,6 +500,7 @@ export class SqliteExecutor implements DurableExecutor {
     try {
       do {
         act.again = false;
+        act.heldWake = false;
         if (this.stopping) return;
         const fresh = this.fresh.get(runId);
         let workflow: string;
@@ -546,6 +552,7 @@ export class SqliteExecutor implements DurableExecutor {
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
+        const t0 = performance.now();
         try {
           outcome = await Promise.race([session.run(), lost]);
         } finally {
@@ -559,6 +566,7 @@ export class SqliteExecutor implements DurableExecutor {
         const at = await this.queue.enqueue(() => this.applyOutcome(runId, outcome));
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
+          this.fanIn.executed(runId, performance.now() - t0);
           if (outcome.wakeAt !== undefined) this.armAt(outcome.wakeAt);
           // A provider registered after the step looked and before the park was committed.
           if (outcome.status === 'parked' && this.providerNow(outcome.entries)) act.again = true;
@@ -566,7 +574,10 @@ export class SqliteExecutor implements DurableExecutor {
           // A cancel that came after the session decided to suspend is delivered now.
           const cancel = act.cancel as ActiveRun['cancel']; // set by cancel() meanwhile
           if (cancel === 'forced' || (cancel === 'requested' && !session.cancelDelivered)) act.again = true;
+          // Children that ended meanwhile: at once, or after the fan-in hold.
+          if (act.heldWake && !act.again && !this.fanIn.hold(runId)) act.again = true;
         } else {
+          this.fanIn.forget(runId);
           const o = outcome;
           const c = created;
           const known = !c ? undefined
@@ -643,8 +654,10 @@ export class SqliteExecutor implements DurableExecutor {
     if (this.parentsToWake.length === 0) return;
     for (const id of this.parentsToWake.splice(0)) {
       const act = this.active.get(id);
-      if (act) act.again = true;
-      else if (this.store.getRunRow(id)?.status === 'waiting') this.dispatch(id);
+      if (act) {
+        if (this.fanIn.wanted(id)) act.heldWake = true;
+        else act.again = true;
+      } else if (!this.readySet.has(id) && this.store.getRunRow(id)?.status === 'waiting' && !this.fanIn.hold(id)) this.dispatch(id);
     }
   }
 

@@ -33,6 +33,8 @@ export class RunLinks {
                    WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
       status: q(`SELECT status, workflow FROM runs WHERE run_id = ?`),
       anyLink: q(`SELECT EXISTS (SELECT 1 FROM run_links) AS n`),
+      openChild: q(`SELECT EXISTS (SELECT 1 FROM run_links l JOIN runs r ON r.run_id = l.run_id
+                  WHERE l.parent_run_id = ? AND r.status NOT IN ('succeeded', 'failed', 'cancelled')) AS n`),
       childIds: q(`SELECT l.run_id FROM run_links l JOIN runs r ON r.run_id = l.run_id WHERE l.parent_run_id = ? ORDER BY r.created_seq`),
     };
   }
@@ -99,6 +101,11 @@ export class RunLinks {
     const chain = [runId];
     for (let l = this.parentOf(runId); l && chain.length <= MAX_CHILD_DEPTH + 1; l = this.parentOf(l.runId)) chain.push(l.runId);
     return chain;
+  }
+
+  /** Whether `runId` has a child that has not ended. */
+  hasOpenChild(runId: string): boolean {
+    return (this.s.openChild.get(runId) as { n: number }).n === 1;
   }
 
   /** Inside the transaction that ended run `runId`: the end signal for its parent, when it

@@ -22,6 +22,9 @@ export interface ActiveRun {
   cancel: 'none' | 'requested' | 'forced';
   /** Something happened while executing (a signal): run again after this outcome. */
   again: boolean;
+  /** A child ended while executing, and the run's replay is slow: run again after a hold
+   *  (fan-in.ts) unless something else asks for `again`. */
+  heldWake?: boolean;
   /** A journal write failed (disk full, lock held too long): the session is given up. */
   lose?: (err: unknown) => void;
   /** The session's abort of its step bodies in flight (a cancel, the engine stopping). */
