@@ -8,6 +8,9 @@
 //   HAProxy, beside one embedded restate-server; root + network namespaces, else n/a).
 //   panel (issue 15: the Runs panel's list pages over HTTP on a data dir of 1,000,000 runs,
 //   100,000 in --quick, with the verdict against "under 300 ms"; bench/panel-list.ts).
+//   children (issue 40: ms per awaited child run vs per step in the same run, and one run
+//   awaiting 1,000 children with Promise.all, 200 on Restate, smaller in --quick: ms and peak RSS;
+//   bench/lib/child-rows.ts).
 //   codec (issue 37: steps/s of the 100-concurrent row with the value codec and with today's
 //   JSON encoding, side by side, in alternating children; bench/lib/codec.ts).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
@@ -32,6 +35,7 @@ import { nowMs, sleep, summarize } from './lib/stats.ts';
 import { ALL_WORKFLOWS, STEPS_PER_RUN, tenSteps } from './lib/workflows.ts';
 import { summarizeProfile } from './lib/cpu-profile.ts';
 import { benchFanOut, benchSignals } from './lib/run-shapes.ts';
+import { benchChildren, CHILD_SIZES, CHILD_SIZES_QUICK } from './lib/child-rows.ts';
 import { benchCitizen } from './lib/citizen.ts';
 import { benchRunner } from './lib/runner-overhead.ts';
 import { benchCluster, clusterUnavailable } from './lib/cluster.ts';
@@ -64,7 +68,8 @@ const CFG = QUICK
       timersN: { full: 5_000, normal: 5_000 }, timersWarmN: 2000,
       spread: { rate: 1000, seconds: 1 },
       // The one-run shapes add their own time: a stalled fan-out ends at its deadline, once.
-      budgetMs: 115_000 + (want('signals') ? 45_000 : 0) + (want('fanout') ? 60_000 : 0) + (want('runner') ? 60_000 : 0),
+      budgetMs: 115_000 + (want('signals') ? 45_000 : 0) + (want('fanout') ? 60_000 : 0) + (want('runner') ? 60_000 : 0) + (want('children') ? 300_000 : 0),
+      children: CHILD_SIZES_QUICK, childrenDeadlineMs: 120_000,
       shapeReps: 1, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 40_000, signalsDeadlineMs: 60_000,
       runnerReps: 10,
     }
@@ -74,7 +79,8 @@ const CFG = QUICK
       startReps: 7, idleReps: 5, idleMs: 1000, timerReps: 5,
       timersN: { full: 100_000, normal: 20_000 }, timersWarmN: 10_000,
       spread: { rate: 1000, seconds: 2 },
-      budgetMs: 590_000 + (want('signals') ? 120_000 : 0) + (want('fanout') ? 200_000 : 0) + (want('runner') ? 120_000 : 0),
+      budgetMs: 590_000 + (want('signals') ? 120_000 : 0) + (want('fanout') ? 200_000 : 0) + (want('runner') ? 120_000 : 0) + (want('children') ? 600_000 : 0),
+      children: CHILD_SIZES, childrenDeadlineMs: 180_000,
       shapeReps: 3, signalsN: 300, fanOutN: 1000, fanOutDeadlineMs: 120_000, signalsDeadlineMs: 120_000,
       runnerReps: 20,
     };
@@ -466,6 +472,8 @@ async function benchBackend(spec: Spec, res: Results): Promise<void> {
   const shape = (mode: string) => ({ reps: CFG.shapeReps, dataDir: () => freshDir(`${spec.key}-${mode}`), log });
   if (want('signals')) await guard('signals', async () => { b.signals = await benchSignals(spec, { ...shape('sig'), n: CFG.signalsN, deadlineMs: CFG.signalsDeadlineMs }); });
   if (want('fanout')) await guard('fanout', async () => { b.fanout = await benchFanOut(spec, { ...shape('fan'), n: CFG.fanOutN, deadlineMs: CFG.fanOutDeadlineMs }); });
+  // Child runs (issue 40): an awaited child against a step, and a fan-out of children.
+  if (want('children')) await guard('children', async () => { b.children = await benchChildren(spec, { ...shape('kids'), sizes: CFG.children, deadlineMs: CFG.childrenDeadlineMs }); });
   // Workflow files run in Deno children on the SQLite backend only (docs/runner.md).
   if (want('runner')) {
     if (spec.backend === 'restate') b.runner = na('workflow files do not run on Restate yet');

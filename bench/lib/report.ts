@@ -163,6 +163,23 @@ export function renderTable(res: Results): string {
   const foN = (res.backends[F]?.fanout as { n?: number } | undefined)?.n ?? 1000;
   row(`(j) one run: await Promise.all(${foN} x step.do(no-op)): ms to result; RSS and heap growth`, foCell(F), foCell(N), restateNa ? rCell('fanout.ms') : foCell(R),
     fo(R, 'treeRssDeltaMiB')?.na === undefined && m(fo(R, 'treeRssDeltaMiB')) !== undefined ? `Restate incl. restate-server: RSS +${groupNum(m(fo(R, 'treeRssDeltaMiB'))!)} MiB` : '-', '-');
+  // Child runs (issue 40): an awaited child against a step in the same run; a fan-out of children.
+  const ch = (k: BackendKey, p: string) => get(res, k, `children.${p}`);
+  const chN = (k: BackendKey, p: 'cost' | 'fanout') => ((res.backends[k]?.children as Record<string, { n?: number }> | undefined)?.[p])?.n;
+  const chCost = (k: BackendKey) => {
+    const f = ch(k, 'cost.msPerChild');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} vs ${groupNum(m(ch(k, 'cost.msPerStep'))!)} ms (x${m(ch(k, 'cost.childOverStep'))?.toFixed(1)}; n=${chN(k, 'cost')})`;
+  };
+  row('(m) one run awaiting n children one after another (each one no-op step) vs n steps: ms per awaited child vs per step', chCost(F), chCost(N), restateNa ? rCell('children.cost.msPerChild') : chCost(R),
+    'child/step, same engine', '-');
+  const chFan = (k: BackendKey) => {
+    const f = ch(k, 'fanout.ms');
+    if (!f || f.na !== undefined) return cell(f);
+    return `${groupNum(f.median)} ms (n=${chN(k, 'fanout')}); peak RSS +${groupNum(m(ch(k, 'fanout.rssDeltaMiB'))!)} MiB`;
+  };
+  row('(m) one run: await Promise.all(n x step.invoke(one-step child)) (n = 1,000, 200 on Restate; less in --quick): ms to result; peak RSS growth', chFan(F), chFan(N), restateNa ? rCell('children.fanout.ms') : chFan(R),
+    ch(R, 'fanout.treeRssDeltaMiB')?.na === undefined && m(ch(R, 'fanout.treeRssDeltaMiB')) !== undefined ? `Restate incl. restate-server: RSS +${groupNum(m(ch(R, 'fanout.treeRssDeltaMiB'))!)} MiB` : '-', '-');
   // Workflow files in Deno children (issue 11): the runner's per-run overhead, same run.
   const rn = (k: BackendKey, p: string) => get(res, k, `runner.${p}`);
   const rnCell = (k: BackendKey) => {
