@@ -19,14 +19,14 @@ const concurrency = !args.includes('--no-concurrency');
 const children = !args.includes('--no-children');
 const budgetMs = flag('--minutes') ? Number(flag('--minutes')) * 60_000 : Infinity;
 
-const totals = { seeds: 0, failed: 0, runs: 0, attempts: 0, actions: 0, crashes: 0, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0 };
+const totals = { seeds: 0, failed: 0, runs: 0, attempts: 0, actions: 0, crashes: 0, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0 };
 const faultCrashes: Record<string, number> = {};
 const began = Date.now();
 for (let seed = first; seed < first + count; seed++) {
   if (Date.now() - began > budgetMs) break;
   const r: SeedReport = await runSeed(seed, { faultPoints, concurrency, children });
   totals.seeds++;
-  for (const k of ['runs', 'attempts', 'actions', 'crashes', 'restarts', 'clockJumps', 'signals', 'duplicates'] as const) totals[k] += r[k];
+  for (const k of ['runs', 'attempts', 'actions', 'crashes', 'restarts', 'clockJumps', 'signals', 'duplicates', 'childCalls'] as const) totals[k] += r[k];
   for (const [k, v] of Object.entries(r.faultCrashes)) faultCrashes[k] = (faultCrashes[k] ?? 0) + (v ?? 0);
   if (r.violations.length) {
     totals.failed++;

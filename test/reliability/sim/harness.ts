@@ -100,6 +100,8 @@ export interface SeedReport {
   clockJumps: number;
   signals: number;
   duplicates: number;
+  /** Child calls the workflows made (distinct start steps). */
+  childCalls: number;
 }
 
 /** Above pid_max: process.kill(pid, 0) fails with ESRCH, as for a dead process. */
@@ -177,7 +179,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     if (violations.length < 20) violations.push(what);
   };
   const report: SeedReport = {
-    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0,
+    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0,
   };
 
   // ---- what the step bodies and workflow code report ----------------------------------
@@ -735,6 +737,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     else report.dataDir = dataDir;
   }
   report.attempts = attempts.length;
+  report.childCalls = childStarts.size;
   return report;
 
   // ---- invariants --------------------------------------------------------------------------

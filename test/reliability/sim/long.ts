@@ -134,7 +134,7 @@ async function parent(): Promise<void> {
     console.log(`  reproduce: ${reproduce(r.seed)}`);
   };
   const lost = (seed: number, what: string) => {
-    const empty = { runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0 };
+    const empty = { runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0 };
     record({ seed, violations: [`worker: ${what}`], ...empty });
   };
 
