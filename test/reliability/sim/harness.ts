@@ -261,6 +261,19 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       return name;
     };
     const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
+    // A child's end is waited for by a waitForEvent('child:<id>') the engine makes itself, and
+    // only when it makes it: step.invoke makes it once its start step succeeded (never when
+    // that step failed, say the run was cancelled before it), a continuation later, after
+    // whatever other branch code ran meanwhile; a second step.result of a child whose end was
+    // taken makes none. So that position is mirrored where the engine takes it, in the
+    // waitForEvent of this same step object, which withChildSteps builds the child calls on.
+    const childOps = new Map<string, { op: string; waits: number }>();
+    const engineWait = step.waitForEvent.bind(step);
+    step.waitForEvent = (<T>(name: string, options?: { timeout?: number }) => {
+      const c = name.startsWith('child:') ? childOps.get(name) : undefined;
+      if (c) called(name, `${c.op}.w${++c.waits === 1 ? '' : c.waits}`);
+      return engineWait<T>(name, options);
+    }) as typeof step.waitForEvent;
     const now = (op: string) => (called('ctx.now', op), ctx.now());
     const doStep = (op: DoSpec): Promise<Json> => {
       const unique = called(op.name, op.id);
@@ -318,8 +331,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       const input = { from: runId };
       const start = op.abandon ? { onParentCancel: 'abandon' as const } : {};
       const timeout = op.timeout === undefined ? {} : { timeout: op.timeout };
+      childOps.set(`child:${childId}`, { op: op.id, waits: 0 });
       if (op.mode === 'invoke') {
-        called(`child:${childId}`, `${op.id}.w`);
         return got(step.invoke<Json>(op.name, KID, input, { ...start, ...timeout }));
       }
       let id: string;
@@ -330,13 +343,12 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       }
       observe(g, runId, unique, JSON.stringify(id));
       if (id !== childId) violate(`child-once: step.start ${runId}/${unique} returned ${id}, the derived child id is ${childId}`);
-      called(`child:${childId}`, `${op.id}.w`);
       const first = await got(step.result<Json>(id, timeout));
       if (!op.twice) return first;
       // Awaiting the same child again: the same end, without a step. A wait that took no end
-      // (it timed out, or the run's cancel reached it) is forgotten: the next one waits anew.
+      // (it timed out, or the run's cancel reached it) is forgotten: the next one waits anew
+      // (its position is mirrored by the waitForEvent wrapper above, as it is made).
       const tookEnd = !first.startsWith('caught:') || first.startsWith('caught:ChildRunError:');
-      if (!tookEnd) called(`child:${childId}`, `${op.id}.w2`);
       const second = await got(step.result<Json>(id));
       if (tookEnd && second !== first && !deadAt.has(g)) violate(`child-result: ${runId} awaited child ${id} twice and got ${first} then ${second}`);
       return [first, second];
