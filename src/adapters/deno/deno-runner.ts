@@ -27,6 +27,8 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
+import { FileSchemaChecks, type CheckAt } from './schema-checks.ts';
+import type { WorkflowSchemas } from '../../../sdk/workflow.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
@@ -106,6 +108,8 @@ const descriptionSchema = z.object({
   triggers: z.array(z.object({ type: z.string() }).passthrough()),
   stepDefaults: z.object({}).passthrough(),
   permissions: permissionsSchema(),
+  /** Which of the workflow's own schemas the file declares (absent: described before they were). */
+  schemas: z.object({ input: z.boolean(), output: z.boolean(), signals: z.array(z.string()) }).optional(),
 });
 
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
@@ -139,7 +143,11 @@ export class DenoRunner {
   /** How children are confined here (bubblewrap, or why not). */
   readonly confinement: Confinement;
 
+  /** The check children that run a file's schemas at the engine's boundaries. */
+  private readonly checks: FileSchemaChecks;
+
   constructor(private readonly o: DenoRunnerOptions) {
+    this.checks = new FileSchemaChecks((v, onLine) => this.spawnCheckChild(v, onLine), { timeoutMs: o.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS, idleMs: o.warmIdleMs || DEFAULT_WARM_IDLE_MS });
     this.binary = findDeno(o.binary);
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
     this.confinement = detectConfinement(o.sandbox);
@@ -169,6 +177,7 @@ export class DenoRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort();
+    this.checks.close();
     for (const w of this.warm.values()) clearTimeout(w.timer);
     this.warm.clear();
     const dying = [...this.live].map((child) => (child.kill(), child.exited));
@@ -183,9 +192,10 @@ export class DenoRunner {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
     await this.checkGraph(snap, `workflow file ${file}`);
+    // A description stored before schemas were described (no `schemas`) is made again.
     const known = this.storedDescription(snap.digest);
-    if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
-    if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
+    if (known?.schemas) checkGrants(file, known.permissions, dirname(file), this.guarded());
+    if (known?.schemas) return this.fileDescription(known, snap.digest, file);
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     this.live.add(child); // killed too if the engine stops meanwhile
@@ -208,7 +218,32 @@ export class DenoRunner {
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
-    return { name: d.name, triggers: withValidators(d.triggers, file), stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+    return this.fileDescription(d, snap.digest, file);
+  }
+
+  /** What the registry keeps of a description: the webhook validators rebuilt, and each
+   *  declared schema (input, signals, event payloads) as one its check child runs. The
+   *  output schema is run by the run child itself (runner/child.ts). */
+  private fileDescription(d: z.infer<typeof descriptionSchema>, digest: string, file: string): FileDescription {
+    const remote = (at: CheckAt, name?: string) => this.checks.schema(digest, file, at, name);
+    const triggers = withValidators(d.triggers, file).map((t) => (t.type === 'event' && (t as { schema?: unknown }).schema === true ? { ...t, schema: remote('event', t.name) } : t));
+    const s = d.schemas;
+    const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
+      ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
+      : undefined;
+    return { name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(schemas ? { schemas } : {}) };
+  }
+
+  /** The check child of a version: the describe entry with `check`, as permissionless as a
+   *  describe, reading check requests on its stdin (runner/schema-check.ts). */
+  private spawnCheckChild(version: string, onLine: (line: string) => void): DenoChild {
+    const snap = findSnapshot(this.o.dataDir, version);
+    if (!snap) throw new ValidationError(`the snapshot of version ${version} is missing: its schemas cannot be checked`);
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry, 'check'], this.memoryMiB(), this.maxFileBytes());
+    const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd, { stdin: true, onLine });
+    this.live.add(child);
+    void child.exited.then(() => this.live.delete(child));
+    return child;
   }
 
   /** The description stored with a version's snapshot (name, triggers, declaration). */
