@@ -4,8 +4,10 @@
 // engine.signal. A value that fails is refused in one line naming the workflow, the field and
 // the rule, before anything is stored. A workflow file's schemas live in its Deno child and
 // are not checked here (docs/values.md says so).
+import type { Json } from '../domain/json.ts';
+import { decodeValue } from '../domain/value-codec.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
-import { validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import { isSchemaRefusal, validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
 import type { WorkflowFn } from '../../sdk/types.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -28,6 +30,22 @@ export async function checkEventPayload(registry: WorkflowRegistry, event: strin
     if (!t) continue;
     if (t.schema) await validateWith(t.schema, payload, `event '${event}' payload for workflow '${d.name}'`);
     if (d.schemas?.input) await validateWith(d.schemas.input, payload, `event '${event}' payload for workflow '${d.name}' input`);
+  }
+}
+
+/** A ctx.emit payload some subscriber's schema refuses: the refusal (the same one-line
+ *  error engine.emit throws), or undefined. A schema that throws rather than refusing (a
+ *  file's check child that could not answer) throws: that is not the payload's fault. */
+export async function emitRefusal(registry: WorkflowRegistry, event: string, stored: Json): Promise<Error | undefined> {
+  // Decoded only when some subscriber declares a schema (most events: none).
+  const checked = registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && t.name === event && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
+  if (!checked) return undefined;
+  try {
+    await checkEventPayload(registry, event, decodeValue(stored));
+    return undefined;
+  } catch (err) {
+    if (isSchemaRefusal(err)) return err as Error;
+    throw err;
   }
 }
 

@@ -23,6 +23,8 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { emitRefusal } from '../../runtime/boundary-schemas.ts';
+import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -103,6 +105,8 @@ export class SqliteExecutor implements DurableExecutor {
   private logHost!: RunLogHost;
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
+  /** ctx.emit payloads are checked against the events' declared schemas (docs/values.md). */
+  private readonly checkEmit: EmitCheck = (name, stored) => emitRefusal(this.o.registry, name, stored);
   private readonly ready: string[] = [];
   private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
@@ -578,7 +582,7 @@ export class SqliteExecutor implements DurableExecutor {
         }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, checkEmit: this.checkEmit }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();

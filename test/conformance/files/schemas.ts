@@ -4,7 +4,7 @@
 // run them (src/adapters/deno/schema-checks.ts), and the run child checks the output. The same
 // values are refused with the same one-line errors as in-process, nothing stored.
 import { expect } from 'vitest';
-import { until } from './harness.ts';
+import { OUT_PERMISSIONS, until } from './harness.ts';
 import type { FileKit } from './suite.ts';
 
 const ORDER = `import * as z from 'zod';
@@ -72,5 +72,45 @@ export default workflow('typed-approval', { signals: { decision: z.object({ appr
     const failed = await engine.result(bad, { timeout: '60s' });
     expect(failed.status).toBe('failed');
     expect(failed.error).toEqual({ name: 'ValidationError', message: "workflow 'typed-approval' output: Invalid string: must start with \"ok\"" });
+  }, 120_000);
+
+  test('schemas: a ctx.emit payload that an event schema refuses rejects that emit in one line naming event and field; caught, the run goes on; nothing published; a replay throws it again', async () => {
+    const rig = await boot([`import * as z from 'zod';
+export default workflow('emit-paid', (w) => {
+  w.trigger(event('emit.paid', { schema: z.object({ amount: z.number().positive() }) }));
+  w.run(async ({ input }) => input);
+});`, `export default workflow('emit-seller', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx, input }) => {
+    let caught = 'nothing';
+    try {
+      await ctx.emit('emit.paid', { amount: -1 });
+    } catch (err) {
+      caught = err.name + ': ' + err.message;
+    }
+    if (input?.uncaught) await ctx.emit('emit.paid', { amount: 'ten' });
+    await step.do('after', () => (hit('after'), 'after'));
+    await step.waitForEvent('go', { timeout: '60s' });
+    await ctx.emit('emit.paid', { amount: 5 });
+    return caught;
+  });
+});`]);
+    const { runId } = await rig.engine.trigger('emit-seller', null);
+    await until('run to wait', async () => (await rig.engine.runs.get(runId)).status === 'waiting');
+    expect(await rig.engine.events.list({})).toEqual([]);
+    const refused = (await rig.engine.runs.get(runId)).steps.find((s) => s.kind === 'emit');
+    expect(refused).toMatchObject({ status: 'failed', error: { name: 'ValidationError', message: "event 'emit.paid' payload for workflow 'emit-paid': amount: Too small: expected number to be >0" } });
+    const again = await rig.restart();
+    await again.signal(runId, 'go', null);
+    const view = await again.result(runId, { timeout: '60s' });
+    expect(view.output).toBe("ValidationError: event 'emit.paid' payload for workflow 'emit-paid': amount: Too small: expected number to be >0");
+    expect(rig.hits('after')).toBe(1);
+    expect((await again.events.list({})).map((e) => e.payload)).toEqual([{ amount: 5 }]);
+    await until('the accepted event to start its run', async () => (await again.runs.list({ workflow: 'emit-paid' })).length === 1);
+    const bad = (await again.trigger('emit-seller', { uncaught: true })).runId;
+    const failed = await again.result(bad, { timeout: '60s' });
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toEqual({ name: 'ValidationError', message: "event 'emit.paid' payload for workflow 'emit-paid': amount: Invalid input: expected number, received string" });
+    expect((await again.events.list({})).length).toBe(1);
   }, 120_000);
 }
