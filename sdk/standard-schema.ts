@@ -55,6 +55,21 @@ export function isSchemaRefusal(err: unknown): boolean {
   return err instanceof Error && refusals.has(err);
 }
 
+/** Errors of a schema that could not be asked (a workflow file's check child that crashed,
+ *  timed out or is stopping): not a verdict on the value. */
+const unanswered = new WeakSet<Error>();
+
+/** @internal Marks `err` as a schema that could not answer (see isSchemaUnanswered). */
+export function schemaUnanswered<E extends Error>(err: E): E {
+  unanswered.add(err);
+  return err;
+}
+
+/** @internal True for an error marked by schemaUnanswered. */
+export function isSchemaUnanswered(err: unknown): boolean {
+  return err instanceof Error && unanswered.has(err);
+}
+
 /** The parsed value, or a one-line ValidationError `<what>: <field>: <rule>`. */
 export async function validateWith<S extends StandardSchemaV1>(schema: S, value: unknown, what: string): Promise<InferOutput<S>> {
   const r = await schema['~standard'].validate(value);

@@ -7,7 +7,8 @@
 import type { Json } from '../domain/json.ts';
 import { decodeValue } from '../domain/value-codec.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
-import { isSchemaRefusal, validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import { isSchemaRefusal, isSchemaUnanswered, validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import { ValidationError } from '../domain/errors.ts';
 import type { WorkflowFn } from '../../sdk/types.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -34,8 +35,9 @@ export async function checkEventPayload(registry: WorkflowRegistry, event: strin
 }
 
 /** A ctx.emit payload some subscriber's schema refuses: the refusal (the same one-line
- *  error engine.emit throws), or undefined. A schema that throws rather than refusing (a
- *  file's check child that could not answer) throws: that is not the payload's fault. */
+ *  error engine.emit throws), or undefined. A schema whose code throws refuses too (in one
+ *  line naming the event: it would throw again on every try); one that could not be asked
+ *  (a file's check child that crashed or timed out) throws: that is no verdict on the payload. */
 export async function emitRefusal(registry: WorkflowRegistry, event: string, stored: Json): Promise<Error | undefined> {
   // Decoded only when some subscriber declares a schema (most events: none).
   const checked = registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && t.name === event && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
@@ -45,7 +47,8 @@ export async function emitRefusal(registry: WorkflowRegistry, event: string, sto
     return undefined;
   } catch (err) {
     if (isSchemaRefusal(err)) return err as Error;
-    throw err;
+    if (isSchemaUnanswered(err)) throw err;
+    return new ValidationError(`event '${event}' payload: a schema threw: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}`);
   }
 }
 

@@ -8,7 +8,7 @@
 import { ValidationError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { decodeValue, encodeValue } from '../../domain/value-codec.ts';
-import type { StandardIssue, StandardResult, StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
+import { schemaUnanswered, type StandardIssue, type StandardResult, type StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
 import type { DenoChild } from './child-process.ts';
 import { lastLine } from './child-endings.ts';
 
@@ -52,7 +52,7 @@ export class FileSchemaChecks {
   }
 
   private async check(version: string, file: string, at: CheckAt, name: string | undefined, value: unknown): Promise<StandardResult<unknown>> {
-    if (this.closed) throw new ValidationError(`workflow file ${file}: the engine is stopping; its ${at} schema cannot be checked`);
+    if (this.closed) throw schemaUnanswered(new ValidationError(`workflow file ${file}: the engine is stopping; its ${at} schema cannot be checked`));
     // What the schema sees crosses in the codec's stored form (a Date stays a Date).
     const stored = encodeValue(value, `the value for the ${at} schema of workflow file ${file}`).stored;
     const c = this.childOf(version, file);
@@ -61,7 +61,7 @@ export class FileSchemaChecks {
     const answer = new Promise<StandardResult<unknown>>((resolve, reject) => {
       const timer = setTimeout(() => {
         c.child.kill();
-        reject(new ValidationError(`workflow file ${file}: checking its ${at} schema took longer than ${this.o.timeoutMs}ms; the check child was killed (config deno.describeTimeout)`));
+        reject(schemaUnanswered(new ValidationError(`workflow file ${file}: checking its ${at} schema took longer than ${this.o.timeoutMs}ms; the check child was killed (config deno.describeTimeout)`)));
       }, this.o.timeoutMs);
       c.pending.set(id, { resolve, reject, timer });
     });
@@ -104,7 +104,7 @@ export class FileSchemaChecks {
       clearTimeout(c.idle);
       for (const p of pending.values()) {
         clearTimeout(p.timer);
-        p.reject(new ValidationError(`workflow file ${file}: its check child ended (${exit.code ?? exit.signal}) before answering: ${lastLine(child.stderr)}`));
+        p.reject(schemaUnanswered(new ValidationError(`workflow file ${file}: its check child ended (${exit.code ?? exit.signal}) before answering: ${lastLine(child.stderr)}`)));
       }
     });
     return c;
