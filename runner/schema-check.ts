@@ -6,14 +6,14 @@
 // `{ id, value }` (the parsed value, stored form), `{ id, issues }` or `{ id, error }`.
 import type { Json } from '../src/domain/json.ts';
 import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
-import type { StandardIssue, StandardSchemaV1 } from '../sdk/standard-schema.ts';
+import { isStandardSchema, type StandardIssue, type StandardSchemaV1 } from '../sdk/standard-schema.ts';
 import type { WorkflowDefinition } from '../sdk/workflow.ts';
 
 export const CHECK_PREFIX = 'tranquil-check ';
 
 interface Request {
   id: number;
-  at: 'input' | 'output' | 'signal' | 'event';
+  at: 'input' | 'output' | 'signal' | 'event' | 'webhook';
   name?: string;
   value: Json;
 }
@@ -22,6 +22,10 @@ function schemaOf(def: WorkflowDefinition, r: Request): StandardSchemaV1 | undef
   if (r.at === 'input') return def.schemas?.input;
   if (r.at === 'output') return def.schemas?.output;
   if (r.at === 'signal') return r.name === undefined ? undefined : def.schemas?.signals?.[r.name];
+  if (r.at === 'webhook') {
+    const w = def.triggers.find((x) => x.type === 'webhook' && x.path === r.name);
+    return w?.type === 'webhook' && isStandardSchema(w.validate) ? w.validate : undefined;
+  }
   const t = def.triggers.find((x) => x.type === 'event' && x.name === r.name);
   return t?.type === 'event' ? t.schema : undefined;
 }

@@ -226,7 +226,15 @@ export class DenoRunner {
    *  output schema is run by the run child itself (runner/child.ts). */
   private fileDescription(d: z.infer<typeof descriptionSchema>, digest: string, file: string): FileDescription {
     const remote = (at: CheckAt, name?: string) => this.checks.schema(digest, file, at, name);
-    const triggers = withValidators(d.triggers, file).map((t) => (t.type === 'event' && (t as { schema?: unknown }).schema === true ? { ...t, schema: remote('event', t.name) } : t));
+    const triggers = withValidators(d.triggers, file).map((t) => {
+      if (t.type === 'event' && (t as { schema?: unknown }).schema === true) return { ...t, schema: remote('event', t.name) };
+      // The webhook's validate, run by the check child; its JSON Schema kept to be shown.
+      if (t.type === 'webhook' && (t as { validateInFile?: unknown }).validateInFile === true) {
+        const { validateInFile: _, ...rest } = t as Trigger & { validateInFile?: boolean };
+        return { ...rest, validate: remote('webhook', t.path) } as Trigger;
+      }
+      return t;
+    });
     const s = d.schemas;
     const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
       ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
@@ -495,12 +503,13 @@ function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: s
   }
 }
 
-/** A webhook trigger described with `validateSchema` (its zod schema as JSON Schema, from
- *  runner/describe.ts) gets its validator back as a zod schema built from it. */
+/** A webhook trigger described with only `validateSchema` (its zod schema as JSON Schema: a
+ *  description by an engine from before the check child) gets its validator back as a zod
+ *  schema built from it; one with `validateInFile` keeps the JSON Schema only to be shown. */
 function withValidators(triggers: { type: string }[], file: string): Trigger[] {
   return triggers.map((t) => {
-    const w = t as { type: string; path?: string; validateSchema?: unknown };
-    if (w.type !== 'webhook' || w.validateSchema === undefined) return t as unknown as Trigger;
+    const w = t as { type: string; path?: string; validateSchema?: unknown; validateInFile?: boolean };
+    if (w.type !== 'webhook' || w.validateSchema === undefined || w.validateInFile) return t as unknown as Trigger;
     try {
       return { type: 'webhook', path: String(w.path), validate: z.fromJSONSchema(w.validateSchema as Parameters<typeof z.fromJSONSchema>[0]) } as Trigger;
     } catch (err) {

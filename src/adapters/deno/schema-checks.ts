@@ -15,7 +15,7 @@ import { lastLine } from './child-endings.ts';
 /** What runner/schema-check.ts prefixes its answers with. */
 const CHECK_PREFIX = 'tranquil-check ';
 
-export type CheckAt = 'input' | 'signal' | 'event';
+export type CheckAt = 'input' | 'signal' | 'event' | 'webhook';
 
 /** Starts the check child of a version; `onLine` gets each line it prints. */
 export type SpawnCheckChild = (version: string, onLine: (line: string) => void) => DenoChild;
