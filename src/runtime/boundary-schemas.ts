@@ -12,6 +12,7 @@ import { ValidationError } from '../domain/errors.ts';
 import type { WorkflowFn } from '../../sdk/types.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import type { EmitCheck } from './emit-check.ts';
 
 /** The input a run of `name` starts with: parsed by its input schema when it has one. */
 // Both checks answer `{ value }`, never the value itself: an async function that returns an
@@ -40,8 +41,7 @@ export async function checkEventPayload(registry: WorkflowRegistry, event: strin
  *  (a file's check child that crashed or timed out) throws: that is no verdict on the payload. */
 export async function emitRefusal(registry: WorkflowRegistry, event: string, stored: Json): Promise<Error | undefined> {
   // Decoded only when some subscriber declares a schema (most events: none).
-  const checked = registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && t.name === event && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
-  if (!checked) return undefined;
+  if (!checksEvents(registry, event)) return undefined;
   try {
     await checkEventPayload(registry, event, decodeValue(stored));
     return undefined;
@@ -50,6 +50,16 @@ export async function emitRefusal(registry: WorkflowRegistry, event: string, sto
     if (isSchemaUnanswered(err)) throw err;
     return new ValidationError(`event '${event}' payload: a schema threw: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}`);
   }
+}
+
+/** True when some subscriber of `event` (any event when absent) declares a payload or input schema. */
+function checksEvents(registry: WorkflowRegistry, event?: string): boolean {
+  return registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && (event === undefined || t.name === event) && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
+}
+
+/** The ctx.emit check of an executor's sessions (emit-check.ts), on this registry. */
+export function emitCheckOf(registry: WorkflowRegistry): EmitCheck {
+  return { wanted: () => checksEvents(registry), refusal: (event, stored) => emitRefusal(registry, event, stored) };
 }
 
 /** True when some registered workflow declares signal schemas (engine.signal then reads the

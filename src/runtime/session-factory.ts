@@ -29,7 +29,7 @@ export interface SessionOptions extends SessionLimits {
 export type FileSessionFactory = (log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) => Session;
 
 export function sessionFor(given: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions, files?: FileSessionFactory): Session {
-  const log = o.checkEmit ? withEmitCheck(given, o.checkEmit) : given;
+  const log = o.checkEmit?.wanted() ? withEmitCheck(given, o.checkEmit) : given;
   // A definition with pinned versions runs the one the run started with.
   if (!wf.file) return new RunSession(log, withOutputSchema(wf.definition, wf.definition.forVersion?.(version) ?? wf.definition.fn), o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs });
   if (!files) {

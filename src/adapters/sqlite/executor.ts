@@ -23,7 +23,7 @@ import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
-import { emitRefusal } from '../../runtime/boundary-schemas.ts';
+import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
@@ -106,7 +106,7 @@ export class SqliteExecutor implements DurableExecutor {
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
   /** ctx.emit payloads are checked against the events' declared schemas (docs/values.md). */
-  private readonly checkEmit: EmitCheck = (name, stored) => emitRefusal(this.o.registry, name, stored);
+  private readonly checkEmit: EmitCheck;
   private readonly ready: string[] = [];
   private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
@@ -134,6 +134,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   constructor(private readonly o: SqliteExecutorOptions) {
     this.slots = new SlotFiring(o.registry, o.calendar);
+    this.checkEmit = emitCheckOf(o.registry);
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => this.now() });
   }
 
