@@ -5,9 +5,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, grantedPaths, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, grantedPaths, moduleFlags, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
@@ -15,9 +14,6 @@ import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
-import { schedule, type Trigger } from '../../../sdk/triggers.ts';
-import type { CatchUpPolicy } from '../../domain/schedule.ts';
-import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
 import { findSnapshot, takeSnapshot, versionOf, writeImportMap, childPackageDirs, type Snapshot } from './snapshot.ts';
@@ -27,8 +23,8 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
-import { FileSchemaChecks, type CheckAt } from './schema-checks.ts';
-import type { WorkflowSchemas } from '../../../sdk/workflow.ts';
+import { FileSchemaChecks } from './schema-checks.ts';
+import { checkTriggers, DESCRIPTION, descriptionSchema, fileDescription, type Description, type RemoteSchemas } from './description.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
@@ -99,18 +95,6 @@ interface Spawned {
   connected: Promise<Socket>;
   claimant: (s: Socket) => void;
 }
-
-/** The description of a snapshot's file, stored next to it. */
-const DESCRIPTION = 'description.json';
-
-const descriptionSchema = z.object({
-  name: workflowNameSchema,
-  triggers: z.array(z.object({ type: z.string() }).passthrough()),
-  stepDefaults: z.object({}).passthrough(),
-  permissions: permissionsSchema(),
-  /** Which of the workflow's own schemas the file declares (absent: described before they were). */
-  schemas: z.object({ input: z.boolean(), output: z.boolean(), signals: z.array(z.string()) }).optional(),
-});
 
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
 export interface ChildRecord {
@@ -195,7 +179,7 @@ export class DenoRunner {
     // A description stored before schemas were described (no `schemas`) is made again.
     const known = this.storedDescription(snap.digest);
     if (known?.schemas) checkGrants(file, known.permissions, dirname(file), this.guarded());
-    if (known?.schemas) return this.fileDescription(known, snap.digest, file);
+    if (known?.schemas) return fileDescription(known, snap.digest, file, this.remote(snap.digest, file));
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     this.live.add(child); // killed too if the engine stops meanwhile
@@ -218,28 +202,12 @@ export class DenoRunner {
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
-    return this.fileDescription(d, snap.digest, file);
+    return fileDescription(d, snap.digest, file, this.remote(snap.digest, file));
   }
 
-  /** What the registry keeps of a description: the webhook validators rebuilt, and each
-   *  declared schema (input, signals, event payloads) as one its check child runs. The
-   *  output schema is run by the run child itself (runner/child.ts). */
-  private fileDescription(d: z.infer<typeof descriptionSchema>, digest: string, file: string): FileDescription {
-    const remote = (at: CheckAt, name?: string) => this.checks.schema(digest, file, at, name);
-    const triggers = withValidators(d.triggers, file).map((t) => {
-      if (t.type === 'event' && (t as { schema?: unknown }).schema === true) return { ...t, schema: remote('event', t.name) };
-      // The webhook's validate, run by the check child; its JSON Schema kept to be shown.
-      if (t.type === 'webhook' && (t as { validateInFile?: unknown }).validateInFile === true) {
-        const { validateInFile: _, ...rest } = t as Trigger & { validateInFile?: boolean };
-        return { ...rest, validate: remote('webhook', t.path) } as Trigger;
-      }
-      return t;
-    });
-    const s = d.schemas;
-    const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
-      ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
-      : undefined;
-    return { name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(schemas ? { schemas } : {}) };
+  /** The schemas of `file` at `version`, each run by its check child. */
+  private remote(version: string, file: string): RemoteSchemas {
+    return (at, name) => this.checks.schema(version, file, at, name);
   }
 
   /** The check child of a version: the describe entry with `check`, as permissionless as a
@@ -275,7 +243,7 @@ export class DenoRunner {
     return grantPaths(dirname(file), declarations);
   }
 
-  private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
+  private storedDescription(version: string): Description | undefined {
     const snap = findSnapshot(this.o.dataDir, version);
     if (!snap) return undefined;
     try {
@@ -486,34 +454,4 @@ export class DenoRunner {
   private env(extra: Record<string, string>): Record<string, string> {
     return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
   }
-}
-
-/** The child could not check a schedule's cron (no read access to cron-parser): rebuilt
- *  here with the sdk's own constructor, which validates it (a bad one fails the describe). */
-function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: string): D {
-  try {
-    const triggers = d.triggers.map((t) => {
-      if (t.type !== 'schedule') return t;
-      const s = t as { cron?: unknown; timezone?: unknown; catchUp?: unknown };
-      return schedule(String(s.cron), { ...(s.timezone != null ? { timezone: s.timezone as string } : {}), ...(s.catchUp != null ? { catchUp: s.catchUp as CatchUpPolicy } : {}) });
-    });
-    return { ...d, triggers };
-  } catch (err) {
-    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
-  }
-}
-
-/** A webhook trigger described with only `validateSchema` (its zod schema as JSON Schema: a
- *  description by an engine from before the check child) gets its validator back as a zod
- *  schema built from it; one with `validateInFile` keeps the JSON Schema only to be shown. */
-function withValidators(triggers: { type: string }[], file: string): Trigger[] {
-  return triggers.map((t) => {
-    const w = t as { type: string; path?: string; validateSchema?: unknown; validateInFile?: boolean };
-    if (w.type !== 'webhook' || w.validateSchema === undefined || w.validateInFile) return t as unknown as Trigger;
-    try {
-      return { type: 'webhook', path: String(w.path), validate: z.fromJSONSchema(w.validateSchema as Parameters<typeof z.fromJSONSchema>[0]) } as Trigger;
-    } catch (err) {
-      throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
-    }
-  });
 }
