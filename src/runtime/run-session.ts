@@ -1031,6 +1031,8 @@ export class RunSession implements StepLoggers {
       );
       if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
       await this.order.gate(order, call.seq);
+      // An event schema refused the payload: recorded as a failed emit, nothing published.
+      if (recorded && recorded.refused) throw fromErrorInfo(recorded.refused);
     } finally {
       this.unsettled--;
     }

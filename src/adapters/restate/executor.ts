@@ -34,6 +34,7 @@ import { setLongInterval, setLongTimeout } from '../../runtime/long-timer.ts';
 import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
@@ -222,7 +223,8 @@ export class RestateExecutor implements DurableExecutor {
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog };
+    // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry) };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),

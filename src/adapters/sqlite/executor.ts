@@ -26,6 +26,8 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
+import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
+import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -114,6 +116,8 @@ export class SqliteExecutor implements DurableExecutor {
   /** Runs whose due sleeps the wake claim finished, and when: their next execution's log
    *  tells the session (ctx.log writes what the code does after those sleeps). */
   private readonly sleepsWoken = new Map<string, number>();
+  /** ctx.emit payloads are checked against the events' declared schemas (docs/values.md). */
+  private readonly checkEmit: EmitCheck;
   private readonly ready: string[] = [];
   private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
@@ -141,6 +145,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   constructor(private readonly o: SqliteExecutorOptions) {
     this.slots = new SlotFiring(o.registry, o.calendar);
+    this.checkEmit = emitCheckOf(o.registry);
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => this.now() });
   }
 
@@ -658,7 +663,7 @@ export class SqliteExecutor implements DurableExecutor {
         log.deadline = deadline;
         log.sleepsWokenAt = this.sleepsWoken.get(runId);
         this.sleepsWoken.delete(runId);
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog }, this.o.fileSessions);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog, checkEmit: this.checkEmit }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();
