@@ -10,6 +10,7 @@ import { moreFileScenarios } from './more.ts';
 import { triggerFileScenarios } from './triggers.ts';
 import { portedFileScenarios } from './ported.ts';
 import { valueFileScenarios } from './values.ts';
+import { schemaFileScenarios } from './schemas.ts';
 import { childFileScenarios } from './children.ts';
 
 export interface FileKit {
@@ -28,11 +29,10 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'runs.list pages with a cursor: every run once, newest first, `next` only while more match': 'paging of the run reader: no workflow code involved',
   'runs.list since/until: only runs created in the window, inclusive, paged': 'a filter of the run reader: no workflow code involved',
   'CLI runs list / describe / why say what the engine API says, while the engine runs': 'the CLI reads the same run views for both kinds of workflow',
+  'cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless': 'the CLI renders the stored run views, whatever ran the code',
   'after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)': 'the CLI reads the same run views for both kinds of workflow',
   'an input, event or signal payload over the size limit is refused at the API and nothing is stored': 'checked at the engine API, before any code runs',
   'an input, event or signal payload that cannot be stored is refused at the API, naming the path; nothing is stored': 'checked at the engine API, before any code runs',
-  'schemas: bad input is refused at trigger, emit and webhook (400) in one line naming workflow, field and rule; nothing stored': 'schemas of a workflow file live in its Deno child; the engine does not see them yet (docs/values.md)',
-  'schemas: a signal that fails its declared schema is refused to the sender and the wait goes on; an output that fails fails the run': 'schemas of a workflow file live in its Deno child; the engine does not see them yet (docs/values.md)',
   'the size limit is engine config (maxPayloadBytes), the same for results and arguments': 'engine config; the file form of the result limit is ported',
   'notifications: run.succeeded, run.failed and run.retrying, each transition once': 'host-side notifications read run views, whatever ran the code',
   'notifications: after a restart the host gets what it missed, not what it already had': 'host-side notifications read run views, whatever ran the code',
@@ -123,6 +123,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     triggerFileScenarios(kit);
     portedFileScenarios(kit);
     valueFileScenarios(kit);
+    schemaFileScenarios(kit);
     childFileScenarios(kit);
   });
 }
