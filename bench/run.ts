@@ -536,7 +536,9 @@ async function main(): Promise<void> {
   const watchdog = setTimeout(() => {
     log(`watchdog: over the ${CFG.budgetMs + 60_000} ms bound, stopping children`);
     void stopAllChildren().finally(() => process.exit(3));
-  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0) + (want('cluster') ? (QUICK ? 240_000 : 600_000) : 0) + (want('panel') ? PANEL_TIMEOUT_MS : 0) + (want('otel') ? (QUICK ? 180_000 : 900_000) : 0));
+  }, CFG.budgetMs + 60_000 + (PROFILE ? 120_000 : 0) + (want('citizen') ? (QUICK ? 240_000 : 900_000) : 0) + (want('cluster') ? (QUICK ? 240_000 : 600_000) : 0) + (want('panel') ? PANEL_TIMEOUT_MS : 0) + (want('otel') ? (QUICK ? 180_000 : 900_000) : 0)
+    // The codec row's children (bench/lib/codec.ts) run after the backends, outside budgetMs.
+    + (want('codec') ? (QUICK ? 300_000 : 900_000) : 0));
   watchdog.unref();
   log(`mode ${res.mode}; machine ${JSON.stringify(res.machine)}; temp ${ROOT}`);
   if (want('raw')) benchRaw(res);

@@ -22,6 +22,8 @@ import { readOwner } from '../src/adapters/sqlite/owner-lease.ts';
 import { explainSchedules } from '../src/domain/schedule.ts';
 import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
+import type { Json } from '../src/domain/json.ts';
+import { valueText } from '../src/domain/value-text.ts';
 import { findServe, sendOp } from '../src/adapters/http/control-client.ts';
 import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
 import { existsSync } from 'node:fs';
@@ -183,8 +185,9 @@ function describeRun(r: RunView, child?: RunOutput): string {
   const skip = skippedBy(r);
   const lines = [`${r.runId}  workflow ${r.workflow}@${r.version}  ${r.status}${skip ? ` (outcome skipped: '${skip.condition}' of step '${skip.step}' was false)` : ''}`, `  created ${r.createdAt}, updated ${r.updatedAt}${r.wakeAt ? `, wakes ${r.wakeAt}` : ''}`];
   if (r.heldBy) lines.push(`  held by ${r.heldBy === 'sqlite' ? 'the SQLite backend of this data dir (started before the switch to Restate; it finishes there)' : 'Restate'}`);
-  lines.push(`  input ${JSON.stringify(r.input)}`);
-  if (r.output !== undefined) lines.push(`  output ${JSON.stringify(r.output)}`);
+  // Readable (a Map as its entries, a Date as ISO); --json keeps the stored form (lossless).
+  lines.push(`  input ${valueText(r.input)}`);
+  if (r.output !== undefined) lines.push(`  output ${valueText(r.output)}`);
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
   if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
   if (r.parent) lines.push(`  child of run ${r.parent.runId}, step '${r.parent.step}' (depth ${r.parent.depth}; on parent cancel: ${r.parent.onParentCancel})`);
@@ -223,7 +226,7 @@ export function buildProgram(): Command {
     .action(async (workflow: string, o: Common & { input?: string; runId?: string; wait: number }) => {
       const op: Op = { op: 'run', workflow, input: parseJson(o.input, '--input'), runId: o.runId, waitMs: o.wait };
       const r = (await mutate(o, op, o.wait)) as { runId: string; created: boolean; status: string; output?: unknown; error?: { name: string; message: string } };
-      print(o, r, () => `${r.runId} ${r.status}${r.output !== undefined ? ` ${JSON.stringify(r.output)}` : ''}${r.error ? ` ${r.error.name}: ${r.error.message}` : ''}${r.created ? '' : ' (existing run)'}`);
+      print(o, r, () => `${r.runId} ${r.status}${r.output !== undefined ? ` ${valueText(r.output as Json)}` : ''}${r.error ? ` ${r.error.name}: ${r.error.message}` : ''}${r.created ? '' : ' (existing run)'}`);
     });
 
   common(program.command('emit <event>').description('publish an event (the same --id twice starts nothing new)'))

@@ -45,11 +45,21 @@ export async function validateFile(path: string, deno?: string): Promise<Validat
   }
 }
 
-/** A trigger as printed: a webhook's validate is a zod schema rebuilt from the file's JSON
- *  Schema (docs/runner.md), shown as that JSON Schema. */
+/** A trigger as printed: a webhook's validate as the JSON Schema the describe sent (the
+ *  schema itself runs in the file's check child: docs/runner.md); an event's payload schema,
+ *  and a validate with no JSON Schema form, as `declared`. */
 function shown(t: Trigger): Trigger {
+  // An event's payload schema is code in the file (run by its check child: docs/values.md).
+  if (t.type === 'event' && t.schema !== undefined) return { ...t, schema: 'declared' } as unknown as Trigger;
   if (t.type !== 'webhook' || t.validate === undefined || typeof t.validate === 'function') return t;
-  return { ...t, validate: z.toJSONSchema(t.validate as z.ZodType) } as unknown as Trigger;
+  const { validateSchema, ...rest } = t as Trigger & { validateSchema?: unknown };
+  // A file's validate runs in its check child; the describe sent its JSON Schema to show.
+  if (validateSchema !== undefined) return { ...rest, validate: validateSchema } as unknown as Trigger;
+  try {
+    return { ...t, validate: z.toJSONSchema(t.validate as z.ZodType) } as unknown as Trigger;
+  } catch {
+    return { ...t, validate: 'declared' } as unknown as Trigger;
+  }
 }
 
 export function describeValidated(v: Validated): string {

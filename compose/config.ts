@@ -14,6 +14,8 @@ const MAX_PAYLOAD_CEILING = 256 * 1024 * 1024;
  *  result goes through, 32.1 MiB does not), so 2 MiB is kept for that. */
 const MAX_PAYLOAD_ON_RESTATE = 30 * 1024 * 1024;
 import { LOG_LEVELS, type LogSink } from '../src/ports/logger.ts';
+import type { RunLogSink } from '../src/ports/run-log.ts';
+import { LOG_FORMATS } from '../src/runtime/log-format.ts';
 import type { Action } from '../src/runtime/plain/compile.ts';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 
@@ -140,11 +142,22 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
       .strict()
       .optional()),
     /** Where the engine's (and the Restate SDK's) messages go: `level` (default 'warn';
-     *  'silent' = nothing), `sink(level, message)` (default: stderr, `tranquil: ` prefix). */
+     *  'silent' = nothing), `sink(level, message)` (default: stderr, `tranquil: ` prefix).
+     *  `format`: how stderr lines are written, 'text' (default) or 'json' (one object per
+     *  line). `runs`: the lines of ctx.log and step bodies (docs/observability.md, "Logs"):
+     *  `level` (default 'info'), `sink(record)` (default: stderr in `format`). */
     log: section(given('log'), () => z
       .object({
         level: z.enum(LOG_LEVELS).default('warn'),
         sink: z.custom<LogSink>((v) => typeof v === 'function', 'expected a function (level, message) => void').optional(),
+        format: z.enum(LOG_FORMATS).default('text'),
+        runs: z
+          .object({
+            level: z.enum(LOG_LEVELS).default('info'),
+            sink: z.custom<RunLogSink>((v) => typeof v === 'function', 'expected a function (record) => void').optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .optional()),
@@ -185,9 +198,22 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         /** How often, while the engine runs, this app's deployments of earlier code that no
          *  live run is pinned to any more are removed (default 10 minutes; also at start). */
         deploymentSweep: durationField().optional(),
+        /** Where the embedded restate-server exports its own invocation spans (OTLP; its
+         *  `tracing-endpoint`): `otlp+http://host:4318/v1/traces` (OTLP/HTTP) or
+         *  `http://host:4317` (OTLP/gRPC). They join the runs' traces (docs/observability.md).
+         *  Default: the server's RESTATE_TRACING_ENDPOINT, inherited from the environment. */
+        tracingEndpoint: z
+          .string()
+          .regex(/^(otlp\+)?https?:\/\/[^\s/]+(\/\S*)?$/, 'expected an OTLP endpoint: otlp+http://host:port/v1/traces (OTLP/HTTP) or http://host:port (OTLP/gRPC)')
+          .optional(),
       })
       .strict()
       .superRefine((r, c) => {
+        // Only the embedded server is configured by the engine: an external cluster's nodes
+        // take `tracing-endpoint` in their own configuration.
+        if (r.ingressUrl && r.tracingEndpoint) {
+          c.addIssue({ code: 'custom', path: ['tracingEndpoint'], message: "configures the embedded restate-server only: with ingressUrl (an external cluster) set tracing-endpoint in each node's configuration" });
+        }
         // The embedded server signs with its own key; an external one must name its keys
         // before the endpoint is reachable from other hosts.
         if (r.ingressUrl && r.endpoint && !isLoopback(r.endpoint.host) && !r.identityKeys?.length) {

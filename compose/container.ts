@@ -16,8 +16,7 @@ import type { Scheduler } from '../src/ports/scheduler.ts';
 import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookFetchFactory, WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine, type ControlFactory } from '../src/runtime/engine.ts';
-import { levelLogger } from '../src/runtime/logger.ts';
-import { telemetryFor } from './telemetry.ts';
+import { engineLoggerFor, runLogFor, telemetryFor } from './telemetry.ts';
 import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
 import { FileGate, type FileDescriber } from '../src/runtime/file-gate.ts';
@@ -80,7 +79,7 @@ export async function loadRunner(config: ResolvedConfig): Promise<Pick<Overrides
       ...(config.deno?.protect ?? []).map((f) => ({ what: 'a protected path (config deno.protect)', path: resolve(f) })),
     ],
     // The children's log frames go where the engine's own messages go (config `log`).
-    logger: levelLogger(config.log?.level, config.log?.sink),
+    logger: engineLoggerFor(config),
   });
   await runner.start();
   const files = await Promise.all(config.workflowFiles.map((f) => runner.describe(f)));
@@ -128,11 +127,12 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   // The approval gate of workflow files: only when the config names any (loadRunner).
   const fileGate = overrides.runner ? new FileGate(registry, overrides.runner.describer) : undefined;
   c.bind<CalendarFactory>(TOKENS.calendar).toConstantValue(cronCalendar);
-  c.bind<Logger>(TOKENS.logger).toConstantValue(levelLogger(config.log?.level, config.log?.sink));
+  c.bind<Logger>(TOKENS.logger).toConstantValue(engineLoggerFor(config));
   // One codec for the file and the backend's journal: built (and a bad keyring refused) here.
   const codec = payloadCodecFor(config);
   const otel = telemetryFor(config);
   const telemetry = otel?.telemetry;
+  const runLog = runLogFor(config);
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
@@ -151,7 +151,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog,
           retention: { ...retentionOf(cfg, overrides.clock === undefined), dropVersions: overrides.runner ? snapshotDropper(cfg.dataDir, registry) : undefined },
         });
       case 'restate': {
@@ -160,12 +160,14 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers, deploymentSweepMs: cfg.restate?.deploymentSweep,
+          tracingEndpoint: cfg.restate?.tracingEndpoint,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,
           codec,
           retention: retentionOf(cfg, false),
           logger: ctx.get<Logger>(TOKENS.logger),
           telemetry,
+          runLog,
           files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
         });
         // The drain (docs/restate.md, "Switching a data dir from SQLite"): the runs SQLite
@@ -176,7 +178,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         const local = new SqliteExecutor({
           ...common, scheduler: new TimerScheduler({ clock: common.clock }), triggerStore: file, random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog,
           drain: { runIds: drained, publish: (req) => primary.emit(req) },
         });
         return new DrainRouter({

@@ -18,6 +18,8 @@ export type { GcOptions, GcReport, GcRun } from '../src/domain/retention.ts';
 export type { ErrorInfo } from '../src/domain/errors.ts';
 export type { ParentLink, ChildSummary, ParentCancelPolicy } from '../src/domain/child-runs.ts';
 export type { LogSink, LogLevel, MessageLevel } from '../src/ports/logger.ts';
+export type { LogRecord, RunLogSink } from '../src/ports/run-log.ts';
+export type { LogFormat } from '../src/runtime/log-format.ts';
 export type { DeclarationDiff } from '../src/domain/approval.ts';
 export type { Permissions } from '../src/domain/permission-declaration.ts';
 export type { EventView, EventFilter, ScheduleView, SlotView, SlotFilter } from '../src/ports/triggers.ts';
@@ -40,6 +42,9 @@ export { PlainWorkflowError } from '../src/runtime/plain/plain-error.ts';
 export type { Action, Actions, ActionContext } from '../src/runtime/plain/compile.ts';
 export { createPanel, servePanel, type HeldRun, type Panel, type PanelHolds, type PanelOptions } from './panel.ts';
 export { attach, findService, type AttachOptions, type ServiceAddress, type ServiceClient } from './attach.ts';
+// A stored value (runs.get, `--json`, .tqrun) back to what the code gave, or as readable text.
+export { decodeValue } from '../src/domain/value-codec.ts';
+export { valueText } from '../src/domain/value-text.ts';
 
 /** Builds an engine from config. Call `await engine.start()` before use. */
 export async function createEngine(config: EngineConfig = {}): Promise<Engine> {

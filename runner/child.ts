@@ -7,6 +7,7 @@ import { toErrorInfo, type ErrorInfo } from '../src/domain/errors.ts';
 import type { JournalEntry } from '../src/domain/journal.ts';
 import { RUNNER_TOKEN_ENV, type WireOutcome } from '../src/domain/runner-protocol.ts';
 import { RunSession } from '../src/runtime/run-session.ts';
+import { withOutputSchema } from '../src/runtime/boundary-schemas.ts';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 import { Connection } from './connection.ts';
 import { WireLog } from './wire-log.ts';
@@ -67,7 +68,8 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   // engine's watchdog kills the child by its PID.
   const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
   Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
-  const session = new RunSession(log, def.fn, def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
+  // The output schema runs here, where the file's code is (docs/values.md, Schemas).
+  const session = new RunSession(log, withOutputSchema(def, def.fn), def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
   const running = session.run();
   settle(); // the reactions to hello and the journal
   const outcome = await running;

@@ -14,4 +14,5 @@ declare namespace Deno {
   function exit(code?: number): never;
   function unrefTimer(id: number): void;
   const version: { deno: string };
+  const stdin: { readonly readable: AsyncIterable<Uint8Array> };
 }

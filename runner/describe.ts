@@ -1,33 +1,45 @@
 // Describes a workflow file from inside a Deno child that has no permission at all: prints
-// one JSON line (name, triggers, step defaults, permission declaration) and exits. The engine
-// never imports a workflow file; this is how it learns what the file is.
+// one JSON line (name, triggers, step defaults, permission declaration, which boundary schemas
+// it declares) and exits. The engine never imports a workflow file; this is how it learns what
+// the file is. Started with the argument `check`, the same permissionless child instead checks
+// values against the file's schemas, one JSON line in and one out (runner/schema-check.ts).
 import * as z from 'zod';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
+import { isStandardSchema } from '../sdk/standard-schema.ts';
+import { serveChecks } from './schema-check.ts';
 
-/** A webhook's `validate` as data: a zod schema crosses as its JSON Schema (the engine checks
- *  request bodies with it, defaults included); a function cannot leave the file, so a file
- *  with one is refused rather than served with no check at all. */
-function webhookTrigger(t: { type: string; path?: string; validate?: unknown }): unknown {
+/** A webhook's `validate`: a Standard Schema (zod, valibot, ...) stays in the file and is run
+ *  by its check child (`validateInFile`), like the workflow's other schemas; a zod schema also
+ *  crosses as its JSON Schema, only to be shown (`tranquil workflows validate`). A function is
+ *  refused: the file would be served with no check at all. An event trigger's payload schema
+ *  crosses as `schema: true`: the check child runs it too (serveChecks). */
+function trigger(t: { type: string; path?: string; validate?: unknown; schema?: unknown }): unknown {
+  if (t.type === 'event' && t.schema !== undefined) return { ...t, schema: true };
   if (t.type !== 'webhook' || t.validate === undefined) return t;
   const path = t.path ?? '';
-  if (typeof t.validate !== 'object' || t.validate === null || !('_zod' in t.validate)) {
-    console.error(`tranquil runner: webhook '${path}': in a workflow file, validate must be a zod schema (a function cannot run outside the file's child)`);
+  if (!isStandardSchema(t.validate)) {
+    console.error(`tranquil runner: webhook '${path}': in a workflow file, validate must be a zod schema or another Standard Schema (a function cannot run outside the file's child)`);
     Deno.exit(2);
   }
+  let shown: unknown;
   try {
-    return { type: 'webhook', path, validateSchema: z.toJSONSchema(t.validate as z.ZodType, { io: 'input' }) };
-  } catch (err) {
-    console.error(`tranquil runner: webhook '${path}': its validate schema has no JSON Schema form: ${(err as Error).message}`);
-    Deno.exit(2);
+    if ('_zod' in t.validate) shown = z.toJSONSchema(t.validate as unknown as z.ZodType, { io: 'input' });
+  } catch {
+    shown = undefined; // no JSON Schema form: nothing to show, the check child still runs it
   }
+  return { type: 'webhook', path, validateInFile: true, ...(shown !== undefined ? { validateSchema: shown } : {}) };
 }
 
-export function describeModule(mod: { default?: unknown }): void {
+export async function describeModule(mod: { default?: unknown }): Promise<void> {
   const def = mod.default;
   if (!isWorkflowDefinition(def)) {
     console.error('tranquil runner: the workflow file has no default export made by workflow()');
     Deno.exit(2);
   }
-  const triggers = def.triggers.map((t) => webhookTrigger(t as { type: string }));
-  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {} }));
+  if (Deno.args[0] === 'check') return serveChecks(def);
+  const triggers = def.triggers.map((t) => trigger(t as { type: string }));
+  const s = def.schemas;
+  // Which of the workflow's own schemas exist (the engine then checks its boundaries with them).
+  const schemas = { input: s?.input !== undefined, output: s?.output !== undefined, signals: Object.keys(s?.signals ?? {}) };
+  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas }));
 }

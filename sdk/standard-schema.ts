@@ -47,9 +47,36 @@ export function issueLine(issues: ReadonlyArray<StandardIssue>): string {
   return `${path.length > 0 ? `${path.join('.')}: ` : ''}${first.message}`.replace(/\s*\n\s*/g, ' ');
 }
 
+/** The errors validateWith made from a schema's issues (not a schema that threw). */
+const refusals = new WeakSet<Error>();
+
+/** @internal True for an error validateWith made because the schema refused the value. */
+export function isSchemaRefusal(err: unknown): boolean {
+  return err instanceof Error && refusals.has(err);
+}
+
+/** Errors of a schema that could not be asked (a workflow file's check child that crashed,
+ *  timed out or is stopping): not a verdict on the value. */
+const unanswered = new WeakSet<Error>();
+
+/** @internal Marks `err` as a schema that could not answer (see isSchemaUnanswered). */
+export function schemaUnanswered<E extends Error>(err: E): E {
+  unanswered.add(err);
+  return err;
+}
+
+/** @internal True for an error marked by schemaUnanswered. */
+export function isSchemaUnanswered(err: unknown): boolean {
+  return err instanceof Error && unanswered.has(err);
+}
+
 /** The parsed value, or a one-line ValidationError `<what>: <field>: <rule>`. */
 export async function validateWith<S extends StandardSchemaV1>(schema: S, value: unknown, what: string): Promise<InferOutput<S>> {
   const r = await schema['~standard'].validate(value);
-  if (r.issues) throw new ValidationError(`${what}: ${issueLine(r.issues)}`);
+  if (r.issues) {
+    const err = new ValidationError(`${what}: ${issueLine(r.issues)}`);
+    refusals.add(err);
+    throw err;
+  }
   return r.value as InferOutput<S>;
 }

@@ -17,6 +17,24 @@ export interface StepInfo {
    *  on (`fetch(url, { signal })`, child processes) so work nobody will observe stops. Its
    *  `reason` says which. A result the body returns after the abort is ignored. */
   signal: AbortSignal;
+  /** Lines for the run's log tagged with this step and attempt (and the attempt's trace and
+   *  span ids when an OpenTelemetry SDK is registered): docs/observability.md, "Logs". */
+  log: WorkflowLogger;
+}
+
+/** Writes lines to the run's log (`ctx.log` in workflow code, `info.log` in a step body).
+ *  Each line is one record carrying the run id, workflow, step and attempt, and the trace
+ *  and span ids with an OpenTelemetry SDK registered; the engine config's `log` says where
+ *  records go (default: stderr, level info; docs/observability.md, "Logs"). */
+export interface WorkflowLogger {
+  /** A line at level debug; `fields` are kept as structured data with it. */
+  debug(message: string, fields?: Record<string, unknown>): void;
+  /** A line at level info. */
+  info(message: string, fields?: Record<string, unknown>): void;
+  /** A line at level warn. */
+  warn(message: string, fields?: Record<string, unknown>): void;
+  /** A line at level error. */
+  error(message: string, fields?: Record<string, unknown>): void;
 }
 
 /** How a failing step is retried (`step.do(name, { retries }, fn)`, `w.defaults({ retries })`).
@@ -148,6 +166,10 @@ export interface WorkflowContext {
   /** Journaled: sends signal `name` to run `runId` once (a child telling its parent, a
    *  parent telling a child); that run's step.waitForEvent(name) takes it. */
   signal(runId: string, name: string, payload?: unknown): Promise<void>;
+  /** Replay-aware: a line is written once per run, when the code first runs past it; the
+   *  replays of that code (after a sleep, a wait, a retry, a restart) do not write it again.
+   *  Not journaled, so lines cost no step. */
+  readonly log: WorkflowLogger;
 }
 
 /** The one argument of a workflow's run function. */

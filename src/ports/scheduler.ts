@@ -38,4 +38,8 @@ export interface Scheduler {
   claimMoreIfDrained(): void;
   /** A source said `more` and has not been claimed again yet: there is work not yet claimed. */
   readonly catchingUp: boolean;
+  /** A claim failed (storage) and its retry, on a real timer, has not run yet: what was due
+   *  is not claimed yet, though no time needs to pass for it (an engine that waits for idle
+   *  counts this as work). */
+  readonly retrying: boolean;
 }

@@ -17,6 +17,10 @@ export type ChildStartCall = Omit<ChildStartRequest, 'runId'> & { runId?: string
 /** Which step a log found journaled at a position (to tell a changed workflow apart). */
 export type Recorded = RecordedStep;
 
+/** What emit answers: the step found at that position, or `refused` (an event schema
+ *  refused the payload: the emit was recorded as failed with that error, nothing published). */
+export type EmitRecorded = Recorded & { refused?: ErrorInfo };
+
 /** How one attempt of a step body ended. Never a thrown error: an outcome is data. */
 export type AttemptResult =
   /** `text` is the JSON text of `value`; both absent = the body returned undefined. */
@@ -82,7 +86,7 @@ export interface StepLog {
   /** Sends a signal to another run (ctx.signal's body); absent: not available here. */
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
   /** Records the emit entry and publishes the event, atomically (once). */
-  emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<Recorded | void>;
+  emit(entry: JournalEntry, event: { name: string; payload: Json; id: string }): Promise<EmitRecorded | void>;
   /** The code returned at `position`. A log that journals as it goes returns what it had
    *  recorded there (a step, if the code now finishes early), else undefined. */
   close?(position: number): Promise<Recorded> | undefined;
@@ -107,4 +111,8 @@ export interface StepLog {
    *  invocation) says whether it still does: what the session meets then was already done
    *  and reported once (telemetry reports nothing of it). Absent: never. */
   replaying?(): boolean;
+  /** The backend finished this entry between sessions (SQLite's wake claim records due
+   *  sleeps): its outcome never reached the code, so what the code does after it, it does
+   *  for the first time (ctx.log writes its lines). Absent: never. */
+  completedOutside?(entry: JournalEntry): boolean;
 }

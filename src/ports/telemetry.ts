@@ -28,7 +28,12 @@ export type RunEventName = 'sleep' | 'wait' | 'signal' | 'retry' | 'park' | 'can
 export interface AttemptTrace {
   run<T>(fn: () => T): T;
   end(ok: boolean, error?: ErrorInfo): void;
+  /** The attempt span's ids, for the body's log lines; undefined when not recording. */
+  ids?(): SpanIds;
 }
+
+/** A recording span's trace and span ids (lowercase hex), for log lines (docs/observability.md). */
+export type SpanIds = { traceId: string; spanId: string } | undefined;
 
 /** One execution (session) of a run: from its start or wake until it finished or suspended. */
 export interface ExecutionTrace {
@@ -39,9 +44,26 @@ export interface ExecutionTrace {
   /** The session only replayed what an earlier process had done (Restate replaying an
    *  invocation): nothing of it is reported again. */
   drop(): void;
+  /** The execution span's ids, for ctx.log lines; undefined when not recording. */
+  ids?(): SpanIds;
+}
+
+/** The work behind the runs an operator watches (docs/observability.md, "Metrics"): the
+ *  backends report it where they can measure it. */
+export interface BackendMeters {
+  /** A due timer (a sleep's wake, a retry's backoff, a wait's timeout) fired `lateMs` after
+   *  its due time. */
+  timerFired(lateMs: number): void;
+  /** One SQLite transaction of `writes` writes committed and was durable (fsync'd, at
+   *  durability 'full') `seconds` after its COMMIT began. */
+  committed(writes: number, seconds: number): void;
+  /** A retention sweep deleted `runs` finished runs (with their journals) and `events` events. */
+  retained(runs: number, events: number): void;
 }
 
 export interface RunTelemetry {
+  /** Present when a meter provider listens (absent: the backends measure nothing). */
+  readonly meters?: BackendMeters;
   /** A trigger or emit is creating runs; `parent`: a W3C traceparent received with it (a
    *  webhook's header), else the caller's active context is the parent. */
   starting(kind: 'start' | 'emit', name: string, id: string, parent?: string): StartTrace | undefined;

@@ -11,18 +11,45 @@
 //    prototype is shared, so nothing per attempt outlives the attempt.
 // `signal` is therefore not an own property: read it by name or destructure it; the own
 // properties are `attempt` and `idempotencyKey`, as before.
-import type { StepInfo } from '../../sdk/types.ts';
+// `log` is made the same way: on the prototype, built on first read.
+import type { StepInfo, WorkflowLogger } from '../../sdk/types.ts';
+import type { AttemptTrace } from '../ports/telemetry.ts';
+import { NO_LOG } from './run-log.ts';
+
+/** Makes the logger of a step body's attempt (the session: its run's output and ids). */
+export interface StepLoggers {
+  stepLogger(step: string, attempt: number, trace: AttemptTrace | undefined): WorkflowLogger;
+}
 
 export class AttemptInfo implements StepInfo {
   // #private: the body's own view of this object ({ ...info }, JSON) is just the two fields.
   #ac: AbortController | undefined;
   #reason: unknown;
   #aborted = false;
+  #logger: WorkflowLogger | undefined;
+  #loggers: StepLoggers | undefined;
+  #step: string | undefined;
+  /** The attempt's span, for the log lines' ids. */
+  #trace: AttemptTrace | undefined;
 
   constructor(
     readonly attempt: number,
     readonly idempotencyKey: string,
-  ) {}
+    loggers?: StepLoggers,
+    step?: string,
+  ) {
+    this.#loggers = loggers;
+    this.#step = step;
+  }
+
+  /** The attempt's span was made (the body's log lines carry its ids). */
+  traced(trace: AttemptTrace | undefined): void {
+    this.#trace = trace;
+  }
+
+  get log(): WorkflowLogger {
+    return (this.#logger ??= this.#loggers ? this.#loggers.stepLogger(this.#step!, this.attempt, this.#trace) : NO_LOG);
+  }
 
   get signal(): AbortSignal {
     if (!this.#ac) {

@@ -4,11 +4,15 @@
 // engine.signal. A value that fails is refused in one line naming the workflow, the field and
 // the rule, before anything is stored. A workflow file's schemas live in its Deno child and
 // are not checked here (docs/values.md says so).
+import type { Json } from '../domain/json.ts';
+import { decodeValue } from '../domain/value-codec.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
-import { validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import { isSchemaRefusal, isSchemaUnanswered, validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
+import { ValidationError } from '../domain/errors.ts';
 import type { WorkflowFn } from '../../sdk/types.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import type { EmitCheck } from './emit-check.ts';
 
 /** The input a run of `name` starts with: parsed by its input schema when it has one. */
 // Both checks answer `{ value }`, never the value itself: an async function that returns an
@@ -29,6 +33,33 @@ export async function checkEventPayload(registry: WorkflowRegistry, event: strin
     if (t.schema) await validateWith(t.schema, payload, `event '${event}' payload for workflow '${d.name}'`);
     if (d.schemas?.input) await validateWith(d.schemas.input, payload, `event '${event}' payload for workflow '${d.name}' input`);
   }
+}
+
+/** A ctx.emit payload some subscriber's schema refuses: the refusal (the same one-line
+ *  error engine.emit throws), or undefined. A schema whose code throws refuses too (in one
+ *  line naming the event: it would throw again on every try); one that could not be asked
+ *  (a file's check child that crashed or timed out) throws: that is no verdict on the payload. */
+export async function emitRefusal(registry: WorkflowRegistry, event: string, stored: Json): Promise<Error | undefined> {
+  // Decoded only when some subscriber declares a schema (most events: none).
+  if (!checksEvents(registry, event)) return undefined;
+  try {
+    await checkEventPayload(registry, event, decodeValue(stored));
+    return undefined;
+  } catch (err) {
+    if (isSchemaRefusal(err)) return err as Error;
+    if (isSchemaUnanswered(err)) throw err;
+    return new ValidationError(`event '${event}' payload: a schema threw: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}`);
+  }
+}
+
+/** True when some subscriber of `event` (any event when absent) declares a payload or input schema. */
+function checksEvents(registry: WorkflowRegistry, event?: string): boolean {
+  return registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && (event === undefined || t.name === event) && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
+}
+
+/** The ctx.emit check of an executor's sessions (emit-check.ts), on this registry. */
+export function emitCheckOf(registry: WorkflowRegistry): EmitCheck {
+  return { wanted: () => checksEvents(registry), refusal: (event, stored) => emitRefusal(registry, event, stored) };
 }
 
 /** True when some registered workflow declares signal schemas (engine.signal then reads the

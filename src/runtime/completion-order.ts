@@ -46,6 +46,9 @@ export class CompletionOrder {
   /** The session's next position when the last result was handed back: a step at or past
    *  it was called after that release. */
   private releasedAt = 0;
+  /** A result of this session's own (none recorded before it) reached the code: the code
+   *  from here on runs for the first time (ctx.log writes its lines). */
+  deliveredNew = false;
 
   constructor(
     recordedOrders: readonly (number | undefined)[],
@@ -125,7 +128,10 @@ export class CompletionOrder {
 
   private delivered(order: number): void {
     if (this.released < this.recorded.length) this.released++;
-    else this.close(order);
+    else {
+      this.close(order);
+      this.deliveredNew = true;
+    }
     this.releasedAt = this.hooks.position();
     this.hooks.moved();
     if (this.releasedThisTurn) return;

@@ -2,7 +2,7 @@
 // The version is a digest of the definition's source, recorded on every run it starts.
 import { sha256Hex } from '../domain/sha256.ts';
 import { UnknownWorkflowError, ValidationError } from '../domain/errors.ts';
-import { isWorkflowDefinition, type WorkflowDefinition } from '../../sdk/workflow.ts';
+import { isWorkflowDefinition, type WorkflowDefinition, type WorkflowSchemas } from '../../sdk/workflow.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
 import type { Permissions } from '../domain/permissions.ts';
 import type { StepOptions } from '../../sdk/types.ts';
@@ -22,6 +22,8 @@ export interface FileDescription {
   name: string;
   triggers: Trigger[];
   stepDefaults: StepOptions;
+  /** The file's schemas as the engine checks them (each run by the file's check child). */
+  schemas?: WorkflowSchemas;
 }
 
 export interface RegisteredWorkflow {
@@ -90,6 +92,7 @@ function fileEntry(f: FileDescription): RegisteredWorkflow {
   };
   const definition: WorkflowDefinition = Object.freeze({
     kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
+    ...(f.schemas ? { schemas: f.schemas } : {}),
   });
   return { definition, version: f.file.digest, file: f.file };
 }

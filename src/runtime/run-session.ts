@@ -20,9 +20,11 @@ import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-na
 import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
 import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../ports/telemetry.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
-import { AttemptInfo } from './attempt-info.ts';
+import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
+import { NO_LOG, RunLogger } from './run-log.ts';
+import type { RunLogOutput } from '../ports/run-log.ts';
 import { Links, type Link } from './links.ts';
-import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn } from '../../sdk/types.ts';
+import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn, WorkflowLogger } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
@@ -88,9 +90,11 @@ export interface SessionLimits {
   telemetry?: RunTelemetry;
   /** The trace context stored with the run (a W3C traceparent): this execution's parent. */
   traceparent?: string;
+  /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
+  runLog?: RunLogOutput;
 }
 
-export class RunSession {
+export class RunSession implements StepLoggers {
   private seq = 0;
   private readonly namer = new StepNamer();
   private outcome: RunOutcome | undefined;
@@ -157,6 +161,10 @@ export class RunSession {
   /** This session did something new (an attempt, a suspension): a session that only
    *  replayed what an earlier process did (Restate replaying an invocation) reports nothing. */
   private traced = false;
+  /** The code has run past what earlier sessions ran (it got a value none recorded before
+   *  this session: a new step outcome, a new ctx.now()): ctx.log writes from here on. A run
+   *  with nothing journaled runs its code for the first time from the start. */
+  private fresh: boolean;
 
   constructor(
     private readonly log: StepLog,
@@ -164,6 +172,7 @@ export class RunSession {
     private readonly stepDefaults?: StepOptions,
     private readonly options: SessionLimits = {},
   ) {
+    this.fresh = log.entries.length === 0;
     this.order = new CompletionOrder(
       log.entries.flatMap((e) => [e?.order]),
       {
@@ -492,7 +501,21 @@ export class RunSession {
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
       signal: signalStep(step, this.log),
+      log: this.options.runLog ? new RunLogger(this.options.runLog, this.log.runId, this.log.workflow, { replaying: () => this.linesReplayed(), ids: () => this.trace?.ids?.() }) : NO_LOG,
     };
+  }
+
+  /** The code writing a ctx.log line now ran (and wrote it) in an earlier session: it has
+   *  been handed only recorded values so far, or the log replays an earlier process's work
+   *  (Restate replaying the invocation's journal). */
+  private linesReplayed(): boolean {
+    return !(this.fresh || this.order.deliveredNew) || this.log.replaying?.() === true;
+  }
+
+  /** A step body's logger (AttemptInfo.log): its lines are never replays (a replayed step's
+   *  body does not run), tagged with the step, the attempt and the attempt span's ids. */
+  stepLogger(step: string, attempt: number, at: AttemptTrace | undefined): WorkflowLogger {
+    return new RunLogger(this.options.runLog!, this.log.runId, this.log.workflow, at?.ids ? { ids: () => at.ids!() } : {}, step, attempt);
   }
 
   /** ctx.now()/ctx.random() are synchronous: the value is returned at once and its entry
@@ -503,6 +526,7 @@ export class RunSession {
     const { call, decision } = started;
     if (decision.type === 'replay') return decision.entry.result as number;
     const value = produce();
+    this.fresh = true;
     const t = this.log.now();
     const write = this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: value, startedAt: t, endedAt: t });
     write.catch(() => {});
@@ -795,6 +819,8 @@ export class RunSession {
     // (graceBounds), not this order; this keeps a replay's order the execution's.
     if (entry.error?.fields?.afterReturn === true && !this.returned) await (this.returnedAt ??= promiseWithResolve()).promise;
     if ((entry.error?.name === 'CancelledError' || isDeadlineError(entry.error)) && !this.returned) this.cancelReachedCode = true;
+    // A sleep the backend finished between sessions: the code never got past it before.
+    if (!this.fresh && this.log.completedOutside?.(entry)) this.fresh = true;
     return decodeValue(replayed(entry)) as Json | undefined;
   }
 
@@ -810,7 +836,7 @@ export class RunSession {
   /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     if (timeoutMs !== undefined) {
-      const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+      const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name);
       return this.runTimedBody(call, attempt, timeoutMs, body, info, this.aborts.add(info));
     }
     const res = this.bodyNow(call, attempt, body);
@@ -820,10 +846,11 @@ export class RunSession {
   /** An attempt without a timeout: a body that returns a plain value (or throws) gives its
    *  outcome at once, with no promise or async frame of its own (this runs once per step). */
   private bodyNow<T>(call: StepCall, attempt: number, body: StepBody<T>): AttemptResult | Promise<AttemptResult> {
-    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name);
     const abortKey = this.aborts.add(info);
     // Traced: the body runs in its attempt span's context (its own spans nest under it).
     const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
+    if (at) info.traced(at);
     let value: T | Promise<T>;
     try {
       value = at ? at.run(() => this.callBody(body, info)) : this.callBody(body, info);
@@ -844,6 +871,7 @@ export class RunSession {
   private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: Link<AttemptInfo>): Promise<AttemptResult> {
     let value: unknown;
     const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
+    if (at) info.traced(at);
     try {
       value = await withTimeout(() => (at ? at.run(() => this.callBody(body, info)) : this.callBody(body, info)), timeoutMs, call.name, attempt);
     } catch (err) {
@@ -1003,6 +1031,8 @@ export class RunSession {
       );
       if (!this.checkRecorded(call, recorded)) return this.order.abandon(order), never();
       await this.order.gate(order, call.seq);
+      // An event schema refused the payload: recorded as a failed emit, nothing published.
+      if (recorded && recorded.refused) throw fromErrorInfo(recorded.refused);
     } finally {
       this.unsettled--;
     }

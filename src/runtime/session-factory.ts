@@ -8,6 +8,7 @@ import type { RegisteredWorkflow } from './registry.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { RunSession, type SessionLimits } from './run-session.ts';
 import { withOutputSchema } from './boundary-schemas.ts';
+import { withEmitCheck, type EmitCheck } from './emit-check.ts';
 
 export interface Session {
   run(): Promise<RunOutcome>;
@@ -23,14 +24,17 @@ export interface Session {
 
 export interface SessionOptions extends SessionLimits {
   stepDefaults?: StepOptions;
+  /** Checks ctx.emit payloads against the events' declared schemas (emit-check.ts). */
+  checkEmit?: EmitCheck;
 }
 
 /** Runs a workflow file's execution; `version` is the run's recorded version (its snapshot). */
 export type FileSessionFactory = (log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions) => Session;
 
-export function sessionFor(log: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions, files?: FileSessionFactory): Session {
+export function sessionFor(given: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions, files?: FileSessionFactory): Session {
+  const log = o.checkEmit?.wanted() ? withEmitCheck(given, o.checkEmit) : given;
   // A definition with pinned versions runs the one the run started with.
-  if (!wf.file) return new RunSession(log, withOutputSchema(wf.definition, wf.definition.forVersion?.(version) ?? wf.definition.fn), o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, telemetry: o.telemetry, traceparent: o.traceparent });
+  if (!wf.file) return new RunSession(log, withOutputSchema(wf.definition, wf.definition.forVersion?.(version) ?? wf.definition.fn), o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog });
   if (!files) {
     // Never run a file's code in the engine: without a runner this backend cannot run it.
     return { cancelDelivered: false, run: async () => ({ type: 'failed', error: { name: 'NotSupportedError', message: `workflow '${wf.definition.name}' is a workflow file: this backend has no Deno runner (docs/runner.md)` } }) };

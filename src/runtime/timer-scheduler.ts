@@ -34,10 +34,16 @@ export class TimerScheduler implements Scheduler {
   private cancelTimer: (() => void) | undefined;
   private unsubscribeJump: (() => void) | undefined;
   private stopped = false;
+  /** The retry of a failed claim, until it runs (at most one). */
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(o: TimerSchedulerOptions) {
     this.clock = o.clock;
     this.batch = o.batch ?? DUE_BATCH;
+  }
+
+  get retrying(): boolean {
+    return this.retryTimer !== undefined;
   }
 
   get catchingUp(): boolean {
@@ -63,6 +69,8 @@ export class TimerScheduler implements Scheduler {
     this.unsubscribeJump?.();
     this.unsubscribeJump = undefined;
     this.disarm();
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   armAt(at: number): void {
@@ -124,6 +132,9 @@ export class TimerScheduler implements Scheduler {
   private settle(order: Registered[], claims: TimerClaim[]): void {
     // A source may have stopped the engine mid-claim (a fault point): nothing more happens.
     if (this.stopped) return;
+    // A claim went through: whatever a failed one left due is claimed (or re-armed) now.
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     let next: number | undefined;
     let more = false;
     claims.forEach((c, i) => {
@@ -146,6 +157,14 @@ export class TimerScheduler implements Scheduler {
     if (this.stopped) return; // a claim cut short by stop(): nothing to retry
     // A storage failure claimed nothing: try again soon (a real timer: time need not pass).
     console.error(`tranquil: due timers could not be claimed (will retry): ${(err as Error)?.message ?? err}`);
-    setTimeout(() => void this.scan(), RETRY_MS).unref();
+    // Kept (`retrying`) until it ran: the claim it makes up for is due now, so an engine
+    // waiting for idle waits for it too. Left untracked, a test engine's idle() resolved with
+    // due runs and schedule slots unclaimed, and its clock moved on past them (seed 6130219).
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.scan();
+    }, RETRY_MS);
+    this.retryTimer.unref();
   }
 }

@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { manual, TerminalError, workflow } from '@tranquil/sdk';
 import type { Explanation, RunView } from '@tranquil/engine';
 import type { ScenarioKit } from './triggers.ts';
+import { decodeValue } from '../../src/domain/value-codec.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/tranquil.mjs');
@@ -159,5 +160,23 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     } else {
       expect(json<RunView>(r, 'runs describe')).toEqual(JSON.parse(JSON.stringify(done)));
     }
+  }, 60_000);
+
+  test('cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless', async () => {
+    const wf = workflow('cli-values', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('make', () => ({ lines: new Map([['sku-1', 2]]), at: new Date(0), total: 10n, seen: input })));
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('cli-values', { plain: [1, 'a'] });
+    expect((await engine.result(runId, { timeout: '20s' })).status).toBe('succeeded');
+    const [human, machine] = await Promise.all([cli(backend, dir, 'runs', 'describe', runId), cli(backend, dir, 'runs', 'describe', runId, '--json')]);
+    expect(human.code, human.err).toBe(0);
+    expect(human.out).toContain('\n  input {"plain":[1,"a"]}\n');
+    expect(human.out).toContain('\n  output {"lines":Map(1) {"sku-1" => 2},"at":1970-01-01T00:00:00.000Z,"total":10n,"seen":{"plain":[1,"a"]}}\n');
+    const stored = json<RunView>(machine, 'runs describe --json');
+    expect(stored.output).toEqual((await engine.runs.get(runId)).output);
+    expect(stored.output).toHaveProperty('$tqv');
+    expect(decodeValue(stored.output)).toEqual({ lines: new Map([['sku-1', 2]]), at: new Date(0), total: 10n, seen: { plain: [1, 'a'] } });
   }, 60_000);
 }

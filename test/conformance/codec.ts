@@ -18,6 +18,7 @@ import type { Engine } from '@tranquil/engine';
 import { AdminApi, sqlString } from '../../src/adapters/restate/admin-api.ts';
 import { readAdminFile } from '../../src/adapters/restate/server-process.ts';
 import type { ScenarioKit } from './triggers.ts';
+import { decodeValue } from '../../src/domain/value-codec.ts';
 import { checkInFlight } from '../../src/runtime/replay-check.ts';
 import type { RunReader } from '../../src/ports/run-reader.ts';
 
@@ -40,7 +41,8 @@ const secrets = workflow('codec-secrets', (w) => {
   w.trigger(manual());
   w.run(async ({ input, step, ctx }) => {
     const s = (input as { secret: string }).secret;
-    const fetched = await step.do('fetch', () => ({ token: `${s}-result` }));
+    // A tagged value (docs/values.md) too: the key seals the codec's stored form as it is.
+    const fetched = await step.do('fetch', () => ({ token: `${s}-result`, lines: new Map([[`${s}-map`, new Date(0)]]), n: 10n }));
     let caught = '';
     try {
       await step.do('boom', { retries: { limit: 1 } }, () => {
@@ -55,7 +57,7 @@ const secrets = workflow('codec-secrets', (w) => {
   });
 });
 
-const expected = (s: string) => ({ fetched: { token: `${s}-result` }, caught: `${s}-error`, reply: { text: `${s}-signal` }, out: `${s}-output` });
+const expected = (s: string) => ({ fetched: { token: `${s}-result`, lines: new Map([[`${s}-map`, new Date(0)]]), n: 10n }, caught: `${s}-error`, reply: { text: `${s}-signal` }, out: `${s}-output` });
 
 /** One run of `secrets` that passes `s` through every kind of payload, to its end. */
 async function runSecrets(engine: Engine, s: string): Promise<string> {
@@ -178,7 +180,7 @@ export function codecScenarios({ test, boot, restart, until }: ScenarioKit, back
     });
     await withKeys(`${k2},${k1}`, async () => {
       const again = await restart(engine, [secrets], dir);
-      expect((await again.runs.get(doneId))?.output).toEqual(expected(s));
+      expect(decodeValue((await again.runs.get(doneId))?.output)).toEqual(expected(s)); // views: the stored form
       await again.signal(waitingId, 'reply', { text: `${s}-signal` });
       const view = await again.result(waitingId, { timeout: '30s' });
       expect(view.output).toEqual(expected(s));
@@ -216,7 +218,7 @@ export function codecScenarios({ test, boot, restart, until }: ScenarioKit, back
     expect(hash()).toBe(before);
     await withKeys(k1, async () => {
       const { engine } = await boot([secrets], dir);
-      expect((await engine.runs.get(runId))?.output).toEqual(expected(s));
+      expect(decodeValue((await engine.runs.get(runId))?.output)).toEqual(expected(s)); // views: the stored form
       await engine.stop();
     });
   }, 90_000);

@@ -10,7 +10,7 @@ import type { ScenarioKit } from './triggers.ts';
 
 const order = z.object({ sku: z.string().min(1), qty: z.number().int().positive(), note: z.string().default('') });
 
-export function schemaScenarios({ test, boot, until }: ScenarioKit): void {
+export function schemaScenarios({ test, boot, restart, until }: ScenarioKit): void {
   test('schemas: bad input is refused at trigger, emit and webhook (400) in one line naming workflow, field and rule; nothing stored', async () => {
     const wf = workflow('typed-order', { input: order }, (w) => {
       w.trigger(manual());
@@ -68,5 +68,50 @@ export function schemaScenarios({ test, boot, until }: ScenarioKit): void {
     const failed = await engine.result(bad, { timeout: '20s' });
     expect(failed.status).toBe('failed');
     expect(failed.error).toEqual({ name: 'ValidationError', message: "workflow 'typed-approval' output: Invalid string: must start with \"ok\"" });
+  }, 60_000);
+
+  test('schemas: a ctx.emit payload that an event schema refuses rejects that emit in one line naming event and field; caught, the run goes on; nothing published; a replay throws it again', async () => {
+    const bodies = { after: 0 };
+    const paid = workflow('emit-paid', (w) => {
+      w.trigger(event('emit.paid', { schema: z.object({ amount: z.number().positive() }) }));
+      w.run(async ({ input }) => input);
+    });
+    const seller = workflow('emit-seller', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx, input }) => {
+        let caught = 'nothing';
+        try {
+          await ctx.emit('emit.paid', { amount: -1 });
+        } catch (err) {
+          caught = `${(err as Error).name}: ${(err as Error).message}`;
+        }
+        if (input?.uncaught) await ctx.emit('emit.paid', { amount: 'ten' });
+        await step.do('after', () => (bodies.after++, 'after'));
+        await step.waitForEvent('go', { timeout: '60s' });
+        await ctx.emit('emit.paid', { amount: 5 });
+        return caught;
+      });
+    });
+    const { engine, dir } = await boot([paid, seller]);
+    const { runId } = await engine.trigger('emit-seller', null);
+    await until('run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    expect(await engine.events.list({})).toEqual([]);
+    const refused = (await engine.runs.get(runId)).steps.find((s) => s.kind === 'emit');
+    expect(refused).toMatchObject({ status: 'failed', error: { name: 'ValidationError', message: "event 'emit.paid' payload for workflow 'emit-paid': amount: Too small: expected number to be >0" } });
+    // The replay after a restart throws the recorded refusal at the same place.
+    const again = await restart(engine, [paid, seller], dir);
+    await again.signal(runId, 'go', null);
+    const view = await again.result(runId, { timeout: '30s' });
+    expect(view.output).toBe("ValidationError: event 'emit.paid' payload for workflow 'emit-paid': amount: Too small: expected number to be >0");
+    expect(bodies.after).toBe(1);
+    const events = await again.events.list({});
+    expect(events.map((e) => e.payload)).toEqual([{ amount: 5 }]);
+    await until('the accepted event to start its run', async () => (await again.runs.list({ workflow: 'emit-paid' })).length === 1);
+    // Uncaught, the run fails with it.
+    const bad = (await again.trigger('emit-seller', { uncaught: true })).runId;
+    const failed = await again.result(bad, { timeout: '30s' });
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toEqual({ name: 'ValidationError', message: "event 'emit.paid' payload for workflow 'emit-paid': amount: Invalid input: expected number, received string" });
+    expect((await again.events.list({})).length).toBe(1);
   }, 60_000);
 }

@@ -16,11 +16,13 @@ function rich() {
   const shared = { n: 1 };
   const err = new RangeError('out of range', { cause: new Error('root') });
   err.code = 'E_RANGE';
+  const cyc = { name: 'loop' };
+  cyc.self = cyc;
   return {
     u: undefined, arr: [1, undefined, 3], d: new Date(0), m: new Map([['a', 1], ['b', new Set([2])]]), s: new Set([1, 2]),
     big: 10n, nan: NaN, inf: -Infinity, nz: -0, bytes: new Uint8Array([1, 2, 255]), buf: new Uint8Array([7, 8]).buffer,
     url: new URL('https://example.com/a?b=1'), re: /x+/gi, err, x: shared, y: shared,
-    deep: { a: [{ b: new Map([['k', new Set([new Date(1)])]]) }] },
+    deep: { a: [{ b: new Map([['k', new Set([new Date(1)])]]) }] }, cyc,
   };
 }
 function kinds(v) {
@@ -30,7 +32,7 @@ function kinds(v) {
     v.inf === -Infinity, Object.is(v.nz, -0), v.bytes instanceof Uint8Array && v.bytes[2] === 255, v.buf instanceof ArrayBuffer && v.buf.byteLength === 2,
     v.url instanceof URL && v.url.searchParams.get('b') === '1', v.re instanceof RegExp && v.re.flags === 'gi',
     v.err instanceof RangeError && v.err.message === 'out of range' && v.err.code === 'E_RANGE' && v.err.cause instanceof Error,
-    v.x === v.y, v.deep.a[0].b.get('k').values().next().value instanceof Date,
+    v.x === v.y, v.deep.a[0].b.get('k').values().next().value instanceof Date, v.cyc.self === v.cyc && v.cyc.name === 'loop',
   ].map((ok, i) => (ok ? 'ok' : 'LOST#' + i)).join(',');
 }`;
 

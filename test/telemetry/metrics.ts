@@ -121,5 +121,56 @@ export function metricsScenarios(backend: Backend): void {
       }
       await meterProvider.shutdown();
     });
+
+    test('timer lag, SQLite commit batches and commit time, retention work', async () => {
+      const reader = new TestReader();
+      const meterProvider = new MeterProvider({ readers: [reader] });
+      const napper = workflow('m-nap', (w) => {
+        w.trigger(manual());
+        w.run(async ({ step }) => {
+          await step.do('a', () => 1);
+          await step.sleep('nap', 1500);
+          return 'ok';
+        });
+      });
+      const dataDir = mkdtempSync(join(tmpdir(), `tranquil-metrics-${backend}-`));
+      dirs.push(dataDir);
+      const engine = await createEngine({ backend, dataDir, workflows: [napper], telemetry: { meterProvider }, retention: { maxAge: 1 } });
+      await engine.start();
+      open.push(engine);
+      const { runId } = await engine.trigger('m-nap', {});
+      expect((await engine.result(runId, { timeout: '30s' })).status).toBe('succeeded');
+      await sleep(20);
+      expect((await engine.gc({ dryRun: true })).runs).toBeGreaterThanOrEqual(backend === 'sqlite' ? 1 : 0);
+      const gc = await engine.gc();
+      if (backend === 'sqlite') expect(gc.runs).toBe(1);
+
+      const { resourceMetrics, errors } = await reader.collect();
+      expect(errors).toEqual([]);
+      const all = resourceMetrics.scopeMetrics.filter((s) => s.scope.name === 'tranquil').flatMap((s) => s.metrics);
+      // One due timer (the nap), fired once; measured from its due time, not from the sleep's
+      // start (that would be at least the 1.5 s slept).
+      const lag = points(all, 'tranquil.timer.lag') as Record<string, { count: number; sum: number }>;
+      expect(lag['']?.count).toBe(1);
+      expect(lag['']!.sum).toBeGreaterThanOrEqual(0);
+      expect(lag['']!.sum).toBeLessThan(1.5);
+      // Retention: what the sweep deleted (the dry run deleted nothing and counts nothing).
+      expect(points(all, 'tranquil.retention.runs_deleted')).toEqual({ '': gc.runs });
+      expect(points(all, 'tranquil.retention.events_deleted')).toEqual({ '': gc.events });
+      if (backend === 'sqlite') {
+        // Every journal write went through a transaction: the run's insert, its steps, its end.
+        const writes = points(all, 'tranquil.sqlite.commit.writes') as Record<string, { count: number; sum: number }>;
+        const commits = points(all, 'tranquil.sqlite.commit.duration') as Record<string, { count: number; sum: number }>;
+        expect(writes['']!.count).toBeGreaterThanOrEqual(1);
+        expect(writes['']!.sum).toBeGreaterThanOrEqual(4);
+        expect(writes['']!.sum).toBeGreaterThanOrEqual(writes['']!.count);
+        expect(commits['']!.count).toBe(writes['']!.count);
+        expect(commits['']!.sum).toBeGreaterThan(0);
+      } else {
+        // Restate journals in its server: no SQLite commits of runs to report.
+        expect(points(all, 'tranquil.sqlite.commit.writes')).toEqual({});
+      }
+      await meterProvider.shutdown();
+    });
   });
 }

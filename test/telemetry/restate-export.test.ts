@@ -1,7 +1,7 @@
 // On Restate, the run's spans and the Restate server's own invocation spans are one trace:
 // the engine sends the run's traceparent with the run to Restate's ingress, and the embedded
-// restate-server exports its spans where RESTATE_TRACING_ENDPOINT says (it inherits the
-// engine's environment). A local OTLP/HTTP receiver on 127.0.0.1 stands in for a collector:
+// restate-server exports its spans where config restate.tracingEndpoint says, else where
+// RESTATE_TRACING_ENDPOINT in the engine's environment (it inherits it) says. A local OTLP/HTTP receiver on 127.0.0.1 stands in for a collector:
 // the protobuf it receives carries the run's 16-byte trace id.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { createEngine } from '@tranquil/engine';
 import { manual, workflow } from '@tranquil/sdk';
 
-it('the embedded restate-server exports its invocation spans into the run\'s trace', async () => {
+it.each(['config restate.tracingEndpoint', 'RESTATE_TRACING_ENDPOINT'])('the embedded restate-server exports its invocation spans into the run\'s trace (%s)', async (how) => {
   const bodies: Buffer[] = [];
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -25,7 +25,10 @@ it('the embedded restate-server exports its invocation spans into the run\'s tra
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const before = process.env.RESTATE_TRACING_ENDPOINT;
-  process.env.RESTATE_TRACING_ENDPOINT = `otlp+http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+  const endpoint = `otlp+http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+  const byConfig = how.startsWith('config');
+  if (byConfig) delete process.env.RESTATE_TRACING_ENDPOINT;
+  else process.env.RESTATE_TRACING_ENDPOINT = endpoint;
   const dataDir = mkdtempSync(join(tmpdir(), 'tranquil-otel-restate-export-'));
   const exporter = new InMemorySpanExporter();
   const wf = workflow('otel-export', (w) => {
@@ -33,7 +36,7 @@ it('the embedded restate-server exports its invocation spans into the run\'s tra
     w.run(async ({ step }) => step.do('one', () => 1));
   });
   const engine = await createEngine({
-    backend: 'restate', dataDir, workflows: [wf],
+    backend: 'restate', dataDir, workflows: [wf], ...(byConfig ? { restate: { tracingEndpoint: endpoint } } : {}),
     telemetry: { tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }) },
   });
   try {

@@ -18,7 +18,7 @@ it('absent sections resolve to undefined; unknown keys are still refused', () =>
 
 it('a given section is checked in full, with defaults applied', () => {
   expect(resolveConfig({ webhook: {} }, {}).webhook).toEqual({ host: '127.0.0.1', port: 0, bodyLimitBytes: 1024 * 1024, listen: true });
-  expect(resolveConfig({ log: {} }, {}).log).toEqual({ level: 'warn' });
+  expect(resolveConfig({ log: {} }, {}).log).toEqual({ level: 'warn', format: 'text' });
   expect(resolveConfig({ retention: { maxAge: '2d' } }, {}).retention).toEqual({ maxAge: 2 * 86_400_000 });
   const bad: [string, unknown, RegExp][] = [
     ['deno', { heartbeatInterval: 5000, heartbeatTimeout: 1000 }, /heartbeatTimeout must be longer/],

@@ -169,9 +169,37 @@ describe('TimerScheduler', () => {
       console.error = orig;
     }
     expect(errors[0]).toMatch(/could not be claimed \(will retry\): disk full/);
+    // What was due is not claimed until the retry ran: an engine waiting for idle counts it.
+    expect(s.retrying).toBe(true);
     fail = false;
     await new Promise((r) => setTimeout(r, 1100));
     expect(a.claimed).toEqual([T0]);
+    expect(s.retrying).toBe(false);
     s.stop();
+  });
+
+  it('a retry still pending is dropped by stop() and by a claim that went through', async () => {
+    const clock = new ManualClock(T0);
+    const s = new TimerScheduler({ clock });
+    let fail = true;
+    const a = new DueTimes([T0, T0 + 5000]);
+    s.register({ claimDue: (now, batch) => { if (fail) throw new Error('disk full'); return a.claimDue(now, batch); } });
+    const orig = console.error;
+    console.error = () => {};
+    try {
+      await s.start();
+      expect(s.retrying).toBe(true);
+      fail = false;
+      await s.rescan(); // e.g. a wall-clock jump: this claim covers what the failed one left
+      expect(a.claimed).toEqual([T0]);
+      expect(s.retrying).toBe(false);
+      fail = true;
+      clock.set(T0 + 5000);
+      expect(s.retrying).toBe(true);
+      s.stop();
+      expect(s.retrying).toBe(false);
+    } finally {
+      console.error = orig;
+    }
   });
 });

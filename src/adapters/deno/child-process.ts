@@ -4,7 +4,8 @@
 // its PID only.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import type { Readable, Writable } from 'node:stream';
 import { signalPid } from '../../platform/pid.ts';
 import { writtenBytes } from '../../platform/proc-io.ts';
 
@@ -57,10 +58,17 @@ export class DenoChild {
   writtenBefore = 0;
   /** It went past its write bound and was killed for it (boundWrites). */
   overWritten = false;
+  /** Its stdin, when spawned with `o.stdin` (a check child reads requests from it). */
+  readonly stdin: Writable | null;
 
-  /** `infoFd`: the command is bwrap writing its child's pid as JSON to fd 3. */
-  constructor(file: string, args: readonly string[], env: Record<string, string>, cwd: string, infoFd = false) {
-    const child = withPrivateUmask(() => spawn(file, args, { env, cwd, stdio: infoFd ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'] }));
+  /** `infoFd`: the command is bwrap writing its child's pid as JSON to fd 3. `o.stdin`: a
+   *  pipe to its stdin; `o.onLine`: called with each complete line it prints on stdout. */
+  constructor(file: string, args: readonly string[], env: Record<string, string>, cwd: string, infoFd = false, o: { stdin?: boolean; onLine?: (line: string) => void } = {}) {
+    const stdin = o.stdin ? 'pipe' : 'ignore';
+    const child = withPrivateUmask(() => spawn(file, args, { env, cwd, stdio: infoFd ? [stdin, 'pipe', 'pipe', 'pipe'] : [stdin, 'pipe', 'pipe'] }));
+    this.stdin = child.stdin;
+    // A child killed while a write is in flight: EPIPE is its ending, reported by `exited`.
+    child.stdin?.on('error', () => {});
     if (child.pid === undefined) throw new Error(`could not start ${file}`);
     this.spawnedPid = child.pid;
     this.infoFd = infoFd;
@@ -69,6 +77,16 @@ export class DenoChild {
       return next.length > OUTPUT_KEEP ? next.slice(-OUTPUT_KEEP) : next;
     };
     child.stdout!.on('data', (c: Buffer) => (this.out = keep(this.out, c)));
+    if (o.onLine) {
+      const onLine = o.onLine;
+      let partial = '';
+      const text = new StringDecoder('utf8'); // a character split across chunks stays whole
+      child.stdout!.on('data', (c: Buffer) => {
+        const lines = (partial + text.write(c)).split('\n');
+        partial = lines.pop()!;
+        for (const line of lines) onLine(line);
+      });
+    }
     child.stderr!.on('data', (c: Buffer) => (this.err = keep(this.err, c)));
     const info = infoFd ? (child.stdio[3] as Readable | null) : null;
     if (info) {

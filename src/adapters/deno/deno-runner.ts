@@ -5,9 +5,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
-import { denoFlags, describeFlags, grantedPaths, moduleFlags, permissionsSchema, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
+import { denoFlags, describeFlags, grantedPaths, moduleFlags, RUNNER_TOKEN_ENV, type Permissions } from '../../domain/permissions.ts';
 import { ProtocolError } from '../../domain/runner-protocol.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import type { Logger, MessageLevel } from '../../ports/logger.ts';
@@ -15,9 +14,6 @@ import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { FileDescription, RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import type { Session, SessionOptions } from '../../runtime/session-factory.ts';
-import { schedule, type Trigger } from '../../../sdk/triggers.ts';
-import type { CatchUpPolicy } from '../../domain/schedule.ts';
-import { workflowNameSchema } from '../../../sdk/workflow.ts';
 import { findDeno } from './binary.ts';
 import { DenoChild } from './child-process.ts';
 import { findSnapshot, takeSnapshot, versionOf, writeImportMap, childPackageDirs, type Snapshot } from './snapshot.ts';
@@ -27,6 +23,8 @@ import { serveStepLog, type Watch } from './step-log-server.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MAX_WRITE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
+import { FileSchemaChecks } from './schema-checks.ts';
+import { checkTriggers, DESCRIPTION, descriptionSchema, fileDescription, type Description, type RemoteSchemas } from './description.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
@@ -105,16 +103,6 @@ interface Spawned {
   claimant: (s: Socket) => void;
 }
 
-/** The description of a snapshot's file, stored next to it. */
-const DESCRIPTION = 'description.json';
-
-const descriptionSchema = z.object({
-  name: workflowNameSchema,
-  triggers: z.array(z.object({ type: z.string() }).passthrough()),
-  stepDefaults: z.object({}).passthrough(),
-  permissions: permissionsSchema(),
-});
-
 /** What a finished child left: its output, kept per run (bounded) for `runs describe`. */
 export interface ChildRecord {
   pid: number;
@@ -149,7 +137,11 @@ export class DenoRunner {
   /** How children are confined here (bubblewrap, or why not). */
   readonly confinement: Confinement;
 
+  /** The check children that run a file's schemas at the engine's boundaries. */
+  private readonly checks: FileSchemaChecks;
+
   constructor(private readonly o: DenoRunnerOptions) {
+    this.checks = new FileSchemaChecks((v, onLine) => this.spawnCheckChild(v, onLine), { timeoutMs: o.describeTimeoutMs ?? DEFAULT_DESCRIBE_TIMEOUT_MS, idleMs: o.warmIdleMs || DEFAULT_WARM_IDLE_MS });
     this.binary = findDeno(o.binary);
     this.denoDir = join(o.dataDir, 'runner', 'deno-dir');
     this.confinement = detectConfinement(o.sandbox);
@@ -179,6 +171,7 @@ export class DenoRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.closing.abort();
+    this.checks.close();
     for (const w of this.warm.values()) clearTimeout(w.timer);
     this.warm.clear();
     const dying = [...this.live].map((child) => (child.kill(), child.exited));
@@ -193,9 +186,10 @@ export class DenoRunner {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
     await this.checkGraph(snap, `workflow file ${file}`);
+    // A description stored before schemas were described (no `schemas`) is made again.
     const known = this.storedDescription(snap.digest);
-    if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
-    if (known) return { name: known.name, triggers: withValidators(known.triggers, file), stepDefaults: known.stepDefaults, file: { path: file, digest: snap.digest, permissions: known.permissions } };
+    if (known?.schemas) checkGrants(file, known.permissions, dirname(file), this.guarded());
+    if (known?.schemas) return fileDescription(known, snap.digest, file, this.remote(snap.digest, file));
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     child.boundWrites(this.maxWriteBytes());
@@ -220,7 +214,24 @@ export class DenoRunner {
     // Kept with the snapshot: the declaration a run of this version executes with, also
     // after a restart that registers a newer version of the file.
     writeFileSync(join(snap.dir, DESCRIPTION), `${JSON.stringify(d)}\n`, { mode: 0o600 });
-    return { name: d.name, triggers: withValidators(d.triggers, file), stepDefaults: d.stepDefaults, file: { path: file, digest: snap.digest, permissions: d.permissions } };
+    return fileDescription(d, snap.digest, file, this.remote(snap.digest, file));
+  }
+
+  /** The schemas of `file` at `version`, each run by its check child. */
+  private remote(version: string, file: string): RemoteSchemas {
+    return (at, name) => this.checks.schema(version, file, at, name);
+  }
+
+  /** The check child of a version: the describe entry with `check`, as permissionless as a
+   *  describe, reading check requests on its stdin (runner/schema-check.ts). */
+  private spawnCheckChild(version: string, onLine: (line: string) => void): DenoChild {
+    const snap = findSnapshot(this.o.dataDir, version);
+    if (!snap) throw new ValidationError(`the snapshot of version ${version} is missing: its schemas cannot be checked`);
+    const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry, 'check'], this.memoryMiB(), this.maxFileBytes());
+    const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd, { stdin: true, onLine });
+    this.live.add(child);
+    void child.exited.then(() => this.live.delete(child));
+    return child;
   }
 
   /** The description stored with a version's snapshot (name, triggers, declaration). */
@@ -244,7 +255,7 @@ export class DenoRunner {
     return grantPaths(dirname(file), declarations);
   }
 
-  private storedDescription(version: string): z.infer<typeof descriptionSchema> | undefined {
+  private storedDescription(version: string): Description | undefined {
     const snap = findSnapshot(this.o.dataDir, version);
     if (!snap) return undefined;
     try {
@@ -474,33 +485,4 @@ export class DenoRunner {
   private env(extra: Record<string, string>): Record<string, string> {
     return { DENO_DIR: this.denoDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...extra };
   }
-}
-
-/** The child could not check a schedule's cron (no read access to cron-parser): rebuilt
- *  here with the sdk's own constructor, which validates it (a bad one fails the describe). */
-function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: string): D {
-  try {
-    const triggers = d.triggers.map((t) => {
-      if (t.type !== 'schedule') return t;
-      const s = t as { cron?: unknown; timezone?: unknown; catchUp?: unknown };
-      return schedule(String(s.cron), { ...(s.timezone != null ? { timezone: s.timezone as string } : {}), ...(s.catchUp != null ? { catchUp: s.catchUp as CatchUpPolicy } : {}) });
-    });
-    return { ...d, triggers };
-  } catch (err) {
-    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
-  }
-}
-
-/** A webhook trigger described with `validateSchema` (its zod schema as JSON Schema, from
- *  runner/describe.ts) gets its validator back as a zod schema built from it. */
-function withValidators(triggers: { type: string }[], file: string): Trigger[] {
-  return triggers.map((t) => {
-    const w = t as { type: string; path?: string; validateSchema?: unknown };
-    if (w.type !== 'webhook' || w.validateSchema === undefined) return t as unknown as Trigger;
-    try {
-      return { type: 'webhook', path: String(w.path), validate: z.fromJSONSchema(w.validateSchema as Parameters<typeof z.fromJSONSchema>[0]) } as Trigger;
-    } catch (err) {
-      throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
-    }
-  });
 }

@@ -3,13 +3,17 @@
 // `#live` part every second and swaps it in, so no reload and no lost form input). Every
 // value from a run is escaped here; nothing else builds HTML.
 import type { Explanation } from '../../domain/explain.ts';
+import type { Json } from '../../domain/json.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
+import { valueText } from '../../domain/value-text.ts';
 import type { EventView, ScheduleView, SlotView } from '../../ports/triggers.ts';
 
 export const esc = (v: unknown): string =>
   String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const json = (v: unknown): string => esc(JSON.stringify(v, null, 2));
+/** A stored value, readable: a Map as its entries, a Date as ISO (domain/value-text.ts). */
+const value = (v: Json | undefined): string => esc(valueText(v, 2));
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -146,8 +150,8 @@ function family(run: RunView): string {
 
 export function runDetails(run: RunView): string {
   const keys = run.steps.filter((s) => s.kind === 'do').map((s) => `${run.runId}/${s.name}`);
-  return `<div class="grid"><div><h3>Input</h3><pre id="input">${json(run.input)}</pre>
-<h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : json(run.output)}</pre></div>
+  return `<div class="grid"><div><h3>Input</h3><pre id="input">${value(run.input)}</pre>
+<h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : value(run.output)}</pre></div>
 <div><h3>Run</h3><table><tr><th>workflow</th><td>${esc(run.workflow)}</td></tr><tr><th>status</th><td id="run-status">${status(run.status)}</td></tr>
 <tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}${family(run)}
 <h3>Error</h3><pre>${run.error ? json(run.error) : '<span class="muted">none</span>'}</pre>
@@ -183,6 +187,6 @@ ${slots.map((s) => `<tr><td>${esc(s.workflow)}</td><td>${esc(s.slot)}${s.count >
 
 export function eventsPage(base: string, events: EventView[]): string {
   return `<h2>Event inbox</h2><table><thead><tr><th>id</th><th>name</th><th>received</th><th>payload</th><th>runs</th></tr></thead><tbody>
-${events.map((e) => `<tr><td>${esc(e.id)}</td><td>${esc(e.name)}</td><td>${esc(e.createdAt)}</td><td><pre>${json(e.payload)}</pre></td><td>${e.runIds.length ? e.runIds.map((r) => `<a href="${base}/runs/${encodeURIComponent(r)}">${esc(r)}</a>`).join('<br>') : '<span class="muted">no subscriber</span>'}</td></tr>`).join('') || '<tr><td colspan="5" class="muted">no events</td></tr>'}
+${events.map((e) => `<tr><td>${esc(e.id)}</td><td>${esc(e.name)}</td><td>${esc(e.createdAt)}</td><td><pre>${value(e.payload)}</pre></td><td>${e.runIds.length ? e.runIds.map((r) => `<a href="${base}/runs/${encodeURIComponent(r)}">${esc(r)}</a>`).join('<br>') : '<span class="muted">no subscriber</span>'}</td></tr>`).join('') || '<tr><td colspan="5" class="muted">no events</td></tr>'}
 </tbody></table>`;
 }

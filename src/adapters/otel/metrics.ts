@@ -4,6 +4,7 @@
 // `off` is true and the engine records nothing (no attribute object per step).
 import { createNoopMeter, type Attributes, type Counter, type Histogram, type Meter, type MeterProvider } from '@opentelemetry/api';
 import type { RunGauges } from '../../ports/executor.ts';
+import type { BackendMeters } from '../../ports/telemetry.ts';
 
 export const METER_NAME = 'tranquil';
 
@@ -26,7 +27,10 @@ export const ATTR = {
 
 const NOOP_METER = createNoopMeter().constructor;
 
-export class EngineMetrics {
+/** Seconds, from 1 ms to 5 minutes (the SDK's default buckets are made for milliseconds). */
+const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export class EngineMetrics implements BackendMeters {
   readonly off: boolean;
   private readonly runsStarted: Counter;
   private readonly runsFinished: Counter;
@@ -34,6 +38,11 @@ export class EngineMetrics {
   private readonly attempts: Counter;
   private readonly stepDuration: Histogram;
   private readonly meter: Meter;
+  private readonly timerLag: Histogram;
+  private readonly commitWrites: Histogram;
+  private readonly commitDuration: Histogram;
+  private readonly runsDeleted: Counter;
+  private readonly eventsDeleted: Counter;
 
   constructor(provider: MeterProvider) {
     const meter: Meter = (this.meter = provider.getMeter(METER_NAME));
@@ -45,8 +54,35 @@ export class EngineMetrics {
     this.stepDuration = meter.createHistogram('tranquil.step.duration', {
       description: 'Duration of one step body attempt', unit: 's',
       // In seconds (the SDK's default buckets, 0-10000, are made for milliseconds).
-      advice: { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] },
+      advice: { explicitBucketBoundaries: SECONDS },
     });
+    this.timerLag = meter.createHistogram('tranquil.timer.lag', {
+      description: 'How late a due timer (sleep, retry backoff, wait timeout) fired', unit: 's', advice: { explicitBucketBoundaries: SECONDS },
+    });
+    this.commitWrites = meter.createHistogram('tranquil.sqlite.commit.writes', {
+      description: 'Writes per SQLite transaction (group commit batch size)', unit: '{write}',
+      advice: { explicitBucketBoundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512] },
+    });
+    this.commitDuration = meter.createHistogram('tranquil.sqlite.commit.duration', {
+      description: 'From COMMIT to durable (the fsync included at durability full)', unit: 's',
+      advice: { explicitBucketBoundaries: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1] },
+    });
+    this.runsDeleted = meter.createCounter('tranquil.retention.runs_deleted', { description: 'Finished runs (with their journals) deleted by retention' });
+    this.eventsDeleted = meter.createCounter('tranquil.retention.events_deleted', { description: 'Events deleted by retention' });
+  }
+
+  timerFired(lateMs: number): void {
+    this.timerLag.record(Math.max(0, lateMs) / 1000);
+  }
+
+  committed(writes: number, seconds: number): void {
+    this.commitWrites.record(writes);
+    this.commitDuration.record(seconds);
+  }
+
+  retained(runs: number, events: number): void {
+    this.runsDeleted.add(runs);
+    this.eventsDeleted.add(events);
   }
 
   /** Gauges read at each collection (a Prometheus scrape) from the backend's runs now. */

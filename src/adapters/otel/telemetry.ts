@@ -13,7 +13,7 @@
 import { ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import type { StepKind } from '../../domain/run-view.ts';
-import type { AttemptTrace, ExecutionEnd, ExecutionTrace, RunEventName, RunTelemetry, StartTrace } from '../../ports/telemetry.ts';
+import type { AttemptTrace, BackendMeters, ExecutionEnd, ExecutionTrace, RunEventName, RunTelemetry, SpanIds, StartTrace } from '../../ports/telemetry.ts';
 import { ATTR, EngineMetrics } from './metrics.ts';
 import { contextOf, traceparentOf } from './traceparent.ts';
 
@@ -24,7 +24,10 @@ export class OtelTelemetry implements RunTelemetry {
   /** The global provider is a proxy: an SDK registered after the engine was built is used. */
   private readonly proxy: ProxyTracerProvider | undefined;
 
+  readonly meters: BackendMeters | undefined;
+
   constructor(tracerProvider: TracerProvider, private readonly metrics: EngineMetrics) {
+    this.meters = metrics.off ? undefined : metrics;
     this.tracer = tracerProvider.getTracer(TRACER_NAME);
     this.proxy = tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
   }
@@ -116,6 +119,10 @@ class Execution implements ExecutionTrace {
   drop(): void {
     // Never ended: an SDK exports a span only when it ends.
   }
+
+  ids(): SpanIds {
+    return idsOf(this.span);
+  }
 }
 
 class Attempt implements AttemptTrace {
@@ -132,6 +139,10 @@ class Attempt implements AttemptTrace {
     return this.ctx ? context.with(this.ctx, fn) : fn();
   }
 
+  ids(): SpanIds {
+    return idsOf(this.span);
+  }
+
   end(ok: boolean, error?: ErrorInfo): void {
     this.measure?.measured(this.step, ok, (performance.now() - this.t0) / 1000);
     const span = this.span;
@@ -140,6 +151,12 @@ class Attempt implements AttemptTrace {
     if (!ok && error) return endFailed(span, error);
     span.end();
   }
+}
+
+function idsOf(span: Span | undefined): SpanIds {
+  if (!span) return undefined;
+  const c = span.spanContext();
+  return { traceId: c.traceId, spanId: c.spanId };
 }
 
 function endFailed(span: Span, error: ErrorInfo): void {

@@ -24,6 +24,7 @@ import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { OutboxRun, TriggerStore } from '../../ports/trigger-store.ts';
@@ -33,6 +34,7 @@ import { setLongInterval, setLongTimeout } from '../../runtime/long-timer.ts';
 import { levelLogger } from '../../runtime/logger.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
+import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import { identityCodec, sealJson, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { AdminApi, sqlString } from './admin-api.ts';
@@ -87,6 +89,10 @@ export interface RestateExecutorOptions {
   logger?: Logger;
   /** Spans and metrics of runs (docs/observability.md); absent: none. */
   telemetry?: RunTelemetry;
+  /** The embedded restate-server's OTLP endpoint for its own spans (config restate.tracingEndpoint). */
+  tracingEndpoint?: string;
+  /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
+  runLog?: RunLogOutput;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -198,7 +204,7 @@ export class RestateExecutor implements DurableExecutor {
     } else if (this.o.ingressUrl || this.o.adminUrl) {
       throw new ValidationError('restate config: set both ingressUrl and adminUrl, or neither (to start an embedded restate-server)');
     } else {
-      this.server = new RestateServer(this.o.dataDir);
+      this.server = new RestateServer(this.o.dataDir, { tracingEndpoint: this.o.tracingEndpoint });
       this.server.onUnexpectedExit = () => void this.restartServer();
       await this.server.start();
       this.ingress = this.server.ingressUrl;
@@ -217,7 +223,8 @@ export class RestateExecutor implements DurableExecutor {
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry };
+    // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry) };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
@@ -701,6 +708,7 @@ export class RestateExecutor implements DurableExecutor {
       return report;
     }
     for (let n = -1; n !== 0; report.batches++) report.events += n = await store.forgetEvents(cutoff, this.retention.batchSize);
+    this.o.telemetry?.meters?.retained(report.runs, report.events);
     return report;
   }
 

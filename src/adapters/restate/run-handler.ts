@@ -15,7 +15,7 @@ import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { CancelInfo, ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import type { SessionLimits } from '../../runtime/run-session.ts';
+import type { SessionOptions } from '../../runtime/session-factory.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import { APPROVALS_OBJECT, type ApprovalsObject } from './approvals-object.ts';
@@ -139,7 +139,7 @@ export class RestateRun {
     private readonly wf: RegisteredWorkflow,
     private readonly version: string,
     private readonly hooks: RunHooks,
-    private readonly limits: SessionLimits = {},
+    private readonly limits: Omit<SessionOptions, 'stepDefaults'> = {},
     private readonly files?: RestateFiles,
   ) {
     this.def = wf.definition;
@@ -178,6 +178,7 @@ export class RestateRun {
       capability: this.hooks.capability,
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
+      timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
     this.setRun({ status: 'running' });

@@ -74,7 +74,12 @@ export class RestateServer {
   /** Called when a server this object spawned exits without being asked to. */
   onUnexpectedExit: (() => void) | undefined;
 
-  constructor(private readonly dataDir: string) {}
+  /** `tracingEndpoint`: the server's OTLP endpoint for its invocation spans (config
+   *  restate.tracingEndpoint); absent: RESTATE_TRACING_ENDPOINT of the environment, if any. */
+  constructor(
+    private readonly dataDir: string,
+    private readonly opts: { tracingEndpoint?: string } = {},
+  ) {}
 
   get baseDir(): string {
     return join(this.dataDir, 'restate');
@@ -134,6 +139,7 @@ export class RestateServer {
           RESTATE_DISABLE_TELEMETRY: 'true',
           RESTATE_LOG_DISABLE_ANSI_CODES: 'true',
           DO_NOT_TRACK: '1',
+          ...(this.opts.tracingEndpoint ? { RESTATE_TRACING_ENDPOINT: this.opts.tracingEndpoint } : {}),
         },
       },
     );

@@ -59,6 +59,8 @@ export interface RestateStepLogHooks {
   startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
   /** Sends a signal to another run (ctx.signal's body, inside the attempt's ctx.run). */
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
+  /** The suspension's timer fired `lateMs` after its wake time (metrics; not on replay). */
+  timerFired?(lateMs: number): void;
 }
 
 /** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
@@ -287,7 +289,15 @@ export class RestateStepLog implements StepLog {
   async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
     if (provided) branches.push(provided.map((v) => (typeof v?.t === 'number' ? v.t : this.clock)));
-    if (wakeAt !== undefined) branches.push(this.rctx.sleep(Math.max(0, wakeAt - Date.now())).map(() => wakeAt));
+    if (wakeAt !== undefined) {
+      // Measured only for a timer this attempt of the invocation made live: its completion
+      // arrives live too (a replay meets old timers, whose lateness is not this process's).
+      const fired = this.replaying() ? undefined : this.hooks.timerFired;
+      branches.push(this.rctx.sleep(Math.max(0, wakeAt - Date.now())).map(() => {
+        if (fired) fired(Date.now() - wakeAt);
+        return wakeAt;
+      }));
+    }
     const names = new Set(signals);
     for (const wait of this.reserved.values()) {
       if (!wait.open || !names.has(wait.name)) continue;

@@ -10,7 +10,7 @@ import type { Json } from '../../domain/json.ts';
 import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
-import type { SessionLimits } from '../../runtime/run-session.ts';
+import type { SessionOptions } from '../../runtime/session-factory.ts';
 import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
@@ -50,7 +50,7 @@ export interface RunRequest {
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
  *  retention.maxAge; default RETENTION_DAYS). `files`: workflow files (file-runs.ts). */
-export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: SessionLimits = {}, opts: { files?: RestateFiles; retentionMs?: number } = {}) {
+export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omit<SessionOptions, 'stepDefaults'> = {}, opts: { files?: RestateFiles; retentionMs?: number } = {}) {
   const { files } = opts;
   const retentionMs = opts.retentionMs ?? RETENTION_DAYS * 86_400_000;
   const { definition, version } = w;

@@ -34,6 +34,9 @@ export class CommitQueue {
   readonly walSync: WalSync | undefined;
   /** The owner's checkpoints (after a batch, once the -wal is large) and the crash-start mark. */
   readonly checkpoints: Checkpoints | undefined;
+  /** Told of each transaction once durable: its writes and the seconds from its COMMIT's
+   *  start (metrics, docs/observability.md); absent: no clock is read. */
+  onCommit: ((writes: number, seconds: number) => void) | undefined;
 
   constructor(store: SqliteStore, faults?: FaultPoints, opts: { inline?: boolean } = {}) {
     const db: Database = store.db;
@@ -143,6 +146,7 @@ export class CommitQueue {
       return this.settled();
     }
     let results: unknown[];
+    const t0 = this.onCommit ? performance.now() : 0;
     try {
       results = sync ? sync.relaxed(() => this.all(batch)) : this.all(batch);
     } catch {
@@ -150,7 +154,7 @@ export class CommitQueue {
       return;
     }
     this.count(batch.length);
-    this.durable(() => this.answer(batch, results), batch);
+    this.durable(() => this.answer(batch, results), batch, t0);
   }
 
   /** A flush waits for the answers in `answering` to run out (see flush). */
@@ -195,6 +199,7 @@ export class CommitQueue {
 
   private flushOneByOne(batch: Pending[]): void {
     let outcomes: Map<number, unknown>;
+    const t0 = this.onCommit ? performance.now() : 0;
     try {
       outcomes = this.walSync ? this.walSync.relaxed(() => this.each(batch)) : this.each(batch);
     } catch (err) {
@@ -210,15 +215,22 @@ export class CommitQueue {
         else p.resolve(o.ok);
       });
       this.settled();
-    }, batch);
+    }, batch, t0);
   }
 
   /** Answers a committed batch once it is on disk (at once when COMMIT already synced). */
-  private durable(answer: () => void, batch: Pending[]): void {
+  private durable(answer: () => void, batch: Pending[], t0: number): void {
     this.checkpoints?.afterCommit();
-    if (!this.walSync) return answer();
+    const observe = this.onCommit;
+    if (!this.walSync) {
+      observe?.(batch.length, (performance.now() - t0) / 1000);
+      return answer();
+    }
     this.walSync.after((err) => {
-      if (!err) return answer();
+      if (!err) {
+        observe?.(batch.length, (performance.now() - t0) / 1000);
+        return answer();
+      }
       for (const p of batch) p.reject(err);
       this.settled();
     });

@@ -17,6 +17,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, RunGauges, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
@@ -25,6 +26,8 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
+import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
+import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
 import { registerTriggers, triggerState } from '../../runtime/trigger-state.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -67,6 +70,8 @@ export interface SqliteExecutorOptions {
   fileSessions?: FileSessionFactory;
   /** Spans and metrics of runs (docs/observability.md); absent: none. */
   telemetry?: RunTelemetry;
+  /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
+  runLog?: RunLogOutput;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -109,6 +114,11 @@ export class SqliteExecutor implements DurableExecutor {
   private logHost!: RunLogHost;
   // ChurnMap, not Map, for the per-run registries: see churn-map.ts (scavenge survivors).
   private readonly active = new ChurnMap<ActiveRun>();
+  /** Runs whose due sleeps the wake claim finished, and when: their next execution's log
+   *  tells the session (ctx.log writes what the code does after those sleeps). */
+  private readonly sleepsWoken = new Map<string, number>();
+  /** ctx.emit payloads are checked against the events' declared schemas (docs/values.md). */
+  private readonly checkEmit: EmitCheck;
   private readonly ready: string[] = [];
   private readonly readySet = new ChurnMap<true>();
   private readonly fresh = new ChurnMap<FreshRun>();
@@ -136,6 +146,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   constructor(private readonly o: SqliteExecutorOptions) {
     this.slots = new SlotFiring(o.registry, o.calendar);
+    this.checkEmit = emitCheckOf(o.registry);
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => this.now() });
   }
 
@@ -177,7 +188,10 @@ export class SqliteExecutor implements DurableExecutor {
     this.parked = new ParkedRuns(this.store.db);
     const r = this.o.retention;
     this.logHost = this.runLogHost();
-    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
+    // Metrics of the file's work (docs/observability.md): commits, retention, timer lag.
+    const meters = this.o.telemetry?.meters;
+    if (meters) this.queue.onCommit = (writes, seconds) => meters.committed(writes, seconds);
+    this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions }, meters && ((runs, events) => meters.retained(runs, events)));
     if (r?.sweepEveryMs) this.retention.startSweeping(() => this.now(), r.sweepEveryMs, (err) => console.error(`tranquil: retention sweep failed (next one retries): ${(err as Error)?.message ?? err}`));
     this.started = true;
     this.o.faults?.onCrash(() => this.abandon());
@@ -521,7 +535,8 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp);
+    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
+      || this.o.scheduler.retrying);
   }
 
   private resolveIdle(): void {
@@ -651,7 +666,9 @@ export class SqliteExecutor implements DurableExecutor {
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent }, this.o.fileSessions);
+        log.sleepsWokenAt = this.sleepsWoken.get(runId);
+        this.sleepsWoken.delete(runId);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog, checkEmit: this.checkEmit }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();
@@ -822,7 +839,10 @@ export class SqliteExecutor implements DurableExecutor {
     const drain = this.o.drain;
     const { claimed, fired } = await this.queue.enqueue(() => {
       // Restate's outbox rows never sleep: every due run of a drain's file is a drained one.
-      const ids = this.store.dueRunIds(now, batch).filter((id) => !drain || drain.runIds.has(id));
+      const due = this.store.dueRuns(now, batch).filter((d) => !drain || drain.runIds.has(d.runId));
+      const ids = due.map((d) => d.runId);
+      const meters = this.o.telemetry?.meters;
+      if (meters) for (const d of due) meters.timerFired(now - d.wakeAt);
       for (const id of ids) {
         this.store.setStatus(id, 'running', undefined, now);
         // A run executing right now (a signal woke it) records its due sleeps itself, in its
@@ -835,6 +855,7 @@ export class SqliteExecutor implements DurableExecutor {
         // A sleep that is due is over: record it here, so the woken run replays past it
         // without a write of its own (the same write replay would make, one transaction earlier).
         this.store.wakeSleep(id, now);
+        this.sleepsWoken.set(id, now);
       }
       return { claimed: ids, fired: drain ? [] : this.slots.fireDue(writes, now) };
     });

@@ -45,7 +45,13 @@ export class SqliteRetention {
   private stopTimer: (() => void) | undefined;
   private sweeping: Promise<GcReport> | undefined;
 
-  constructor(private readonly store: SqliteStore, private readonly queue: CommitQueue, private readonly settings: RetentionSettings) {
+  /** `swept`: told what each sweep deleted (metrics, docs/observability.md). */
+  constructor(
+    private readonly store: SqliteStore,
+    private readonly queue: CommitQueue,
+    private readonly settings: RetentionSettings,
+    private readonly swept?: (runs: number, events: number) => void,
+  ) {
     const q = (sql: string) => store.db.prepare(sql);
     this.s = {
       deleteRun: q(`DELETE FROM runs WHERE run_id = ? AND ${IN_FINISHED} AND updated_at <= ? RETURNING created_seq, version`),
@@ -131,6 +137,7 @@ export class SqliteRetention {
     }
     report.unreferencedVersions = [...touched].filter((v) => this.s.versionUsed.get(v) === undefined);
     if (this.settings.dropVersions && report.unreferencedVersions.length > 0) report.snapshotsRemoved = this.settings.dropVersions(report.unreferencedVersions);
+    this.swept?.(report.runs, report.events);
     return report;
   }
 

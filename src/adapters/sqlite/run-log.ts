@@ -71,6 +71,9 @@ export class SqliteRunLog implements StepLog {
   readonly entries: JournalEntry[] = [];
   /** When the run must end (docs/control.md), set by the executor from the run's row. */
   deadline: number | undefined;
+  /** When the executor's wake claim finished this run's due sleeps (their ended_at), if it
+   *  did just before this execution: see completedOutside. */
+  sleepsWokenAt: number | undefined;
   /** Present only when the host can reach providers (absent: every use step parks). */
   readonly capability?: (req: CapabilityRequest, signal: AbortSignal) => Promise<Json | undefined>;
 
@@ -147,6 +150,10 @@ export class SqliteRunLog implements StepLog {
   }
 
   /** A stopped (or crashed) engine starts no further step: the session ends at the next boundary. */
+  completedOutside(entry: JournalEntry): boolean {
+    return entry.kind === 'sleep' && this.sleepsWokenAt !== undefined && entry.endedAt === this.sleepsWokenAt;
+  }
+
   cancelRequested(): boolean {
     return this.act.cancel === 'forced' || this.host.stopping;
   }

@@ -258,7 +258,7 @@ export class SqliteStore {
                                   (SELECT coalesce(max(done_order), 0) FROM steps WHERE run_seq = ${RUN_SEQ.replace('?', '@run_id')}) AS base
                            FROM steps WHERE run_seq = ${RUN_SEQ.replace('?', '@run_id')} AND kind = 'sleep' AND status = 'sleeping' AND wake_at <= @now) AS w
                      WHERE steps.run_seq = ${RUN_SEQ.replace('?', '@run_id')} AND steps.seq = w.s`),
-      due: q(`SELECT run_id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
+      due: q(`SELECT run_id, wake_at FROM runs WHERE wake_at IS NOT NULL AND wake_at <= ? ORDER BY wake_at LIMIT ?`),
       nextWake: q(`SELECT min(wake_at) AS at FROM runs WHERE wake_at IS NOT NULL`),
       // Runs an engine was executing, plus waiting runs whose signal landed just before a crash.
       unfinished: q(`SELECT run_id FROM runs WHERE status IN ('pending', 'running')
@@ -361,8 +361,9 @@ export class SqliteStore {
     this.s.wakeSleep.run({ now, run_id: runId });
   }
 
-  dueRunIds(now: number, limit: number): string[] {
-    return (this.s.due.all(now, limit) as { run_id: string }[]).map((r) => r.run_id);
+  /** The runs due to wake, with when each was due (timer lag, docs/observability.md). */
+  dueRuns(now: number, limit: number): { runId: string; wakeAt: number }[] {
+    return (this.s.due.all(now, limit) as { run_id: string; wake_at: number }[]).map((r) => ({ runId: r.run_id, wakeAt: r.wake_at }));
   }
 
   nextWakeAt(): number | undefined {

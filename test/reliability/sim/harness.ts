@@ -36,6 +36,8 @@
 //   replay        re-running each workflow against its final journal gives the stored outcome
 //                 without running a step body or writing anything
 //   after-stop    no step body starts on an engine that was stopped or crashed
+//   child-once, child-result  (child runs, children.ts) exactly one child per call; the
+//                 parent's recorded end and what its code got are the child's own end
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,6 +55,8 @@ import type { StepLog } from '../../../src/ports/step-log.ts';
 import { RunSession } from '../../../src/runtime/run-session.ts';
 import { expectGroup, genDo, genGroup, tagError, type DoSpec, type Group, type Leaf } from './groups.ts';
 import { mulberry32, type Rng } from './prng.ts';
+import { checkChildren, genInvokes, KID, type ChildSeen, type InvokeOp } from './children.ts';
+import { childRunId } from '../../../src/domain/child-id.ts';
 
 type Op =
   | DoSpec
@@ -62,6 +66,7 @@ type Op =
   | { k: 'now'; id: string }
   | { k: 'random'; id: string }
   | { k: 'emit'; id: string }
+  | InvokeOp
   | Group;
 
 interface Program {
@@ -75,6 +80,9 @@ export interface SimOptions {
   /** Generate groups of concurrent branches (default true). Off: each seed builds exactly
    *  the sequential workflows it built before groups existed (regression seeds replay). */
   concurrency?: boolean;
+  /** Generate child runs (step.invoke, step.start + step.result) in the seed's workflows
+   *  (default true; children.ts). Off: the seed runs as it did before child runs existed. */
+  children?: boolean;
   /** Keep the data dir of a failing seed for inspection (default true). */
   keepFailed?: boolean;
 }
@@ -92,6 +100,8 @@ export interface SeedReport {
   clockJumps: number;
   signals: number;
   duplicates: number;
+  /** Child calls the workflows made (distinct start steps). */
+  childCalls: number;
 }
 
 /** Above pid_max: process.kill(pid, 0) fails with ESRCH, as for a dead process. */
@@ -169,7 +179,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     if (violations.length < 20) violations.push(what);
   };
   const report: SeedReport = {
-    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0,
+    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0,
   };
 
   // ---- what the step bodies and workflow code report ----------------------------------
@@ -183,6 +193,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const deadAt = new Map<number, number>();
   const attempts: Attempt[] = [];
   const observed = new Map<string, { value: string; gen: number; seq: number }[]>();
+  /** Child runs: `runId|unique name` of every start step called; every await's answer. */
+  const childStarts = new Set<string>();
+  const childSeen: (Omit<ChildSeen, 'valid'> & { gen: number; seq: number })[] = [];
   const executions: Execution[] = [];
   /** Per run: the step called at each position (set by checkFile for checkReplay). */
   const positions = new Map<string, { name: string; op: string }[]>();
@@ -248,6 +261,19 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       return name;
     };
     const tag = (e: unknown) => tagError((e as Error).name, (e as Error).message);
+    // A child's end is waited for by a waitForEvent('child:<id>') the engine makes itself, and
+    // only when it makes it: step.invoke makes it once its start step succeeded (never when
+    // that step failed, say the run was cancelled before it), a continuation later, after
+    // whatever other branch code ran meanwhile; a second step.result of a child whose end was
+    // taken makes none. So that position is mirrored where the engine takes it, in the
+    // waitForEvent of this same step object, which withChildSteps builds the child calls on.
+    const childOps = new Map<string, { op: string; waits: number }>();
+    const engineWait = step.waitForEvent.bind(step);
+    step.waitForEvent = (<T>(name: string, options?: { timeout?: number }) => {
+      const c = name.startsWith('child:') ? childOps.get(name) : undefined;
+      if (c) called(name, `${c.op}.w${++c.waits === 1 ? '' : c.waits}`);
+      return engineWait<T>(name, options);
+    }) as typeof step.waitForEvent;
     const now = (op: string) => (called('ctx.now', op), ctx.now());
     const doStep = (op: DoSpec): Promise<Json> => {
       const unique = called(op.name, op.id);
@@ -292,6 +318,41 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       for (let i = 0; i < b.hops; i++) p = p.then((v) => v);
       return p;
     };
+    /** One child call: step.invoke, or step.start then step.result (maybe twice). */
+    const invoke = async (op: InvokeOp): Promise<Json> => {
+      const unique = called(op.name, op.id);
+      childStarts.add(`${runId}|${unique}`);
+      const childId = childRunId(runId, unique);
+      const saw = (v: string) => {
+        childSeen.push({ runId, childId, value: v, gen: g, seq: ++seqNo });
+        return v;
+      };
+      const got = (p: Promise<Json>) => p.then((v) => saw(JSON.stringify(v)), (e: unknown) => saw(tag(e)));
+      const input = { from: runId };
+      const start = op.abandon ? { onParentCancel: 'abandon' as const } : {};
+      const timeout = op.timeout === undefined ? {} : { timeout: op.timeout };
+      childOps.set(`child:${childId}`, { op: op.id, waits: 0 });
+      if (op.mode === 'invoke') {
+        return got(step.invoke<Json>(op.name, KID, input, { ...start, ...timeout }));
+      }
+      let id: string;
+      try {
+        id = await step.start(op.name, KID, input, start);
+      } catch (e) {
+        return tag(e);
+      }
+      observe(g, runId, unique, JSON.stringify(id));
+      if (id !== childId) violate(`child-once: step.start ${runId}/${unique} returned ${id}, the derived child id is ${childId}`);
+      const first = await got(step.result<Json>(id, timeout));
+      if (!op.twice) return first;
+      // Awaiting the same child again: the same end, without a step. A wait that took no end
+      // (it timed out, or the run's cancel reached it) is forgotten: the next one waits anew
+      // (its position is mirrored by the waitForEvent wrapper above, as it is made).
+      const tookEnd = !first.startsWith('caught:') || first.startsWith('caught:ChildRunError:');
+      const second = await got(step.result<Json>(id));
+      if (tookEnd && second !== first && !deadAt.has(g)) violate(`child-result: ${runId} awaited child ${id} twice and got ${first} then ${second}`);
+      return [first, second];
+    };
     const out: Json[] = [];
     for (const op of program.ops) {
       switch (op.k) {
@@ -331,6 +392,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         case 'emit':
           called('emit:sim.emitted', op.id);
           await ctx.emit('sim.emitted', { from: runId });
+          break;
+        case 'invoke':
+          out.push(await invoke(op));
           break;
         case 'group': {
           const settled = op.branches.map(branch);
@@ -375,6 +439,15 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   add('simA', genProgram(rng, true, 'simA', concurrency), [manual(), event('sim.ping')]);
   add('simB', genProgram(rng, false, 'simB', concurrency), [event('sim.ping'), event('sim.emitted')]);
   if (rng.chance(0.3)) add('tick', genProgram(rng, false, 'tick', concurrency), [schedule('0 */6 * * *', { catchUp: rng.pick(['latest', 'all', 'none'] as const) })]);
+  if (options.children ?? true) {
+    const parents = ['simA', 'simB'].map((name) => ({ name, ops: programs.get(name)!.ops as unknown[] }));
+    const kids = genInvokes(seed, parents);
+    if (kids.any) {
+      const kid = genProgram(kids.rng, false, KID, concurrency);
+      kid.ops = kid.ops.slice(0, 2);
+      add(KID, kid, [manual()]);
+    }
+  }
   const manualWorkflows = ['simA'];
   if (process.env.SIM_TRACE) for (const [name, p] of programs) trace(`program ${name}: ${JSON.stringify(p)}`);
 
@@ -643,7 +716,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       if (open.length === 0 || (round >= 4 && stuckRows().length === 0)) break;
       // Answer every open wait, again and again (a program may wait several times in a row).
       for (let pass = 0; pass < 12; pass++) {
-        const waiting = ro!.prepare(`SELECT r.run_id, s.name FROM runs r JOIN steps s ON s.run_id = r.run_id AND s.kind = 'wait' AND s.status = 'waiting' WHERE r.status = 'waiting'`).all() as { run_id: string; name: string }[];
+        const waiting = ro!.prepare(`SELECT r.run_id, s.name FROM runs r JOIN steps s ON s.run_id = r.run_id AND s.kind = 'wait' AND s.status = 'waiting'
+                                    AND s.name NOT LIKE 'child:%' WHERE r.status = 'waiting'`).all() as { run_id: string; name: string }[];
         if (waiting.length === 0) break;
         for (const w of waiting) {
           const n = ++signalNo;
@@ -676,6 +750,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     else report.dataDir = dataDir;
   }
   report.attempts = attempts.length;
+  report.childCalls = childStarts.size;
   return report;
 
   // ---- invariants --------------------------------------------------------------------------
@@ -730,6 +805,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
       const store = new SqliteStore(db);
       for (const r of runs) checkRun(r, store.journal(r.run_id));
+      if (childStarts.size > 0) {
+        const valid = (o: { gen: number; seq: number }) => !deadAt.has(o.gen) || o.seq <= deadAt.get(o.gen)!;
+        checkChildren(db, runs, (id) => store.journal(id), childStarts, childSeen.map((c) => ({ ...c, valid: valid(c) })), violate);
+      }
       const rewrites = db.prepare(`SELECT * FROM sim_rewrites`).all() as { run_id: string; seq: number; name: string; was: string; now: string }[];
       for (const w of rewrites) violate(`once: ${w.run_id}/${w.name} (seq ${w.seq}) had its outcome '${w.was}' rewritten to '${w.now}'`);
       // Every attempt: the run's own key, within the limit.
@@ -831,7 +910,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
 
   function checkEntry(runId: string, e: JournalEntry, next: JournalEntry | undefined): void {
-    if (e.kind === 'do' && e.status === 'succeeded') {
+    if (e.kind === 'do' && e.status === 'succeeded' && !childStarts.has(`${runId}|${e.name}`)) {
       const mine = attempts.filter((a) => a.runId === runId && a.step === e.name);
       if (!mine.some((a) => JSON.stringify(a.value) === JSON.stringify(e.result))) {
         violate(`one-result: ${runId}/${e.name} recorded ${JSON.stringify(e.result)}, which no attempt returned`);
@@ -918,6 +997,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
           // A losing wait still open looks for a signal again (a read when none is there).
           takeSignal: async (name, entry) => (entries[entry.seq]?.status === 'waiting' || writes.push(`takeSignal ${name}`), undefined),
           emit: async (entry) => void writes.push(`emit ${entry.name}`),
+          startChild: async (req) => (writes.push(`startChild ${req.parent?.step}`), { runId: '', created: false }),
           cancelRequested: () => false,
         };
         let timer: NodeJS.Timeout | undefined;

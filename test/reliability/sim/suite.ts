@@ -58,7 +58,7 @@ export function simulateSeeds(first: number, count: number, options: SimOptions 
     const skipped: number[] = [];
     const totals = { runs: 0, attempts: 0, crashes: 0, restarts: 0, clockJumps: 0 };
     // The list holds seeds as they run with fault points and concurrent branches.
-    const skip = options.faultPoints === true && options.concurrency !== false && !process.env.SIM_NO_SKIP;
+    const skip = options.faultPoints === true && options.concurrency !== false && options.children !== false && !process.env.SIM_NO_SKIP;
     const began = Date.now();
     for (let seed = first; seed < first + count; seed++) {
       if (skip && KNOWN_FAILURES.has(seed)) {
@@ -68,7 +68,7 @@ export function simulateSeeds(first: number, count: number, options: SimOptions 
       const r = await runSeed(seed, options);
       for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
       if (r.violations.length) {
-        failures.push(`seed ${seed}: ${r.violations[0]} (data dir ${r.dataDir}); reproduce: npm run sim -- --seed ${seed}${options.faultPoints ? '' : ' --no-fault-points'}${options.concurrency === false ? ' --no-concurrency' : ''}`);
+        failures.push(`seed ${seed}: ${r.violations[0]} (data dir ${r.dataDir}); reproduce: npm run sim -- --seed ${seed}${options.faultPoints ? '' : ' --no-fault-points'}${options.concurrency === false ? ' --no-concurrency' : ''}${options.children === false ? ' --no-children' : ''}`);
       }
     }
     const known = skipped.length ? `; ${skipped.length} seeds skipped: they fail on known engine bugs (sim/known-failures.ts, npx tsx test/reliability/sim/known-bugs.ts)` : '';

@@ -1,0 +1,79 @@
+// What describing a workflow file gives (runner/describe.ts prints it, one JSON line): its
+// zod check, and how it becomes the registry's FileDescription (triggers rebuilt, the file's
+// schemas as schemas its check child runs: schema-checks.ts).
+import * as z from 'zod';
+import { ValidationError } from '../../domain/errors.ts';
+import { permissionsSchema } from '../../domain/permissions.ts';
+import type { CatchUpPolicy } from '../../domain/schedule.ts';
+import type { FileDescription } from '../../runtime/registry.ts';
+import type { StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
+import { schedule, type Trigger } from '../../../sdk/triggers.ts';
+import { workflowNameSchema, type WorkflowSchemas } from '../../../sdk/workflow.ts';
+import type { CheckAt } from './schema-checks.ts';
+
+/** The description of a snapshot's file, stored next to it. */
+export const DESCRIPTION = 'description.json';
+
+export const descriptionSchema = z.object({
+  name: workflowNameSchema,
+  triggers: z.array(z.object({ type: z.string() }).passthrough()),
+  stepDefaults: z.object({}).passthrough(),
+  permissions: permissionsSchema(),
+  /** Which of the workflow's own schemas the file declares (absent: described before they were). */
+  schemas: z.object({ input: z.boolean(), output: z.boolean(), signals: z.array(z.string()) }).optional(),
+});
+
+export type Description = z.infer<typeof descriptionSchema>;
+
+/** The schema `at` (`name`: the signal's, event's or webhook path's) of one file version. */
+export type RemoteSchemas = (at: CheckAt, name?: string) => StandardSchemaV1;
+
+/** What the registry keeps of a description: the webhook validators rebuilt, and each
+ *  declared schema (input, signals, event payloads) as one its check child runs. The
+ *  output schema is run by the run child itself (runner/child.ts). */
+export function fileDescription(d: Description, digest: string, file: string, remote: RemoteSchemas): FileDescription {
+  const triggers = withValidators(d.triggers, file).map((t) => {
+    if (t.type === 'event' && (t as { schema?: unknown }).schema === true) return { ...t, schema: remote('event', t.name) };
+    // The webhook's validate, run by the check child; its JSON Schema kept to be shown.
+    if (t.type === 'webhook' && (t as { validateInFile?: unknown }).validateInFile === true) {
+      const { validateInFile: _, ...rest } = t as Trigger & { validateInFile?: boolean };
+      return { ...rest, validate: remote('webhook', t.path) } as Trigger;
+    }
+    return t;
+  });
+  const s = d.schemas;
+  const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
+    ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
+    : undefined;
+  return { name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(schemas ? { schemas } : {}) };
+}
+
+/** The child could not check a schedule's cron (no read access to cron-parser): rebuilt
+ *  here with the sdk's own constructor, which validates it (a bad one fails the describe). */
+export function checkTriggers<D extends { triggers: { type: string }[] }>(d: D, file: string): D {
+  try {
+    const triggers = d.triggers.map((t) => {
+      if (t.type !== 'schedule') return t;
+      const s = t as { cron?: unknown; timezone?: unknown; catchUp?: unknown };
+      return schedule(String(s.cron), { ...(s.timezone != null ? { timezone: s.timezone as string } : {}), ...(s.catchUp != null ? { catchUp: s.catchUp as CatchUpPolicy } : {}) });
+    });
+    return { ...d, triggers };
+  } catch (err) {
+    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** A webhook trigger described with only `validateSchema` (its zod schema as JSON Schema: a
+ *  description by an engine from before the check child) gets its validator back as a zod
+ *  schema built from it; one with `validateInFile` keeps the JSON Schema only to be shown. */
+function withValidators(triggers: { type: string }[], file: string): Trigger[] {
+  return triggers.map((t) => {
+    const w = t as { type: string; path?: string; validateSchema?: unknown; validateInFile?: boolean };
+    if (w.type !== 'webhook' || w.validateSchema === undefined || w.validateInFile) return t as unknown as Trigger;
+    try {
+      return { type: 'webhook', path: String(w.path), validate: z.fromJSONSchema(w.validateSchema as Parameters<typeof z.fromJSONSchema>[0]) } as Trigger;
+    } catch (err) {
+      throw new ValidationError(`workflow file ${file}: webhook '${String(w.path)}': its validate schema: ${(err as Error).message}`);
+    }
+  });
+}
