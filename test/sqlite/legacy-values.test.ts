@@ -2,29 +2,19 @@
 // the value codec (test/sqlite/fixtures/values-v0/, made by make-values-v0.ts) replay
 // unchanged: the recorded results decode exactly as JSON gave them then ({} for the Map, the
 // Date's ISO text), no recorded body runs again, and the waiting run finishes.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
+import { expect, it } from 'vitest';
+import { createTestEngine } from '@tranquil/engine/testing';
 import { resolveConfig } from '../../compose/config.ts';
 import { exportRunFile, importRunFile } from '../../compose/run-file.ts';
 import { manual, workflow } from '@tranquil/sdk';
 import { ALL_KEPT, VALUES_SRC } from '../conformance/values.ts';
 import { legacyCalls, legacyOutput, legacyValues } from './fixtures/legacy-values.ts';
+import { scratch } from './scratch.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'values-v0');
-const open: TestEngine[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const t of open.splice(0)) await t.close().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const newDir = () => {
-  const d = mkdtempSync(join(tmpdir(), 'tranquil-legacy-'));
-  dirs.push(d);
-  return d;
-};
+const { open, newDir } = scratch('legacy');
 const oldInput = { when: '1970-01-01T00:00:00.000Z', tags: {} };
 
 it("a journal written before the value codec replays unchanged; its finished run reads as it was", async () => {

@@ -2,26 +2,16 @@
 // engine is stopped or running), imported into a fresh one, where it resumes and finishes
 // without re-running its recorded steps; the file is owner-only, checked on import (one-line
 // error naming the field, nothing stored), and an existing run id is never overwritten.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
-import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
+import { createTestEngine } from '@tranquil/engine/testing';
 import { resolveConfig } from '../../compose/config.ts';
 import { exportRunFile, importRunFile } from '../../compose/run-file.ts';
+import { scratch } from './scratch.ts';
 
-const open: TestEngine[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const t of open.splice(0)) await t.close().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const newDir = () => {
-  const d = mkdtempSync(join(tmpdir(), 'tranquil-runfile-'));
-  dirs.push(d);
-  return d;
-};
+const { open, newDir } = scratch('runfile');
 
 const calls = { a: 0, b: 0 };
 const mover = workflow('mover', (w) => {

@@ -2,28 +2,18 @@
 // whose journal holds both forms (entries written before the value codec, a tagged one after)
 // finishes with its values and replays in the check; the replay check (`tranquil check`,
 // replayFixture) hands the code the decoded values, so code that uses a recorded Map replays.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
-import { createTestEngine, replayFixture, type TestEngine } from '@tranquil/engine/testing';
+import { createTestEngine, replayFixture } from '@tranquil/engine/testing';
 import { fixtureOf } from '../../compose/fixtures.ts';
 import { ReadOnlyFile } from '../../src/adapters/sqlite/run-reader.ts';
 import { checkInFlight } from '../../src/runtime/replay-check.ts';
 import { legacyCalls, legacyOutput, legacyValues } from './fixtures/legacy-values.ts';
+import { scratch } from './scratch.ts';
 
-const open: TestEngine[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const t of open.splice(0)) await t.close().catch(() => {});
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const newDir = () => {
-  const d = mkdtempSync(join(tmpdir(), 'tranquil-values-check-'));
-  dirs.push(d);
-  return d;
-};
+const { open, newDir } = scratch('values-check');
 
 it('a journal holding both forms (recorded before the codec, tagged after) finishes with its values and replays in the check', async () => {
   const dir = newDir();

@@ -9,17 +9,10 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { createEngine, type Engine, type EngineConfig, type LogRecord } from '@tranquil/engine';
 import { manual, workflow, type WorkflowDefinition } from '@tranquil/sdk';
-import type { Backend } from './tracing.ts';
+import { until, type Backend } from './tracing.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 export function logScenarios(backend: Backend): void {
   describe(`run logs: ${backend}`, () => {

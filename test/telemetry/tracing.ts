@@ -17,7 +17,8 @@ export type Backend = 'sqlite' | 'restate';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Polls `cond` every 20 ms until it holds, or throws naming `what` (shared by logs.ts). */
+export async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
