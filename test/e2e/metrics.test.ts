@@ -50,7 +50,7 @@ describe('tranquil serve /metrics', () => {
     // The finished counter moves when the run's code ends; the gauges follow once its outcome
     // is written (executing) and committed (runs by status): wait until all three agree.
     const IDLE = sample('tranquil_runs_executing', {}, '0');
-    const RUNNING = sample('tranquil_runs_current', { tranquil_run_status: 'running' }, '\\d+');
+    const RUNNING = sample('tranquil_runs_current', { tranquil_run_status: 'running' }, '[1-9]\\d*');
     const text = await until('the finished run in /metrics', async () => {
       const t = await (await fetch(url)).text();
       return FINISHED.test(t) && IDLE.test(t) && !RUNNING.test(t) ? t : undefined;

@@ -115,6 +115,12 @@ export function metricsScenarios(backend: Backend): void {
         expect(points(all, 'tranquil.runs.current')).toEqual({ 'run.status=waiting': 1 });
         expect(points(all, 'tranquil.runs.queued')).toEqual({ '': 0 });
         expect(points(all, 'tranquil.runs.executing')).toEqual({ '': 0 });
+        // Once no run has a status, its series reads 0, not its last value (the SDK keeps a
+        // series a collection skips: 'waiting 1' stayed after the run finished).
+        await engine.signal(waiter, 'go', 1);
+        expect((await engine.result(waiter, { timeout: '20s' })).status).toBe('succeeded');
+        const after = (await reader.collect()).resourceMetrics.scopeMetrics.filter((s) => s.scope.name === 'tranquil').flatMap((s) => s.metrics);
+        expect(points(after, 'tranquil.runs.current')).toEqual({ 'run.status=waiting': 0 });
       } else {
         // Restate's runs live in the server: no gauge from this process (docs/observability.md).
         expect(points(all, 'tranquil.runs.current')).toEqual({});

@@ -91,9 +91,13 @@ export class EngineMetrics implements BackendMeters {
     const current = this.meter.createObservableGauge('tranquil.runs.current', { description: 'Runs not finished, by status now' });
     const queued = this.meter.createObservableGauge('tranquil.runs.queued', { description: 'Runs due to execute, waiting for a slot (maxConcurrentRuns)' });
     const executing = this.meter.createObservableGauge('tranquil.runs.executing', { description: 'Runs executing in this process now' });
+    // The SDK keeps reporting a series' last value after a collection that skips it: a status
+    // once seen is observed as 0 when no run has it, or 'running 1' stays for ever.
+    const seen = new Set<string>();
     this.meter.addBatchObservableCallback((r) => {
       const g = read();
-      for (const [status, n] of Object.entries(g.byStatus)) r.observe(current, n, { [ATTR.runStatus]: status });
+      for (const status of Object.keys(g.byStatus)) seen.add(status);
+      for (const status of seen) r.observe(current, g.byStatus[status] ?? 0, { [ATTR.runStatus]: status });
       r.observe(queued, g.queued);
       r.observe(executing, g.executing);
     }, [current, queued, executing]);
