@@ -350,11 +350,11 @@ export class RunSession implements StepLoggers {
   /** Throws a CancelledError into every step the code waits on (a sleep, a wait, a retry
    *  backoff, a body in flight), recording each as failed with it so a replay throws it at
    *  the same places. From here on new steps run: they are the code's cleanup. */
-  private deliverCancel(afterReturn = false): boolean {
+  private deliverCancel(): boolean {
     // However it arrives (the cancel's own listener, the idle check, cancelAtFinish), a
     // cancel delivered once the function returned is an after-return one: the journal must
     // say so, or a replay throws it into the code before the return (seed 6114627).
-    afterReturn ||= this.returned;
+    const afterReturn = this.returned;
     const targets = this.pendingSteps.values().filter((p) => p.call && !p.replay && !p.cancelled && !p.settled && !p.looking);
     if (targets.length === 0) return false;
     this.cancelPhase = 'delivered';
@@ -410,7 +410,7 @@ export class RunSession implements StepLoggers {
    *  (simulation seed 3101857: a held loser `fetch` was left with nothing recorded). Code
    *  that reacts to them (a loser's catch) runs its cleanup steps before the run ends. */
   private async cancelAtFinish(): Promise<void> {
-    if (this.cancelPhase !== 'pending' || !this.deliverCancel(true)) return;
+    if (this.cancelPhase !== 'pending' || !this.deliverCancel()) return;
     await this.settledAll();
   }
 
