@@ -1,0 +1,103 @@
+// Old data stays readable on Restate (issue 37): an upgrade, for real. The engine's data dir
+// in test/restate/fixtures/values-v0/data.tar.gz was written by the Restate backend of the
+// release before the value codec (make-values-v0.ts, commit 9106fd3): restate-server's own
+// store holds two finished runs and two runs waiting on 'go', their journals and state in
+// that release's plain JSON. This engine opens it with a real restate-server: the finished
+// runs read as that release answered (old.json), and the waiting runs resume in a process
+// that never ran them, so Restate replays their old journal entries through the new code, which
+// must give the workflow code exactly the values the old release gave it (no recorded body
+// runs again), then appends entries of its own (a tagged Map) to the same journal.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { createEngine, type Engine } from '@tranquil/engine';
+import { legacyCalls, legacyValues } from '../sqlite/fixtures/legacy-values.ts';
+import { FIXTURE_RETENTION, legacyPlain, plainCalls } from './fixtures/legacy-plain.ts';
+import { removeDataDir } from './data-dir.ts';
+
+const FIXTURE = join(import.meta.dirname, 'fixtures', 'values-v0');
+type Answer = { output?: unknown; input?: unknown; status?: string; steps: { name: string; status: string; result?: unknown; error?: unknown }[] };
+const old = JSON.parse(readFileSync(join(FIXTURE, 'old.json'), 'utf8')) as {
+  answers: Record<'legacy-done' | 'plain-done' | 'legacy-waiting' | 'plain-waiting', Answer>;
+  stored: { journal: { target: string; index: number; entry_type: string; entry: unknown }[] };
+};
+
+const dirs: string[] = [];
+let engine: Engine | undefined;
+afterAll(async () => {
+  await engine?.stop();
+  for (const d of dirs) removeDataDir(d);
+});
+
+/** sys_journal's entry_json with stored bytes as UTF-8 text (as make-values-v0.ts wrote old.json). */
+function bytesAsText(v: unknown): unknown {
+  if (Array.isArray(v)) return v.length > 0 && v.every((b) => Number.isInteger(b) && b >= 0 && b < 256) ? { utf8: Buffer.from(v as number[]).toString('utf8') } : v.map(bytesAsText);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, bytesAsText(x)]));
+  return v;
+}
+
+async function journal(dataDir: string, runId: string): Promise<{ index: number; entry_type: string; entry: unknown }[]> {
+  const { adminUrl } = JSON.parse(readFileSync(join(dataDir, 'restate', 'admin.json'), 'utf8')) as { adminUrl: string };
+  const sql = `SELECT i.target, j.index, j.entry_type, j.entry_json FROM sys_journal j JOIN sys_invocation i ON i.id = j.id WHERE j.entry_type != 'Command: Input' AND i.target LIKE '%/${runId}/run' ORDER BY j.index`;
+  const r = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: sql }) });
+  expect(r.ok).toBe(true);
+  const rows = ((await r.json()) as { rows: { target: string; index: number; entry_type: string; entry_json: string }[] }).rows;
+  return rows.map((x) => ({ target: x.target, index: x.index, entry_type: x.entry_type, entry: bytesAsText(JSON.parse(x.entry_json)) }));
+}
+
+const steps = (a: Answer) => a.steps.map(({ name, status, result, error }) => ({ name, status, result, error }));
+
+it('a Restate data dir written before the value codec: finished runs read as that release answered; waiting runs replay its journal unchanged and finish', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-legacy-'));
+  dirs.push(dir);
+  execFileSync('tar', ['-xzf', join(FIXTURE, 'data.tar.gz'), '-C', dir]);
+  engine = await createEngine({ backend: 'restate', dataDir: dir, workflows: [legacyValues, legacyPlain], retention: FIXTURE_RETENTION });
+  await engine.start();
+
+  // The restored server holds the old release's bytes: the waiting runs' journals, entry for entry.
+  for (const id of ['legacy-waiting', 'plain-waiting']) {
+    const want = old.stored.journal.filter((j) => j.target.includes(`/${id}/`));
+    expect(want.length).toBeGreaterThan(10);
+    expect(await journal(dir, id)).toEqual(want);
+  }
+
+  // Finished runs: output and every step's result as that release answered.
+  for (const id of ['legacy-done', 'plain-done'] as const) {
+    const view = await engine.result(id, { timeout: '30s' });
+    expect(view.status).toBe('succeeded');
+    expect(view.output).toEqual(old.answers[id].output);
+    expect(view.steps.map(({ name, status, result, error }) => ({ name, status, result, error: error && { name: error.name, message: error.message, fields: error.fields } }))).toEqual(steps(old.answers[id]));
+  }
+  for (const id of ['legacy-waiting', 'plain-waiting'] as const) {
+    const view = await engine.runs.get(id);
+    expect(view.status).toBe('waiting');
+    expect(view.input).toEqual(old.answers[id].input);
+  }
+
+  // legacy-waiting gets the payload its finished twin got (as that release stored it): the new
+  // code replays the old entries, the workflow code gets the old values, so the output is the
+  // one the old release computed for the twin.
+  const twinGo = (old.answers['legacy-done'].output as { go: unknown }).go;
+  await engine.signal('legacy-waiting', 'go', twinGo);
+  const a = await engine.result('legacy-waiting', { timeout: '60s' });
+  expect(a.status).toBe('succeeded');
+  expect(a.output).toEqual(old.answers['legacy-done'].output);
+
+  // plain-waiting gets a value only the codec keeps: one journal, old plain entries then a
+  // tagged one; the old values come back as before and the new one as itself.
+  const go = { m: new Map([['k', new Date(0)]]), n: 10n, u: undefined };
+  await engine.signal('plain-waiting', 'go', go);
+  const b = await engine.result('plain-waiting', { timeout: '60s' });
+  expect(b.status).toBe('succeeded');
+  expect(b.output).toEqual({ ...(old.answers['plain-done'].output as object), go });
+  const after = await journal(dir, 'plain-waiting');
+  const before = old.stored.journal.filter((j) => j.target.includes('/plain-waiting/'));
+  expect(after.slice(0, before.length)).toEqual(before);
+  expect(JSON.stringify(after.slice(before.length))).toContain('$tqv');
+
+  // Every recorded body came from the journal: none ran in this process.
+  expect(legacyCalls.bodies).toBe(0);
+  expect(plainCalls.bodies).toBe(0);
+}, 180_000);
