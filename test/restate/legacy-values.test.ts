@@ -8,20 +8,21 @@
 // must give the workflow code exactly the values the old release gave it (no recorded body
 // runs again), then appends entries of its own (a tagged Map) to the same journal.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { createEngine, type Engine } from '@tranquil/engine';
 import { legacyCalls, legacyValues } from '../sqlite/fixtures/legacy-values.ts';
-import { FIXTURE_RETENTION, legacyPlain, plainCalls } from './fixtures/legacy-plain.ts';
+import { FIXTURE_RETENTION, legacyEvent, legacyPlain, plainCalls } from './fixtures/legacy-plain.ts';
 import { removeDataDir } from './data-dir.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'values-v0');
 type Answer = { output?: unknown; input?: unknown; status?: string; steps: { name: string; status: string; result?: unknown; error?: unknown }[] };
 const old = JSON.parse(readFileSync(join(FIXTURE, 'old.json'), 'utf8')) as {
-  answers: Record<'legacy-done' | 'plain-done' | 'legacy-waiting' | 'plain-waiting', Answer>;
-  stored: { journal: { target: string; index: number; entry_type: string; entry: unknown }[] };
+  eventRun: string;
+  answers: Record<string, Answer>;
+  stored: { events: unknown[]; state: unknown[]; journal: { target: string; index: number; entry_type: string; entry: unknown }[] };
 };
 
 const dirs: string[] = [];
@@ -38,12 +39,16 @@ function bytesAsText(v: unknown): unknown {
   return v;
 }
 
-async function journal(dataDir: string, runId: string): Promise<{ index: number; entry_type: string; entry: unknown }[]> {
+async function query<T>(dataDir: string, sql: string): Promise<T[]> {
   const { adminUrl } = JSON.parse(readFileSync(join(dataDir, 'restate', 'admin.json'), 'utf8')) as { adminUrl: string };
-  const sql = `SELECT i.target, j.index, j.entry_type, j.entry_json FROM sys_journal j JOIN sys_invocation i ON i.id = j.id WHERE j.entry_type != 'Command: Input' AND i.target LIKE '%/${runId}/run' ORDER BY j.index`;
   const r = await fetch(`${adminUrl}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: sql }) });
   expect(r.ok).toBe(true);
-  const rows = ((await r.json()) as { rows: { target: string; index: number; entry_type: string; entry_json: string }[] }).rows;
+  return ((await r.json()) as { rows: T[] }).rows;
+}
+
+async function journal(dataDir: string, runId: string): Promise<{ index: number; entry_type: string; entry: unknown }[]> {
+  const sql = `SELECT i.target, j.index, j.entry_type, j.entry_json FROM sys_journal j JOIN sys_invocation i ON i.id = j.id WHERE j.entry_type != 'Command: Input' AND i.target LIKE '%/${runId}/run' ORDER BY j.index`;
+  const rows = await query<{ target: string; index: number; entry_type: string; entry_json: string }>(dataDir, sql);
   return rows.map((x) => ({ target: x.target, index: x.index, entry_type: x.entry_type, entry: bytesAsText(JSON.parse(x.entry_json)) }));
 }
 
@@ -53,11 +58,16 @@ it('a Restate data dir written before the value codec: finished runs read as tha
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-legacy-'));
   dirs.push(dir);
   execFileSync('tar', ['-xzf', join(FIXTURE, 'data.tar.gz'), '-C', dir]);
-  engine = await createEngine({ backend: 'restate', dataDir: dir, workflows: [legacyValues, legacyPlain], retention: FIXTURE_RETENTION });
+  // Fresh ports, as on any other machine: restate-server's and the endpoint's, so the old
+  // release's deployment is repointed to wherever this code listens (the upgrade path).
+  for (const f of ['ports.json', 'endpoint-port']) rmSync(join(dir, 'restate', f));
+  engine = await createEngine({ backend: 'restate', dataDir: dir, workflows: [legacyValues, legacyPlain, legacyEvent], retention: FIXTURE_RETENTION });
   await engine.start();
 
-  // The restored server holds the old release's bytes: the waiting runs' journals, entry for entry.
-  for (const id of ['legacy-waiting', 'plain-waiting']) {
+  // The restored server holds the old release's bytes: every run's state, the waiting runs'
+  // journals entry for entry.
+  expect(await query(dir, `SELECT service_name, service_key, key, value_utf8 FROM state WHERE service_name LIKE 'tq%' OR service_name LIKE '%legacy%' ORDER BY service_name, service_key, key`)).toEqual(old.stored.state);
+  for (const id of ['legacy-waiting', 'plain-waiting', old.eventRun]) {
     const want = old.stored.journal.filter((j) => j.target.includes(`/${id}/`));
     expect(want.length).toBeGreaterThan(10);
     expect(await journal(dir, id)).toEqual(want);
@@ -70,7 +80,8 @@ it('a Restate data dir written before the value codec: finished runs read as tha
     expect(view.output).toEqual(old.answers[id].output);
     expect(view.steps.map(({ name, status, result, error }) => ({ name, status, result, error: error && { name: error.name, message: error.message, fields: error.fields } }))).toEqual(steps(old.answers[id]));
   }
-  for (const id of ['legacy-waiting', 'plain-waiting'] as const) {
+  expect(await engine.events.list({ name: 'legacy.evt' })).toEqual(old.stored.events);
+  for (const id of ['legacy-waiting', 'plain-waiting', old.eventRun]) {
     const view = await engine.runs.get(id);
     expect(view.status).toBe('waiting');
     expect(view.input).toEqual(old.answers[id].input);
@@ -96,6 +107,13 @@ it('a Restate data dir written before the value codec: finished runs read as tha
   const before = old.stored.journal.filter((j) => j.target.includes('/plain-waiting/'));
   expect(after.slice(0, before.length)).toEqual(before);
   expect(JSON.stringify(after.slice(before.length))).toContain('$tqv');
+
+  // The event's run: its input is the event's payload as that release stored it.
+  await engine.signal(old.eventRun, 'go', 'done');
+  const c = await engine.result(old.eventRun, { timeout: '60s' });
+  expect(c.status).toBe('succeeded');
+  const payload = old.answers[old.eventRun]!.input;
+  expect(c.output).toEqual({ input: payload, echo: payload, go: 'done' });
 
   // Every recorded body came from the journal: none ran in this process.
   expect(legacyCalls.bodies).toBe(0);
