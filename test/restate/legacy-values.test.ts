@@ -27,10 +27,11 @@ interface Old {
 }
 
 const dirs: string[] = [];
-let engine: Engine | undefined;
+const engines: Engine[] = [];
 const keysBefore = process.env.TRANQUIL_KEYS;
 afterAll(async () => {
-  await engine?.stop();
+  // A failed case leaves its engine running: stop every one, then kill any server left by PID.
+  await Promise.allSettled(engines.map((e) => e.stop()));
   for (const d of dirs) removeDataDir(d);
   if (keysBefore === undefined) delete process.env.TRANQUIL_KEYS;
   else process.env.TRANQUIL_KEYS = keysBefore;
@@ -69,7 +70,8 @@ async function upgrade(fixture: string, keys: string | undefined): Promise<{ old
   for (const f of ['ports.json', 'endpoint-port']) rmSync(join(dir, 'restate', f));
   if (keys === undefined) delete process.env.TRANQUIL_KEYS;
   else process.env.TRANQUIL_KEYS = keys;
-  engine = await createEngine({ backend: 'restate', dataDir: dir, workflows: [legacyValues, legacyPlain, legacyEvent], retention: FIXTURE_RETENTION });
+  const engine = await createEngine({ backend: 'restate', dataDir: dir, workflows: [legacyValues, legacyPlain, legacyEvent], retention: FIXTURE_RETENTION });
+  engines.push(engine);
   await engine.start();
   return { old, dir, engine };
 }
@@ -144,14 +146,12 @@ it('a Restate data dir written before the value codec: finished runs read as tha
   await readsAsBefore(u);
   await resumesAsBefore(u, false);
   await u.engine.stop();
-  engine = undefined;
 }, 180_000);
 
 it('the same data dir written with the AES-256-GCM payload codec on: what it stored reads as that release answered', async () => {
   const u = await upgrade(join(FIXTURES, 'sealed'), FIXTURE_KEYS);
   await readsAsBefore(u);
   await u.engine.stop();
-  engine = undefined;
 }, 180_000);
 
 // Not an upgrade matter: this code fails the same way on runs it wrote itself (any encrypted
