@@ -11,7 +11,7 @@ interface Metric {
   key: string;
   label: (run: PeerRun) => string;
   /** The figure of one system in one repetition (undefined: none), and a note for its cell. */
-  get: (rep: Rep, s: Sys) => { v: number; steps?: number; note?: string } | undefined;
+  get: (rep: Rep, s: Sys) => { v: number; steps?: number; note?: string; side?: number } | undefined;
   higherBetter: boolean;
   unit: string;
 }
@@ -30,7 +30,8 @@ export const METRICS: Metric[] = [
     get: (rep, s) => {
       const o = at(rep, s, 'shapes', 'inFlight');
       const v = num(o?.stepsPerS);
-      return v === undefined ? undefined : { v, note: o?.fellBackFrom ? `${String(o.inFlight)} in flight: ${String(o.fellBackFrom)} failed (${String(o.why)})` : undefined };
+      // The failure's own message is in the JSON (rows vary in wording; the cell says what ran).
+      return v === undefined ? undefined : { v, note: o?.fellBackFrom ? `${String(o.inFlight)} in flight (${String(o.fellBackFrom)} failed)` : undefined };
     },
   },
   {
@@ -58,13 +59,12 @@ export const METRICS: Metric[] = [
     get: (rep, s) => { const v = num(at(rep, s, 'shapes', 'inFlight')?.cpuMsPerStep); return v === undefined ? undefined : { v }; },
   },
   {
-    key: 'idle', label: () => 'idle RSS over node alone after one run, MiB (process tree)', higherBetter: false, unit: 'MiB',
+    key: 'idle', label: () => 'idle RSS over node alone after one run, MiB (the process tree; the Postgres server beside it, not in the ratio)', higherBetter: false, unit: 'MiB',
     get: (rep, s) => {
       const o = at(rep, s, 'idle');
       const v = num(o?.rssMiB);
       if (v === undefined || rep.nodeAloneMiB === undefined) return undefined;
-      const pg = num(o?.serverPssMiB);
-      return { v: v - rep.nodeAloneMiB, note: pg !== undefined ? `+ the Postgres server, ${fmt(pg)} MiB PSS` : undefined };
+      return { v: v - rep.nodeAloneMiB, side: num(o?.serverPssMiB) };
     },
   },
   {
@@ -73,7 +73,7 @@ export const METRICS: Metric[] = [
   },
 ];
 
-export interface Row { metric: string; cells: Partial<Record<Sys, { median: number; min: number; max: number; notes: string[]; steps?: number }>>; ratio: Partial<Record<Sys, { median: number; min: number; max: number; n: number }>> }
+export interface Row { metric: string; cells: Partial<Record<Sys, { median: number; min: number; max: number; notes: string[]; steps?: number; side?: number }>>; ratio: Partial<Record<Sys, { median: number; min: number; max: number; n: number }>> }
 
 export function aggregate(run: PeerRun): Row[] {
   return METRICS.map((m) => {
@@ -83,7 +83,13 @@ export function aggregate(run: PeerRun): Row[] {
       if (!xs.length) continue;
       const sum = summarize(xs.map((x) => x.v));
       const steps = [...new Set(xs.map((x) => x.steps).filter((x) => x !== undefined))];
-      row.cells[s] = { median: sum.median, min: sum.min, max: sum.max, notes: [...new Set(xs.map((x) => x.note).filter((x): x is string => !!x))], steps: steps.length === 1 ? steps[0] : undefined };
+      const sides = xs.map((x) => x.side).filter((x): x is number => x !== undefined);
+      const notes = xs.map((x) => x.note).filter((x): x is string => !!x);
+      row.cells[s] = {
+        median: sum.median, min: sum.min, max: sum.max, steps: steps.length === 1 ? steps[0] : undefined,
+        notes: [...new Set(notes)].map((n) => (xs.length > 1 ? `${n} in ${notes.filter((x) => x === n).length} of ${xs.length}` : n)),
+        side: sides.length ? summarize(sides).median : undefined,
+      };
       if (s === 'ours') continue;
       // Per repetition; per step when the step counts differ (a peer that capped a run's steps).
       const rs = run.reps.map((r) => {
@@ -126,7 +132,8 @@ export function peersTable(run: PeerRun, rows: Row[]): string {
       const range = run.reps.length > 1 ? ` (${fmt(c.min)}–${fmt(c.max)})` : '';
       const steps = c.steps !== undefined && (m.key === 'sequential' ? c.steps !== run.cfg.seqSteps : m.key === 'fanOut' ? c.steps !== run.cfg.fanSteps : false) ? ` (${thousands(c.steps)} steps)` : '';
       const fill = m.key === 'start' ? ` (${thousands(run.cfg.fill[s])} runs)` : '';
-      return `${fmt(c.median)}${range}${steps}${fill}${c.notes.length ? `; ${c.notes.join('; ')}` : ''}`;
+      const side = c.side !== undefined ? ` + the Postgres server, ${fmt(c.side)} MiB PSS` : '';
+      return `${fmt(c.median)}${range}${steps}${fill}${side}${c.notes.length ? `; ${c.notes.join('; ')}` : ''}`;
     };
     const ratio = (s: Sys) => (row.ratio[s] ? x(row.ratio[s]!) : '—');
     out.push(`| ${m.label(run)} | ${run.systems.map(cell).join(' | ')} | ${peers.map(ratio).join(' | ')} |`);
