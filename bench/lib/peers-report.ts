@@ -144,7 +144,7 @@ export function peersTable(run: PeerRun, rows: Row[]): string {
 
 export function peersChart(run: PeerRun, rows: Row[], subtitle: string): string {
   const bars: Bar[] = [];
-  const short: Record<string, string> = { inFlight: 'in flight', oneAtATime: 'one at a time', sequential: 'sequential', fanOut: 'fan-out', cpu: 'CPU/step', idle: 'idle RSS', start: 'start-up' };
+  const short: Record<string, string> = { inFlight: 'in flight', oneAtATime: '1 at a time', sequential: 'sequential', fanOut: 'fan-out', cpu: 'CPU/step', idle: 'idle RSS', start: 'start-up' };
   for (const row of rows) {
     for (const s of run.systems) {
       const r = row.ratio[s];
