@@ -32,6 +32,8 @@ export class WireLog implements StepLog {
   private engineNow: number;
   private nowAt = performance.now();
   readonly journalClock: boolean;
+  /** The run's deadline (docs/control.md): the session here meets it as in-process. */
+  readonly deadline?: number;
 
   constructor(hello: Hello, entries: JournalEntry[], private readonly send: (f: ChildFrame) => void) {
     this.runId = hello.runId;
@@ -41,6 +43,7 @@ export class WireLog implements StepLog {
     this.cancel = hello.cancel;
     this.engineNow = hello.now;
     this.journalClock = hello.caps.journalClock === true;
+    if (hello.deadline !== undefined) this.deadline = hello.deadline;
     if (hello.caps.open) this.open = (call) => this.request<Recorded | null>({ t: 'open', call }).then((r) => r ?? undefined) as Promise<Recorded>;
     if (hello.caps.close) this.close = (position) => this.request<Recorded | null>({ t: 'close', position }).then((r) => r ?? undefined) as Promise<Recorded>;
   }
