@@ -11,6 +11,7 @@ import { withOutputSchema } from '../src/runtime/boundary-schemas.ts';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 import { Connection } from './connection.ts';
 import { WireLog } from './wire-log.ts';
+import { wireRunLog } from './wire-run-log.ts';
 
 function die(code: number, message: string): never {
   console.error(`tranquil runner: ${message}`);
@@ -69,7 +70,10 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
   Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
   // The output schema runs here, where the file's code is (docs/values.md, Schemas).
-  const session = new RunSession(log, withOutputSchema(def, def.fn), def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
+  // ctx.log / info.log lines go to the engine, which tags and writes them (hello.runLog: the
+  // lowest level it writes; absent, none).
+  const runLog = wireRunLog(hello.runLog, (f) => conn.send(f));
+  const session = new RunSession(log, withOutputSchema(def, def.fn), def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs, runLog });
   const running = session.run();
   settle(); // the reactions to hello and the journal
   const outcome = await running;
