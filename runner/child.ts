@@ -29,12 +29,14 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   const hello = await conn.next();
   if (hello?.t !== 'hello') die(3, `expected the hello frame, got ${hello ? `'${hello.t}'` : 'the end of the connection'}`);
   const entries: JournalEntry[] = [];
+  const outside = new Set<number>();
   for (let i = 0; i < hello.entries; i++) {
     const f = await conn.next();
     if (f?.t !== 'entry') die(3, `expected journal entry ${i + 1} of ${hello.entries}, got ${f ? `'${f.t}'` : 'the end of the connection'}`);
     entries.push(f.entry as JournalEntry);
+    if (f.outside) outside.add(f.entry.seq);
   }
-  const log = new WireLog(hello, entries, (f) => conn.send(f));
+  const log = new WireLog(hello, entries, (f) => conn.send(f), outside);
   // caps.settle: after reacting to what arrived, say so. Quiet = two timer turns in a row
   // with no frame in or out (the session hands results out one event-loop turn at a time).
   let watching = false;

@@ -14,9 +14,12 @@ export const MAX_RUN_LOG_LINE_BYTES = 16 * 1024;
  *  lines past either are dropped and counted (one warning per execution). */
 export const RUN_LOG_BUDGET = { burstLines: 1000, linesPerSecond: 100, burstBytes: 1024 * 1024, bytesPerSecond: 100 * 1024 } as const;
 
-/** Keys of a written line the engine sets (docs/observability.md): a file's field may not
- *  use one (in a JSON line it could stand where the engine's own is absent, a trace id). */
-export const RESERVED_LOG_KEYS = ['time', 'level', 'msg', 'message', 'run_id', 'runId', 'workflow', 'step', 'attempt', 'trace_id', 'traceId', 'span_id', 'spanId'] as const;
+/** The trace keys of a written line, which the engine sets only when a span records
+ *  (docs/observability.md): a file's field may not use one, or a JSON line of an untraced run
+ *  would carry the file's trace id as its own. The other keys (run_id, workflow, step,
+ *  attempt, ...) are always the engine's where they apply: a field of that name is kept as
+ *  the caller's field, as in-process (`log.info('trying', { attempt })`). */
+export const RESERVED_LOG_KEYS = ['trace_id', 'traceId', 'span_id', 'spanId'] as const;
 
 /** The strict form the engine checks a runLog frame against (the frame union only routes
  *  it here): a frame with any other key (a run id, a trace id) is refused. */

@@ -88,7 +88,9 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
      *  the child sends `runLog` frames at it and above. Absent: none are written (send none). */
     runLog: z.enum(RUN_LOG_LEVELS).optional(),
   }),
-  z.object({ t: z.literal('entry'), entry: journalEntrySchema }),
+  /** `outside`: the backend finished this entry between sessions (a due sleep SQLite's wake
+   *  recorded): what the code does after it, it does for the first time (StepLog.completedOutside). */
+  z.object({ t: z.literal('entry'), entry: journalEntrySchema, outside: z.boolean().optional() }),
   /** ok: `value` (absent = undefined); not ok: `error`, rejected into the child's request. */
   z.object({ t: z.literal('reply'), id, now: num, ok: z.boolean(), value: json.optional(), error: errorInfoSchema.optional() }),
   /** The engine's log runs the body of attempt `id` now (it may instead reply with an

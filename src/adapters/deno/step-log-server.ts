@@ -286,7 +286,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
       ...(o.observe?.lowestLevel ? { runLog: o.observe.lowestLevel } : {}),
     });
     heard();
-    for (const entry of entries) send({ t: 'entry', entry });
+    for (const entry of entries) send(log.completedOutside?.(entry) ? { t: 'entry', entry, outside: true } : { t: 'entry', entry });
   });
 }
 

@@ -13,6 +13,7 @@ import { valueFileScenarios } from './values.ts';
 import { schemaFileScenarios } from './schemas.ts';
 import { childFileScenarios } from './children.ts';
 import { controlFileScenarios } from './control.ts';
+import { logFileScenarios } from './logs.ts';
 
 export interface FileKit {
   backend: Backend;
@@ -124,6 +125,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     schemaFileScenarios(kit);
     childFileScenarios(kit);
     controlFileScenarios(kit);
+    logFileScenarios(kit);
   });
 }
 
