@@ -52,7 +52,7 @@ export class ChildObserver {
   /** This execution did something new (an attempt ran): reported even while Restate replays. */
   private traced = false;
   /** Attempts the engine's log ran in this execution, by `<step>/<attempt>`. */
-  private readonly attempts = new Map<string, AttemptTrace | undefined>();
+  private readonly attempts = new Map<string, { at: AttemptTrace | undefined; open: boolean }>();
   private readonly lines = new Bucket(RUN_LOG_BUDGET.burstLines, RUN_LOG_BUDGET.linesPerSecond);
   private readonly bytes = new Bucket(RUN_LOG_BUDGET.burstBytes, RUN_LOG_BUDGET.bytesPerSecond);
   private refused = 0;
@@ -76,11 +76,15 @@ export class ChildObserver {
   /** The engine's log runs this attempt's body now (never for a replayed step). */
   attemptBegan(name: string, kind: string, attempt: number): void {
     this.traced = true;
-    this.attempts.set(`${name}/${attempt}`, this.trace?.attempt(name, kind as StepKind, attempt, idempotencyKey(this.log.runId, name)));
+    this.attempts.set(`${name}/${attempt}`, { at: this.trace?.attempt(name, kind as StepKind, attempt, idempotencyKey(this.log.runId, name)), open: true });
   }
 
   attemptEnded(name: string, attempt: number, ok: boolean, error?: ErrorInfo): void {
-    this.attempts.get(`${name}/${attempt}`)?.end(ok, error);
+    // Kept (a late line of its body is still tagged with it), its span ended once.
+    const a = this.attempts.get(`${name}/${attempt}`);
+    if (!a?.open) return;
+    a.open = false;
+    a.at?.end(ok, error);
   }
 
   /** A `runLog` frame (`bytes`: its JSON text's length). A bad or excess line is dropped and
@@ -102,7 +106,7 @@ export class ChildObserver {
     if (!out?.enabled(f.level)) return;
     // Restate replaying the invocation: the code that wrote this ran (and wrote it) before.
     if (!step && this.log.replaying?.()) return;
-    const ids = step ? this.attempts.get(`${step.name}/${step.attempt}`)?.ids?.() : this.trace?.ids?.();
+    const ids = step ? this.attempts.get(`${step.name}/${step.attempt}`)?.at?.ids?.() : this.trace?.ids?.();
     out.write({
       time: Date.now(), level: f.level, message: f.message, runId: this.log.runId, workflow: this.log.workflow,
       ...(step ? { step: step.name, attempt: step.attempt } : {}),
@@ -113,7 +117,7 @@ export class ChildObserver {
 
   /** The execution ended (undefined: it failed before an outcome). */
   ended(outcome: RunOutcome | undefined): void {
-    for (const at of this.attempts.values()) at?.end(false, { name: 'ProtocolError', message: 'the execution ended before the attempt reported' });
+    for (const a of this.attempts.values()) if (a.open) a.at?.end(false, { name: 'ProtocolError', message: 'the execution ended before the attempt reported' });
     this.attempts.clear();
     if (this.dropped > 0 || this.refused > 1) {
       this.say(`${this.dropped} run log line(s) dropped over the rate limit (${RUN_LOG_BUDGET.linesPerSecond} lines/s, burst ${RUN_LOG_BUDGET.burstLines}; ${RUN_LOG_BUDGET.bytesPerSecond} bytes/s, burst ${RUN_LOG_BUDGET.burstBytes}) and ${this.refused} refused in this execution`);

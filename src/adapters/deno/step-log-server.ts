@@ -122,8 +122,11 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
       w.kill();
       resolve(outcome);
     };
-    const failAttempts = (which: Iterable<{ seq: number; attempt: number }>, error: ErrorInfo) => {
-      for (const r of which) w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
+    const failAttempts = (which: Iterable<{ seq: number; name: string; attempt: number }>, error: ErrorInfo) => {
+      for (const r of which) {
+        w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
+        o.observe?.attemptEnded(r.name, r.attempt, false, error); // its span ends with the kill's reason
+      }
       // Retried in a new child at once (the retry policy's delay is applied by that child's session).
       killWith({ outcome: { type: 'suspended', status: 'retrying', wakeAt: log.now(), entries: [], signals: [] }, cancelDelivered: false });
     };
