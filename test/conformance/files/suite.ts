@@ -12,6 +12,8 @@ import { portedFileScenarios } from './ported.ts';
 import { valueFileScenarios } from './values.ts';
 import { schemaFileScenarios } from './schemas.ts';
 import { childFileScenarios } from './children.ts';
+import { controlFileScenarios } from './control.ts';
+import { logFileScenarios } from './logs.ts';
 
 export interface FileKit {
   backend: Backend;
@@ -89,11 +91,8 @@ export const NOT_YET_PORTED: string[] = [
   // issue 43: handleWebhook runs the listener's own handler (webhook-listener.ts), whose file
   // cases are ported; the mounted form is not ported as a case of its own yet.
   'webhook mounted in the app: engine.handleWebhook answers as the listener (202, redelivery, 404, 413, 400, 415)',
-  // issue 41: run control, not ported to files yet: a file's run child is not handed the run's
-  // deadline (docs/control.md, "Backends"); rerun, pause and resume are not tried through a file.
-  'run deadline: the run fails with TimeoutError after its cleanup, as after a cancel; why names the deadline',
-  'run deadline survives a restart: a run whose deadline passes while no engine runs fails at start-up with its cleanup',
-  'bad run timeouts are refused with a one-line error naming the option',
+  // issue 41: run control, not ported to files yet (the deadline is: files/control.ts): rerun,
+  // pause and resume are not tried through a file.
   'rerun of a succeeded run starts a new run with its input, linked both ways; a live run is refused',
   'resume of a cancelled run continues from where it stopped: recorded results reused, the cancelled step runs again',
   'pause during a running body: the body finishes and is recorded, the run is paused at the next step; resume goes on',
@@ -125,6 +124,8 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     valueFileScenarios(kit);
     schemaFileScenarios(kit);
     childFileScenarios(kit);
+    controlFileScenarios(kit);
+    logFileScenarios(kit);
   });
 }
 
