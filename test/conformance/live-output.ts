@@ -117,7 +117,9 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit)
     expect(first.every).toEqual(first.one);
     const retrying = first.one[1]!;
     expect(retrying).toMatchObject({ runId, workflow: 'evented', kind: 'do', error: { message: 'once' } });
-    expect(retrying.until).toBeGreaterThan(retrying.at);
+    // The next attempt is due a backoff (50 ms) after the first failed, and starts no earlier.
+    expect(retrying.until).toBeGreaterThanOrEqual(first.one[0]!.at + 50);
+    expect(first.one[2]!.at).toBeGreaterThanOrEqual(retrying.until! - 5);
     expect(first.one[4]).toMatchObject({ key: 'k', kind: 'publish' });
     first.off();
     const again = await restart(engine, [wf], dir);
