@@ -29,6 +29,25 @@ export function checkStateKey(key: unknown, what: string): string {
 /** The step name of a publish: one step per call, `publish:<key>#2` for the second. */
 export const publishStepName = (key: string): string => `publish:${key}`;
 
+/** The step name of a stream's write or close: `stream:<name>`, `stream:<name>#2`, ... */
+export const streamStepName = (name: string): string => `stream:${name}`;
+
+/** A stream as its journal holds it: its chunks (stored form) in the order the code wrote
+ *  them, and whether the code closed it. */
+export function streamOf(steps: readonly StepView[], name: string): { chunks: Json[]; closed: boolean } {
+  const chunks: Json[] = [];
+  let closed = false;
+  // Views list steps by position; sorted anyway, as the order is the stream's.
+  for (const s of [...steps].sort((a, b) => a.seq - b.seq)) {
+    if (s.kind !== 'stream' || s.status !== 'succeeded') continue;
+    const r = s.result as { stream?: unknown; chunk?: Json; closed?: unknown } | null | undefined;
+    if (!r || r.stream !== name) continue;
+    if (r.closed === true) closed = true;
+    else chunks.push(r.chunk ?? null);
+  }
+  return { chunks, closed };
+}
+
 /** One key's latest value as a reader gets it. */
 export interface PublishedValue {
   key: string;

@@ -7,7 +7,7 @@ import type { ChildSummary, ParentLink } from './child-runs.ts';
 import type { ControlView } from './run-control.ts';
 
 /** `use`: a capability step (step.use, src/domain/capability.ts). `publish`: ctx.publish (published state, docs/live-output.md). */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use' | 'publish';
+export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use' | 'publish' | 'stream';
 /** `parked`: a `use` step with no eligible provider (its error says which capability). */
 export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'parked' | 'succeeded' | 'failed' | 'timedout';
 

@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import { parseDuration, type Duration } from '../domain/duration.ts';
 import { TimeoutError, ValidationError } from '../domain/errors.ts';
-import { checkStateKey, publishedState, type PublishedValue } from '../domain/published-state.ts';
+import { checkStateKey, publishedState, streamOf, type PublishedValue } from '../domain/published-state.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { RunView } from '../domain/run-view.ts';
 import { once } from '../domain/once.ts';
@@ -16,6 +16,7 @@ import type { StepEventHandler, StepEvents } from './step-events.ts';
  *  (a run executing on another Restate replica, or one this process only reads). */
 const POLL_MS = 200;
 
+const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 
 /** What `engine.runs` gains for live output. */
@@ -32,6 +33,10 @@ export interface LiveOutputApi {
    *  every run, that this process executes, in order, from now on. Returns the function
    *  that unsubscribes. */
   subscribe(handler: StepEventHandler, options?: { runId?: string }): () => void;
+  /** The chunks run `runId` wrote to stream `name` (ctx.stream), decoded, in the order
+   *  written, from offset `from` (default 0): what is there now, then live as the run writes
+   *  more; it ends once the stream is closed or the run has ended. */
+  stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
 }
 
 export function liveOutputApi(view: (runId: string) => Promise<RunView>, events: StepEvents, idCheck: (id: unknown) => string): LiveOutputApi {
@@ -75,6 +80,47 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
     },
     async published(runId: string): Promise<PublishedValue[]> {
       return publishedState((await view(idCheck(runId))).steps).map(decoded);
+    },
+    stream<T>(runId: string, name: string, options: { from?: number } = {}): AsyncIterable<T> {
+      const id = idCheck(runId);
+      const n = checkStateKey(name, 'runs.stream name');
+      let next = parseOrThrow(streamOptionsSchema(), options, 'runs.stream options').from ?? 0;
+      return {
+        async *[Symbol.asyncIterator]() {
+          let wake: (() => void) | undefined;
+          let moved = false;
+          // Woken at once by this process's write to the stream, else by the poll.
+          const off = events.subscribe((e) => {
+            if ((e.type === 'stream.chunk' || e.type === 'stream.closed') && e.key === n) {
+              moved = true;
+              wake?.();
+            }
+          }, id);
+          try {
+            for (;;) {
+              moved = false;
+              const run = await view(id);
+              const { chunks, closed } = streamOf(run.steps, n);
+              while (next < chunks.length) yield decodeValue<T>(chunks[next++]!);
+              if (closed) return;
+              if (isTerminal(run.status)) {
+                // Read once more: a view may have read the steps a moment before the status.
+                const last = streamOf((await view(id)).steps, n).chunks;
+                while (next < last.length) yield decodeValue<T>(last[next++]!);
+                return;
+              }
+              if (moved) continue;
+              await new Promise<void>((r) => {
+                const t = setTimeout(r, POLL_MS);
+                wake = () => (clearTimeout(t), r());
+              });
+              wake = undefined;
+            }
+          } finally {
+            off();
+          }
+        },
+      };
     },
     subscribe(handler: StepEventHandler, options: { runId?: string } = {}): () => void {
       if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');

@@ -24,7 +24,7 @@ import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
 import { NO_LOG, RunLogger } from './run-log.ts';
 import type { RunLogOutput } from '../ports/run-log.ts';
 import { Links, type Link } from './links.ts';
-import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn, WorkflowLogger } from '../../sdk/types.ts';
+import type { EmitOptions, StepApi, StepBody, StepOptions, StreamWriter, WorkflowContext, WorkflowFn, WorkflowLogger } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
@@ -33,7 +33,7 @@ import { signalStep, withChildSteps } from './child-steps.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
-import { checkStateKey, publishStepName } from '../domain/published-state.ts';
+import { checkStateKey, publishStepName, streamStepName } from '../domain/published-state.ts';
 import type { StepEvent, StepEventSink, StepEventType } from './step-events.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
@@ -172,6 +172,8 @@ export class RunSession implements StepLoggers {
   /** Positions whose body began an attempt in this session (step events): only their
    *  outcomes are reported, never one a replay of an earlier process hands back. */
   private readonly ranHere: Set<number> | undefined;
+  /** Streams this code closed (ctx.stream(name).close()), made by the first stream. */
+  private closedStreams: Set<string> | undefined;
 
   constructor(
     private readonly log: StepLog,
@@ -531,6 +533,7 @@ export class RunSession implements StepLoggers {
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
       publish: (key: string, value?: unknown) => self.publishStep(key, value ?? null),
+      stream: (name: string) => self.streamWriter(name),
       signal: signalStep(step, this.log),
       log: this.options.runLog ? new RunLogger(this.options.runLog, this.log.runId, this.log.workflow, { replaying: () => this.linesReplayed(), ids: () => this.trace?.ids?.() }) : NO_LOG,
     };
@@ -1082,18 +1085,42 @@ export class RunSession implements StepLoggers {
   }
 
   /** ctx.publish (docs/live-output.md): a journal entry of kind `publish` holding `{ key,
-   *  value }`, read back as the run's published state. Its value is journaled as the step's
-   *  one attempt, so a log that journals as it goes (Restate) keeps it there and a replay of
-   *  the invocation gets the value journaled then; a replayed publish writes nothing. */
+   *  value }`, read back as the run's published state. */
   private async publishStep(rawKey: unknown, value: unknown): Promise<void> {
     const key = checkStateKey(rawKey, 'ctx.publish key');
-    let stored: Json;
-    try {
-      stored = encodeValue(value, `ctx.publish('${key}') value`, this.maxPayloadBytes).stored;
-    } catch (err) {
-      throw new ValidationError((err as Error).message);
-    }
-    const started = this.begin('publish', publishStepName(key));
+    const stored = storedArg(value, `ctx.publish('${key}') value`, this.maxPayloadBytes);
+    await this.valueStep('publish', publishStepName(key), { key, value: stored }, { type: 'state.published', key });
+  }
+
+  /** ctx.stream(name): a writer whose each write (and the close) is a journal entry of kind
+   *  `stream` holding `{ stream, chunk }` (or `{ stream, closed: true }`), read back in order
+   *  by runs.stream. A write after the close is refused (the close replays first, so a replay
+   *  refuses the same writes). */
+  private streamWriter(rawName: unknown): StreamWriter {
+    const name = checkStateKey(rawName, 'ctx.stream name');
+    const closed = (this.closedStreams ??= new Set());
+    const refuseClosed = () => {
+      if (closed.has(name)) throw new ValidationError(`ctx.stream('${name}'): the stream is closed; nothing more can be written to it`);
+    };
+    return {
+      write: async (chunk: unknown) => {
+        refuseClosed();
+        const stored = storedArg(chunk ?? null, `ctx.stream('${name}') chunk`, this.maxPayloadBytes);
+        await this.valueStep('stream', streamStepName(name), { stream: name, chunk: stored }, { type: 'stream.chunk', key: name });
+      },
+      close: async () => {
+        refuseClosed();
+        closed.add(name);
+        await this.valueStep('stream', streamStepName(name), { stream: name, closed: true }, { type: 'stream.closed', key: name });
+      },
+    };
+  }
+
+  /** A step whose one attempt journals a value the code made (publish, a stream's write):
+   *  a log that journals as it goes (Restate) keeps it there and a replay of the invocation
+   *  gets the value journaled then; a replayed one writes nothing and reports nothing. */
+  private async valueStep(kind: 'publish' | 'stream', rawName: string, fresh: Json, event: Partial<StepEvent> & { type: StepEventType }): Promise<void> {
+    const started = this.begin(kind, rawName);
     if (!started) return never();
     const { call, decision } = started;
     // Pending like any step call until the code's continuation runs (the completion-order gate).
@@ -1101,17 +1128,25 @@ export class RunSession implements StepLoggers {
     try {
       if (decision.type === 'replay') return void (await this.replay(decision.entry));
       await this.flushPending();
-      const fresh: Json = { key, value: stored };
       const res = await this.io(this.log.attempt(call, 1, () => Promise.resolve({ ok: true as const, value: fresh })));
       if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
       const now = this.log.now();
       const order = this.order.next();
-      await this.io(this.log.record({ seq: call.seq, name: call.name, kind: 'publish', status: 'succeeded', attempts: 1, result: res.ok ? res.value : fresh, startedAt: now, endedAt: now, order }));
-      this.stepEvent('state.published', call, { key });
+      await this.io(this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: res.ok ? res.value : fresh, startedAt: now, endedAt: now, order }));
+      this.stepEvent(event.type, call, event);
       await this.order.gate(order, call.seq);
     } finally {
       this.unsettled--;
     }
+  }
+}
+
+/** A value the code hands over, in its stored form, or a one-line ValidationError. */
+function storedArg(value: unknown, what: string, maxBytes: number): Json {
+  try {
+    return encodeValue(value, what, maxBytes).stored;
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
   }
 }
 

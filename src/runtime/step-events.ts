@@ -10,7 +10,7 @@ import type { StepKind } from '../domain/run-view.ts';
 import type { Logger } from '../ports/logger.ts';
 
 export const STEP_EVENT_TYPES = [
-  'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published',
+  'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published', 'stream.chunk', 'stream.closed',
 ] as const;
 export type StepEventType = (typeof STEP_EVENT_TYPES)[number];
 
@@ -31,7 +31,7 @@ export interface StepEvent {
   /** step.retrying: when the next attempt is due; step.sleeping: the wake time; step.waiting:
    *  the wait's deadline (absent: none). Epoch ms. */
   until?: number;
-  /** state.published: the key. */
+  /** state.published: the key; stream.chunk / stream.closed: the stream's name. */
   key?: string;
 }
 

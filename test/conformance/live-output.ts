@@ -137,4 +137,44 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit)
     expect(first.one).toHaveLength(7);
     expect(() => again.runs.subscribe('nope' as never)).toThrow(/^runs\.subscribe: handler must be a function$/);
   });
+  test('streams: a reader gets every chunk in order, live while the run goes on, ending at close; read again from offset 0 after a restart, no duplicate or missing chunk', async () => {
+    const wf = workflow('tokens', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const out = ctx.stream('tokens');
+        await out.write('Hel');
+        await out.write(new Map([['n', 2n]]));
+        await step.waitForEvent('more');
+        await out.write('lo');
+        await out.close();
+        return out.write('late').then(() => 'written', (err: Error) => err.message);
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('tokens', null);
+    const got: unknown[] = [];
+    const reading = (async () => {
+      for await (const c of engine.runs.stream(runId, 'tokens')) got.push(c);
+    })();
+    await until('two chunks read live', () => got.length === 2);
+    expect(got).toEqual(['Hel', new Map([['n', 2n]])]);
+    await engine.signal(runId, 'more', null);
+    await reading;
+    expect(got).toEqual(['Hel', new Map([['n', 2n]]), 'lo']);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.output).toBe("ctx.stream('tokens'): the stream is closed; nothing more can be written to it");
+    const again = await restart(engine, [wf], dir);
+    const read = async (from?: number) => {
+      const all: unknown[] = [];
+      for await (const c of again.runs.stream(runId, 'tokens', from === undefined ? {} : { from })) all.push(c);
+      return all;
+    };
+    expect(await read()).toEqual(['Hel', new Map([['n', 2n]]), 'lo']);
+    expect(await read(2)).toEqual(['lo']);
+    // A stream the run never wrote ends at once: the run has ended.
+    const none: unknown[] = [];
+    for await (const c of again.runs.stream(runId, 'other')) none.push(c);
+    expect(none).toEqual([]);
+    expect(() => again.runs.stream(runId, 'a#b')).toThrow(/^runs\.stream name: no control characters and no '#'$/);
+  });
 }

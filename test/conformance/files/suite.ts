@@ -105,6 +105,7 @@ export const NOT_YET_PORTED: string[] = [
   'published state: read while the run waits and after it ends, the latest value wins, a restart republishes nothing, Map and Date survive',
   'a wait for a published key times out with TimeoutError while the run publishes nothing',
   "step events: a run's events in order, once per real attempt; a restart replays none of them",
+  'streams: a reader gets every chunk in order, live while the run goes on, ending at close; read again from offset 0 after a restart, no duplicate or missing chunk',
   "cli: runs state reads a live run's published state as the engine does (--json: the stored form); a key never published exits 1",
 ];
 
