@@ -176,5 +176,5 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit)
     for await (const c of again.runs.stream(runId, 'other')) none.push(c);
     expect(none).toEqual([]);
     expect(() => again.runs.stream(runId, 'a#b')).toThrow(/^runs\.stream name: no control characters and no '#'$/);
-  });
+  }, 60_000);
 }
