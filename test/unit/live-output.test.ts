@@ -35,7 +35,7 @@ describe('step event hub', () => {
 
   it('delivers in emission order to one run\'s and to every run\'s subscribers; a throwing handler breaks no one; unsubscribe stops delivery', async () => {
     const warned: string[] = [];
-    const hub = new StepEvents({ log: (_level, m) => void warned.push(m) } as never);
+    const hub = new StepEvents({ log: (_level: string, m: string) => void warned.push(m) } as never);
     const one: string[] = [];
     const all: string[] = [];
     expect(hub.listening('r1')).toBe(false);
