@@ -9,9 +9,12 @@ import type { ErrorInfo } from '../domain/errors.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import type { Logger } from '../ports/logger.ts';
 
+/** Every step event type (docs/live-output.md, "Per-step events"). */
 export const STEP_EVENT_TYPES = [
   'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published', 'stream.chunk', 'stream.closed',
 ] as const;
+/** What a step did: started, succeeded, failed, retrying, sleeping, waiting, signaled,
+ *  parked; a publish recorded; a stream's chunk or close recorded. */
 export type StepEventType = (typeof STEP_EVENT_TYPES)[number];
 
 /** One thing a step did, as `engine.runs.subscribe`'s handler gets it. */
@@ -35,6 +38,7 @@ export interface StepEvent {
   key?: string;
 }
 
+/** runs.subscribe's handler; one that throws (or rejects) is logged and gets the next event. */
 export type StepEventHandler = (event: StepEvent) => void | Promise<void>;
 
 /** What a RunSession emits to. `listening` is asked first, so a run nobody follows builds no
