@@ -35,7 +35,7 @@ export const errorInfoSchema: z.ZodType<{ name: string; message: string; fields?
   cause: z.lazy(() => errorInfoSchema).optional(),
 });
 
-const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit', 'use']);
+const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit', 'use', 'publish', 'stream']);
 export const journalEntrySchema = z.object({
   seq: z.number().int().min(0),
   name: z.string(),

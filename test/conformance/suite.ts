@@ -30,6 +30,7 @@ import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
+import { liveOutputScenarios } from './live-output.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -568,5 +569,6 @@ export function runConformance(target: ConformanceTarget): void {
     peerPortScenarios({ test, boot, restart, until });
     childHandleScenarios({ test, boot, restart, until });
     controlScenarios({ test, boot, restart, until });
+    liveOutputScenarios({ test, boot, restart, until });
   });
 }
