@@ -36,7 +36,9 @@ export type RunLogFrame = z.infer<typeof runLogFrameSchema>;
 
 const bigints = (_k: string, x: unknown): unknown => (typeof x === 'bigint' ? x.toString() : x);
 
-function tryJson(v: unknown): string | undefined {
+/** A value as JSON (BigInt as its digits), or undefined when it is none (a cycle, a throwing
+ *  toJSON). Shared with the engine's own line writer (runtime/log-format.ts). */
+export function tryJson(v: unknown): string | undefined {
   try {
     return JSON.stringify(v, bigints);
   } catch {
