@@ -97,6 +97,10 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
         error = run?.error ?? { name: 'Error', message: f.message };
       }
     }
+    // The handler's last write took this state at run.at, before Restate marked the
+    // invocation completed (modified_at, a moment later): the same transition keeps one
+    // time, whichever of the two a reader saw (lifecycle notifications key on it).
+    if (run?.status === status && typeof run.at === 'number') updatedAt = iso(run.at);
   } else if (inv.status === 'paused') {
     // Invocation-level retries exhausted (the endpoint kept failing): needs an operator.
     status = 'blocked';
