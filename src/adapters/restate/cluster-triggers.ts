@@ -28,7 +28,7 @@ import type { Json } from '../../domain/json.ts';
 import { planSlots, type CatchUpPolicy, type SlotFate } from '../../domain/schedule.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from '../../ports/triggers.ts';
-import type { ScheduleRecord } from '../../ports/trigger-store.ts';
+import type { OutboxEntry, ScheduleRecord } from '../../ports/trigger-store.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { CATCH_UP_ALL_CAP, ON_TIME_GRACE_MS } from '../../runtime/slot-firing.ts';
 import { triggerKey } from '../../../sdk/triggers.ts';
@@ -219,6 +219,30 @@ export class ClusterTriggerClient {
 
   webhookSecret(workflow: string): Promise<string> {
     return this.call(SECRETS, workflow, 'get', null);
+  }
+
+  /** A run an event or a schedule slot of this cluster started, found in the inbox or the
+   *  slot ledger: known to every replica the moment the publish (or tick) committed, while
+   *  the run's own invocation, sent from inside that handler, may not show in Restate yet.
+   *  Looked up only for a run id Restate does not show (a miss is rare: one scan). */
+  async issuedRun(runId: string, workflows: readonly string[], versionOf: (workflow: string) => string | undefined): Promise<OutboxEntry | undefined> {
+    const like = `value_utf8 LIKE ${sqlString(`%${JSON.stringify(runId)}%`)}`;
+    const entry = (workflow: string, input: Json, at: number): OutboxEntry => ({ runId, workflow, version: versionOf(workflow) ?? 'unknown', input, state: 'forwarded', createdAt: at, updatedAt: at });
+    if (runId.startsWith('evt-')) {
+      const rows = await this.admin().query<{ value_utf8: string }>(`SELECT value_utf8 FROM state WHERE service_name = ${sqlString(INBOX)} AND key = 'e' AND ${like}`);
+      for (const r of rows) {
+        const e = JSON.parse(r.value_utf8) as StoredEvent;
+        const workflow = e.runIds.includes(runId) ? workflows.find((w) => eventRunId(e.id, w) === runId) : undefined;
+        if (workflow) return entry(workflow, e.payload, e.createdAt);
+      }
+    } else if (runId.startsWith('cron-')) {
+      const rows = await this.admin().query<{ service_key: string; value_utf8: string }>(`SELECT service_key, value_utf8 FROM state WHERE service_name = ${sqlString(SCHEDULES)} AND key = 'slots' AND ${like}`);
+      for (const r of rows) {
+        const row = (JSON.parse(r.value_utf8) as LedgerRow[]).find((l) => l.runId === runId);
+        if (row) return entry(r.service_key.split('|')[0]!, { slot: iso(row.at), fate: row.fate }, row.recordedAt);
+      }
+    }
+    return undefined;
   }
 
   private async stateOf<T>(service: string, key: string): Promise<{ key: string; value: T }[]> {

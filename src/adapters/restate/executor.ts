@@ -153,7 +153,8 @@ export class RestateExecutor implements DurableExecutor {
     this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
     this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, ...(this.files ? [OUTPUT_OBJECT, ...this.files.serviceNames()] : [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
-    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec });
+    this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec,
+      issued: (runId) => this.shared?.issuedRun(runId, o.registry.all().map((w) => w.definition.name), (wf) => o.registry.find(wf)?.version) ?? Promise.resolve(undefined) });
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
     if (o.triggers === 'restate') {
       const shared = (this.shared = new ClusterTriggerClient(() => this.ingress, () => this.admin));

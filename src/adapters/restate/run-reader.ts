@@ -22,6 +22,9 @@ export interface RestateRunReaderOptions {
   /** The trigger store's run outbox (pending runs, recorded divergences); absent = none
    *  (a reader with no local file). */
   local?: OutboxLookup;
+  /** Runs the cluster's shared triggers started (cluster-triggers.ts issuedRun): another
+   *  replica's event or slot, accepted and not yet visible here. Asked on a miss only. */
+  issued?: OutboxLookup;
   /** The payload codec the runs' state was written with (default identity). */
   codec?: PayloadCodec;
 }
@@ -66,7 +69,10 @@ export class RestateRunReader implements RunReader {
     // With the workflow known from the outbox, both queries go out at once.
     const [found, early] = await Promise.all([this.invocation(runId, local?.workflow), local ? this.state(serviceName(local.workflow), runId) : undefined]);
     if (!found) {
-      if (!local) return undefined;
+      if (!local) {
+        const issued = await this.o.issued?.(runId);
+        return issued && { ...outboxView(issued), status: 'pending' };
+      }
       // Not (yet) visible in Restate: written to the outbox and not accepted, or accepted a
       // moment ago. Either way no handler has run it: pending, unless its code diverged.
       const diverged = divergenceOf(local);
