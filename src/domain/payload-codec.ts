@@ -25,6 +25,14 @@ export interface PayloadCodec {
   /** Stored text -> JSON text. Plain JSON text passes through; a sealed text whose key is
    *  missing or wrong throws a one-line StorageError. */
   decode(stored: string): string;
+  /** A codec for values a replay writes again (Restate compares a replay's state writes and
+   *  sends with its journal): the n-th encode under one seed gets the same nonce, so the n-th
+   *  value, the same on a replay, seals to the same bytes. The seed must be unique per
+   *  execution history (an invocation id). Never used inside a journaled closure (it runs once,
+   *  so the count would differ on a replay). `keyId`: the key the history's first execution
+   *  sealed with (a replay after a rotation must write what it wrote); default the active one.
+   *  Absent: encode is deterministic already. */
+  forReplay?(seed: string, keyId?: string): PayloadCodec;
 }
 
 export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX);

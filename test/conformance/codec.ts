@@ -176,6 +176,9 @@ export function codecScenarios({ test, boot, restart, until }: ScenarioKit, back
       const { engine, dir } = await boot([secrets]);
       const doneId = await runSecrets(engine, s);
       const { runId: waitingId } = await engine.trigger('codec-secrets', { secret: s });
+      // Waiting before the restart: its next life replays what the old key sealed (on
+      // Restate the replay's state writes must match the journal's bytes).
+      await until('run waiting', async () => (await engine.runs.get(waitingId)).status === 'waiting');
       return { engine, dir, doneId, waitingId };
     });
     await withKeys(`${k2},${k1}`, async () => {

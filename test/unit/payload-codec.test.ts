@@ -28,6 +28,26 @@ describe('AES-256-GCM payload codec', () => {
     expect(rotated.decode('{"plain":true}')).toBe('{"plain":true}'); // written before encryption
   });
 
+  it('forReplay: a replay\'s n-th write seals to the same bytes; other seeds, counts or texts get other nonces; the first execution\'s key is kept after a rotation', () => {
+    const k1 = hex();
+    const codec = new AesGcmCodec(parseKeyring(`k1:${k1}`, 'test'));
+    const writes = (c: { encode(t: string): string }) => ['{"a":1}', '{"a":1}', '"b"'].map((t) => c.encode(t));
+    const first = writes(codec.forReplay('inv_1'));
+    expect(writes(codec.forReplay('inv_1'))).toEqual(first); // the replay
+    expect(new Set(first).size).toBe(3); // the same text at another count: another nonce
+    const other = writes(codec.forReplay('inv_2'));
+    const iv = (sealed: string) => Buffer.from(sealed.split('.')[2]!, 'base64url').subarray(0, 12).toString('hex');
+    expect(other.map(iv).filter((n) => first.map(iv).includes(n))).toEqual([]);
+    // A replay that writes another text at the same place never reuses the nonce.
+    expect(iv(codec.forReplay('inv_1').encode('{"a":2}'))).not.toBe(iv(first[0]!));
+    expect(first.map((x) => codec.decode(x))).toEqual(['{"a":1}', '{"a":1}', '"b"']);
+    // Rotated: the history that began under k1 writes k1's bytes again; new ones use k2.
+    const rotated = new AesGcmCodec(parseKeyring(`k2:${hex()}\nk1:${k1}`, 'test'));
+    expect(writes(rotated.forReplay('inv_1', 'k1'))).toEqual(first);
+    expect(rotated.forReplay('inv_3').encode('1')).toMatch(/^tq1\.k2\./);
+    expect(() => codec.forReplay('inv_1', 'k9')).toThrow(/key 'k9'.*not among the configured keys \(k1\)/);
+  });
+
   it('a wrong key, a missing key id, altered bytes or a relabelled key id are refused in one line', () => {
     const a = new AesGcmCodec(parseKeyring(`k1:${hex()}`, 'test'));
     const sealed = a.encode('"secret"');

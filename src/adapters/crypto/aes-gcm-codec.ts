@@ -72,8 +72,29 @@ export class AesGcmCodec implements PayloadCodec {
   }
 
   encode(text: string): string {
-    const id = this.activeKeyId;
-    const iv = this.crypto.randomBytes(IV_BYTES);
+    return this.seal(text, this.activeKeyId, this.crypto.randomBytes(IV_BYTES));
+  }
+
+  /** Nonces from HMAC(nonce key, seed, n, text), synthetic as in AES-SIV: distinct across
+   *  seeds and counts as random ones are, the same for a replay's n-th write of the same text,
+   *  and never one nonce for two texts, also when a replay writes something else (Restate
+   *  refuses it, printing both values in its 570 error). Reveals only that a replay wrote the
+   *  same text at the same place, which Restate compares anyway. */
+  forReplay(seed: string, keyId: string = this.activeKeyId): PayloadCodec {
+    const key = this.ring.keys.get(keyId);
+    if (!key) throw new StorageError(`payload key '${keyId}', which this run's first execution sealed with, is not among the configured keys (${this.keyIds.join(', ')})`);
+    const nonceKey = this.crypto.createHmac('sha256', key).update('tranquil replay nonce v1').digest();
+    let n = 0;
+    return {
+      name: this.name,
+      activeKeyId: keyId,
+      keyIds: this.keyIds,
+      decode: (stored) => this.decode(stored),
+      encode: (text) => this.seal(text, keyId, this.crypto.createHmac('sha256', nonceKey).update(`${seed}\u0000${n++}\u0000`).update(text).digest().subarray(0, IV_BYTES)),
+    };
+  }
+
+  private seal(text: string, id: string, iv: Buffer): string {
     const cipher = this.crypto.createCipheriv('aes-256-gcm', this.ring.keys.get(id)!, iv);
     cipher.setAAD(Buffer.from(`${SEALED_PREFIX}${id}`));
     const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);

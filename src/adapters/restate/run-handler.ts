@@ -153,6 +153,15 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
+  /** For what this handler writes outside journaled closures (state views, its output, its
+   *  parent's notice): a replay writes them again and Restate compares them with the journal,
+   *  so they seal to the same bytes (a random nonce made every encrypted replay fail, 570). */
+  private replayCodecOf: PayloadCodec | undefined;
+  private sealKey: string | undefined;
+  private get replayCodec(): PayloadCodec {
+    return (this.replayCodecOf ??= this.codec.forReplay?.(this.rctx.request().id, this.sealKey) ?? this.codec);
+  }
+
   async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number): Promise<Json> {
     this.parent = parent;
     this.traceparent = traceparent;
@@ -167,9 +176,12 @@ export class RestateRun {
   private async invoke(input: Json): Promise<Json> {
     // The version is journaled with the start: state writes are compared on replay, so
     // everything written must come from the journal, not from the code now running.
-    const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
+    // With the key its replay-compared writes are sealed with (replayCodec): after a key
+    // rotation a replay must write what the first execution wrote.
+    const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version, ...(this.codec.activeKeyId ? { k: this.codec.activeKeyId } : {}) }));
+    this.sealKey = (start as { k?: string }).k;
     this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
-    this.rctx.set('~meta', sealPayloads(this.codec, this.written.meta, ['input']));
+    this.rctx.set('~meta', sealPayloads(this.replayCodec, this.written.meta, ['input']));
     // The run's trace context with its state (the request that carried it is journaled too).
     if (this.traceparent !== undefined) this.rctx.set('~trace', this.traceparent);
     this.log = new RestateStepLog(this.rctx, this.def.name, JSON.stringify(input), start.t, {
@@ -192,7 +204,7 @@ export class RestateRun {
           this.notifyParent('succeeded', outcome.output);
           this.hooks.settled(this.runId, this.view());
           // The invocation's output is journaled by Restate too: sealed.
-          return sealJson(this.codec, outcome.output);
+          return sealJson(this.replayCodec, outcome.output);
         case 'cancelled':
           throw await this.endCancelled();
         case 'interrupted':
@@ -335,7 +347,7 @@ export class RestateRun {
       // A failed run has nothing to clean up: a cancel while parked ends it.
       throw err instanceof CancelledError ? await this.endCancelled() : err;
     }
-    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.codec.encode(error.message)}`);
+    if (woke === 'ttl') throw new restate.TerminalError(`${error.name}: ${this.replayCodec.encode(error.message)}`);
     const asked = await this.log.driver.await(this.rctx.promise<RetryRequest | boolean>(`~retry#${cycle}`).get());
     const req: RetryRequest = typeof asked === 'object' && asked !== null ? asked : {};
     if (typeof req.t === 'number') this.log.advance(req.t);
@@ -389,7 +401,7 @@ export class RestateRun {
     const p = this.parent;
     if (!p) return;
     const name = childSignal(this.runId);
-    const payload = sealJson(this.codec, childEnd(this.runId, status, { workflow: this.def.name, output, error }) as Json);
+    const payload = sealJson(this.replayCodec, childEnd(this.runId, status, { workflow: this.def.name, output, error }) as Json);
     this.rctx.genericSend({
       service: signalQueueName(serviceName(p.workflow)), method: 'deliver', key: signalQueueKey(p.runId, name),
       parameter: { runId: p.runId, name, payload } satisfies DeliverRequest, inputSerde: restate.serde.json,
@@ -399,12 +411,12 @@ export class RestateRun {
   private setRun(status: RunState): void {
     const s: RunState = this.log ? { ...status, at: this.log.now() } : status;
     this.written.run = s;
-    this.rctx.set('~run', sealPayloads(this.codec, s, ['output', 'error']));
+    this.rctx.set('~run', sealPayloads(this.replayCodec, s, ['output', 'error']));
   }
 
   private setStep(step: StepView): void {
     this.written.steps.set(step.seq, step);
-    this.rctx.set(`~s${step.seq}`, sealPayloads(this.codec, step, ['result', 'error']));
+    this.rctx.set(`~s${step.seq}`, sealPayloads(this.replayCodec, step, ['result', 'error']));
   }
 
   private view(): RunView {
