@@ -1,16 +1,21 @@
-// The CI slice of the simulation as a vitest test: a fixed range of seeds in one file (two
-// files split the budget across both cores), plus a rotating slice whose first seed comes
+// The CI slice of the simulation as a vitest test: a fixed range of seeds in each of two
+// files, each run on sim:long's worker processes (long.ts), one per core, plus a rotating slice whose first seed comes
 // from the commit (rotatingFrom), so every commit explores seeds CI never ran while a
 // commit's seeds stay the same (a failure reproduces). A failing seed is reported with its
 // one-line reproduction; the data dir of the failing seed is kept for inspection. Seeds that
-// fail on a known, reported engine bug (known-failures.ts) are skipped and counted
-// (SIM_NO_SKIP=1 runs them too).
-import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
+// fail on a known, reported engine bug (known-failures.ts) are run and, when they fail,
+// counted instead of failing the test (SIM_NO_SKIP=1 fails on them too).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { runSeed, type SimOptions } from './harness.ts';
+import type { SimOptions } from './harness.ts';
 import { KNOWN_FAILURES } from './known-failures.ts';
+
+const LONG = fileURLToPath(new URL('./long.ts', import.meta.url));
+const REPO = resolve(dirname(LONG), '../../..');
 
 /** Seeds of the rotating slice per commit (split over the two files). ~45 s of one core on
  *  the 2-core bench machine, unloaded; measured in docs/reliability.md. */
@@ -51,32 +56,51 @@ export function simulateRotating(part: number, parts: number, options: SimOption
 
 const fileOf = (part: number) => `test/reliability/simulation-${part === 0 ? 'a' : 'b'}.test.ts`;
 
+/** The seeds as one vitest test, run by sim:long's workers (long.ts), one per core: vitest
+ *  runs one file at a time on this 2-core machine, so in-process the second core idled. */
 export function simulateSeeds(first: number, count: number, options: SimOptions = { faultPoints: true }, slice?: string): void {
   it(`simulation: seeds ${first}..${first + count - 1} hold every invariant${slice ? ` [${slice}]` : ''}`, async () => {
     if (slice) console.info(`simulation ${slice}: seeds ${first}..${first + count - 1}`);
-    const failures: string[] = [];
-    const skipped: number[] = [];
-    const totals = { runs: 0, attempts: 0, crashes: 0, restarts: 0, clockJumps: 0 };
+    const flags = [...(options.faultPoints ? [] : ['--no-fault-points']), ...(options.concurrency === false ? ['--no-concurrency'] : []), ...(options.children === false ? ['--no-children'] : [])];
     // The list holds seeds as they run with fault points and concurrent branches.
     const skip = options.faultPoints === true && options.concurrency !== false && options.children !== false && !process.env.SIM_NO_SKIP;
-    const began = Date.now();
-    for (let seed = first; seed < first + count; seed++) {
-      if (skip && KNOWN_FAILURES.has(seed)) {
-        skipped.push(seed);
-        continue;
-      }
-      const r = await runSeed(seed, options);
-      for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-      if (r.violations.length) {
-        failures.push(`seed ${seed}: ${r.violations[0]} (data dir ${r.dataDir}); reproduce: npm run sim -- --seed ${seed}${options.faultPoints ? '' : ' --no-fault-points'}${options.concurrency === false ? ' --no-concurrency' : ''}${options.children === false ? ' --no-children' : ''}`);
-      }
+    const dir = mkdtempSync(join(tmpdir(), 'tq-sim-ci-'));
+    const out = join(dir, 'summary.json');
+    const workers = Math.max(1, Math.min(2, availableParallelism()));
+    const args = ['--import', 'tsx', LONG, '--seeds', String(count), '--from', String(first), '--workers', String(workers), '--out', out, ...flags];
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d) => (output += d));
+      child.stderr.on('data', (d) => (output += d));
+      child.on('error', reject);
+      child.on('exit', (c) => resolve({ code: c, output }));
+    });
+    let summary: LongSummary;
+    try {
+      summary = JSON.parse(readFileSync(out, 'utf8')) as LongSummary;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    const known = skipped.length ? `; ${skipped.length} seeds skipped: they fail on known engine bugs (sim/known-failures.ts, npx tsx test/reliability/sim/known-bugs.ts)` : '';
-    const secs = ((Date.now() - began) / 1000).toFixed(1);
-    console.info(`simulation ${first}..${first + count - 1}: ${JSON.stringify(totals)}, ${secs}s, ${failures.length} failing seeds${known}`);
+    const known = summary.failures.filter((f) => skip && KNOWN_FAILURES.has(f.seed));
+    const failures = summary.failures.filter((f) => !known.includes(f)).map((f) => `seed ${f.seed}: ${f.violations[0]} (data dir ${f.dataDir}); reproduce: ${f.reproduce}`);
+    const knownNote = known.length ? `; ${known.length} seeds failed on known engine bugs (sim/known-failures.ts, npx tsx test/reliability/sim/known-bugs.ts)` : '';
+    console.info(`simulation ${first}..${first + count - 1}: ${JSON.stringify(summary.totals)}, ${summary.durationSeconds}s on ${workers} workers, ${failures.length} failing seeds${knownNote}`);
     if (failures.length && slice) failures.push(`(${slice})`);
     expect(failures).toEqual([]);
+    // Every seed ran (a worker lost counts as a failure above), and the runner ended cleanly.
+    expect(summary.seeds, output.slice(-2000)).toBe(count);
+    expect(summary.state).toBe('finished');
+    expect(code === 0 || known.length > 0, output.slice(-2000)).toBe(true);
     // A bound for a stuck harness only (each seed has its own hang check, SIM_HANG_MS): 750
-    // seeds took 293-355 s on the 2-core machine at load 13-16 and overran the 300 s it was.
+    // seeds took 293-355 s on one core of the 2-core machine at load 13-16.
   }, 900_000);
+}
+
+interface LongSummary {
+  state: string;
+  seeds: number;
+  durationSeconds: number;
+  totals: Record<string, number>;
+  failures: { seed: number; violations: string[]; dataDir?: string; reproduce: string }[];
 }
