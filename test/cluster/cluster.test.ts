@@ -5,7 +5,8 @@
 // Replica r1 talks to node 1, r2 to node 2. Every process is started and stopped by PID.
 //
 // In `npm test`: one deployment for both replicas; a signal and an event across replicas;
-// runs started on both replicas finish on the other after a SIGKILL of r1 mid-run.
+// runs started on both replicas, and parents awaiting children, finish on the other after a
+// SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
 import { readFileSync } from 'node:fs';
@@ -89,13 +90,34 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     expect(ea.filter((e) => e.id === 'e1')).toHaveLength(1);
   }, 90_000);
 
-  it('runs started on both replicas finish after one replica is SIGKILLed mid-run', async () => {
+  it('runs started on both replicas finish after one replica is SIGKILLed mid-run; so do parents awaiting children across replicas', async () => {
     const [r1, r2] = replicas as [Replica, Replica];
     const ids = Array.from({ length: 6 }, (_, i) => `j${i + 1}`);
+    // Two parents (one per replica), each awaiting three children (issue 40): child run ids
+    // are `<parent>:<step>`.
+    const parents = ['p1', 'p2'];
+    const kids = parents.flatMap((p) => [1, 2, 3].map((i) => `${p}:child${i}`));
+    // The children wait for a signal: in flight at the kill whatever the machine's speed.
+    await Promise.all(parents.map((runId, i) => (i % 2 ? r2 : r1).call('trigger', { workflow: 'parent', runId, input: { k: i + 1 } })));
+    await until('every child waiting', async () => (await Promise.all(kids.map((runId) => r2.call('status', { runId })))).every((s) => s === 'waiting'));
     // The nap is long enough that every run is asleep (its step a journaled) at the kill.
     await Promise.all(ids.map((runId, i) => (i % 2 ? r2 : r1).call('trigger', { workflow: 'job', runId, input: { n: i + 1, nap: 4000 } })));
     await until('every run asleep', async () => (await Promise.all(ids.map((runId) => r2.call('status', { runId })))).every((s) => s === 'sleeping'));
     await r1.kill();
+    // Through the surviving replica: each child's step b runs there, then its parent's sum.
+    for (const runId of kids) await r2.call('signal', { runId, name: 'go', payload: null });
+    const parentViews = await Promise.all(parents.map((runId) => r2.call<{ status: string; output: unknown }>('result', { runId })));
+    // kid(n) returns b = 2n + 1; parent k's children are n = 10k + 1..3.
+    parentViews.forEach((v, i) => expect(v).toMatchObject({ status: 'succeeded', output: [1, 2, 3].map((c) => 2 * (10 * (i + 1) + c) + 1) }));
+    // p1's children were started through r1: r2 lists them too (links kept in Restate).
+    for (const p of parents) {
+      expect(await r2.call('children', { runId: p }), `children of ${p}`).toEqual([1, 2, 3].map((i) => `${p}:child${i}`));
+      expect(ranFor(`${p}/sum`), `sum of ${p}`).toHaveLength(1);
+    }
+    for (const k of kids) {
+      expect(ranFor(`${k}/a`), `step a of ${k}`).toHaveLength(1);
+      expect(ranFor(`${k}/b`).map((l) => l.split(' ')[2]), `step b of ${k}`).toEqual(['r2']);
+    }
     const views = await Promise.all(ids.map((runId) => r2.call<{ status: string; output: unknown; steps: string[] }>('result', { runId })));
     views.forEach((v, i) => expect(v).toMatchObject({ status: 'succeeded', output: { n: i + 1, a: 2 * (i + 1), b: 2 * (i + 1) + 1 } }));
     for (const id of ids) {

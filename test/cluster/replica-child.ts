@@ -41,6 +41,29 @@ const beat = workflow('beat', (w) => {
   w.run(async ({ step, input }) => step.do('beat', ({ idempotencyKey }) => (note(`beat ${idempotencyKey}`), (input as { slot: string }).slot)));
 });
 
+// Children across replicas (issue 40): three awaited children at once; a parent and its
+// children may run on different replicas, and either may die mid-way. A child waits for 'go'
+// between its steps, so the test kills a replica while every child is in flight.
+const kid = workflow('kid', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input }) => {
+    const { n } = input as { n: number };
+    const a = await step.do('a', ({ idempotencyKey }) => (note(`a ${idempotencyKey}`), n * 2));
+    await step.waitForEvent('go', { timeout: '120s' });
+    const b = await step.do('b', ({ idempotencyKey }) => (note(`b ${idempotencyKey}`), a + 1));
+    return { n, a, b };
+  });
+});
+
+const parent = workflow('parent', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input }) => {
+    const { k } = input as { k: number };
+    const outs = await Promise.all([1, 2, 3].map((i) => step.invoke(`child${i}`, 'kid', { n: k * 10 + i })));
+    return step.do('sum', ({ idempotencyKey }) => (note(`sum ${idempotencyKey}`), outs.map((o) => (o as { b: number }).b)));
+  });
+});
+
 // The bench's workload (bench/lib/cluster.ts): ten steps of ~200 B each, as bench/lib/workflows.ts.
 const ten = workflow('ten', (w) => {
   w.trigger(manual());
@@ -50,7 +73,7 @@ const ten = workflow('ten', (w) => {
   });
 });
 
-const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten], log: { level: 'error' } });
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent], log: { level: 'error' } });
 await engine.start();
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
@@ -65,6 +88,7 @@ const ops: Record<string, (c: Command) => Promise<unknown>> = {
   signal: async (c) => engine.signal(c.runId as string, c.name as string, (c.payload ?? null) as never),
   emit: async (c) => engine.emit(c.name as string, (c.payload ?? null) as never, { id: c.eventId as string }),
   events: async () => engine.events.list(),
+  children: async (c) => (await engine.runs.list({ parent: c.runId as string })).map((r) => r.runId).sort(),
   slots: async () => engine.schedules.slots({ workflow: 'beat' }),
   stop: async () => {
     await engine.stop();

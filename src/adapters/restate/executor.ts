@@ -59,7 +59,8 @@ import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
 import { RestateServer } from './server-process.ts';
 import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
-import { listChildren, parentRef, withLinks } from './child-links.ts';
+import { listChildren, parentRef, withLinks, type LinkReads } from './child-links.ts';
+import { buildClusterLinks, ClusterLinks } from './cluster-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 
@@ -145,6 +146,8 @@ export class RestateExecutor implements DurableExecutor {
   private readonly files: RestateFileRuns | undefined;
   /** Set when triggers live in Restate (options.triggers 'restate'). */
   private readonly shared: ClusterTriggerClient | undefined;
+  /** Child links every replica sees (cluster-links.ts); undefined: the trigger store's only. */
+  private readonly clusterLinks: ClusterLinks | undefined;
   /** Runs parked on capability steps, each on an awakeable. */
   private readonly parks: ParkedAwakeables;
 
@@ -158,6 +161,7 @@ export class RestateExecutor implements DurableExecutor {
     this.triggers = triggerState(o.triggerStore, { ensureStarted: () => this.ensureStarted(), rescan: () => o.scheduler.rescan(), now: () => o.clock.now() });
     if (o.triggers === 'restate') {
       const shared = (this.shared = new ClusterTriggerClient(() => this.ingress, () => this.admin));
+      this.clusterLinks = new ClusterLinks(() => this.ingress, () => this.admin);
       const started = <T>(f: () => Promise<T>) => (this.ensureStarted(), f());
       this.triggers = {
         ...this.triggers,
@@ -237,7 +241,7 @@ export class RestateExecutor implements DurableExecutor {
     // Kept as long as the runs they describe (the retention is part of the deployment tag).
     services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
-    if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
+    if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services), buildClusterLinks() as (typeof services)[number]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
     const portFile = join(this.server?.baseDir ?? this.o.dataDir, 'endpoint-port');
     const ep = this.o.endpoint;
@@ -284,7 +288,7 @@ export class RestateExecutor implements DurableExecutor {
     // (the signal queues) needs a deployment of its own: Restate would not see them otherwise.
     const versions = this.o.registry.all().map((w) => `${w.definition.name}@${w.version}`).sort().join(',');
     // The retention is a service option: a new value needs a deployment of its own too.
-    const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers' : ''}|r${this.retention.maxAgeMs}`;
+    const shape = `${this.files?.used ? `${SERVICE_SHAPE},approvals` : SERVICE_SHAPE}${this.shared ? '+shared-triggers+links' : ''}|r${this.retention.maxAgeMs}`;
     const tag = createHash('sha256').update(`${versions}|${shape}`).digest('hex').slice(0, 12);
     const url = this.o.endpoint?.url;
     this.plan = {
@@ -390,6 +394,11 @@ export class RestateExecutor implements DurableExecutor {
       if (!w.insertChildRun) throw new NotSupportedError('this engine\'s trigger store keeps no child links');
       return w.insertChildRun(run, req.parent, this.o.clock.now());
     });
+    // Also when not created (a start retried after a crash): the link writes are idempotent.
+    if (this.clusterLinks) {
+      const depth = ((await this.links.parentOf?.(req.parent.runId))?.depth ?? 0) + 1;
+      await this.clusterLinks.link(run.runId, { ...req.parent, depth });
+    }
     if (created) await this.forward([run]);
     trace?.end(created);
     return { runId: req.runId, created };
@@ -440,18 +449,25 @@ export class RestateExecutor implements DurableExecutor {
   async getRun(runId: string): Promise<RunView | undefined> {
     this.ensureStarted();
     const v = await this.reader.getRun(runId);
-    return v && withControl(this.o.triggerStore, await withLinks(this.o.triggerStore, this.reader, v, true), true);
+    return v && withControl(this.o.triggerStore, await withLinks(this.links, this.reader, v, true), true);
   }
 
   async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
-    if (filter.parent !== undefined) return listChildren(this.o.triggerStore, this.reader, filter);
+    if (filter.parent !== undefined) return listChildren(this.links, this.reader, filter);
     const page = await this.reader.listRuns(filter);
     for (const v of page.runs) await withControl(this.o.triggerStore, await withLinks(this.o.triggerStore, this.reader, v, false), false);
     return page;
   }
 
   // ---- operations --------------------------------------------------------------------
+
+  /** Child links: this replica's (no query), then, in a cluster, every replica's. List rows
+   *  read this replica's only (one query per row would be too many): their `parent` may be
+   *  absent for a child another replica started; runs.get and runs.list({ parent }) see all. */
+  private get links(): LinkReads {
+    return this.clusterLinks ? this.clusterLinks.over(this.o.triggerStore) : this.o.triggerStore;
+  }
 
   private async requireView(runId: string): Promise<RunView> {
     const v = await this.getRun(runId);
