@@ -74,7 +74,8 @@ it('keeps SQLite runs in flight running on the file to the end while new runs st
   await sqlite.trigger('napper', { ms: 0 }, { runId: 'old-done' });
   expect(await sqlite.result('old-done', { timeout: '30s' })).toMatchObject({ status: 'succeeded' });
   await sqlite.trigger('napper', { ms: 2500 }, { runId: 'old-nap' });
-  await sqlite.trigger('napper', { ms: 6000 }, { runId: 'old-long' });
+  // Long enough to be still asleep through the checks and the restart below, also on a loaded machine.
+  await sqlite.trigger('napper', { ms: 12_000 }, { runId: 'old-long' });
   await sqlite.trigger('waiter', null, { runId: 'old-wait' });
   await sqlite.trigger('emitter', null, { runId: 'old-emit' });
   await until('the SQLite runs to suspend', async () => {
