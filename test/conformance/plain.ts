@@ -3,9 +3,11 @@
 // cannot fake time) skips an activated user and nudges one that is not, once, with key
 // nudge/<run id>; transient failures are retried with one key, declared and terminal ones
 // are not; `wait: { event }` takes a signal; a run keeps the version it started with across
-// a restart that registers the next version. The same on every backend.
+// a restart that registers the next version; `invoke:` runs a registered workflow as a child
+// run and hands its output to later steps. The same on every backend.
 import { expect } from 'vitest';
 import { plainWorkflow, TerminalError, type Actions } from '@tranquil/engine';
+import { manual, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 import { REFERENCE } from '../plain/reference.ts';
 
@@ -109,5 +111,49 @@ steps:
     const run = await next.result(fresh, { timeout: '30s' });
     expect(run.version).toMatch(/^v2-/);
     expect(sent.map((s) => s.input)).toEqual([{ to: 'a@example.com', template: 'first' }, { to: 'b@example.com', template: 'second' }]);
+  }, 60_000);
+
+  test('plain: invoke runs a registered workflow as a child; its output feeds later steps; a failed child fails the run; an unknown one is refused at build', async () => {
+    const def = `workflow: checkout
+version: 1
+trigger: { manual: true }
+steps:
+  - id: pay
+    invoke: plain-pay
+    input: { amount: "{{ trigger.amount }}" }
+    timeout: 30s
+  - id: send
+    action: mail.send_template
+    input: { to: a@example.com, template: "receipt {{ pay.receipt }}" }
+`;
+    const pay = workflow('plain-pay', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        const { amount } = input as { amount: number };
+        return step.do('charge', () => {
+          if (amount < 0) throw new TerminalError(`refund ${amount} refused`);
+          return { receipt: `r-${amount}` };
+        });
+      });
+    });
+    const { actions, sent } = app();
+    await expect(boot([plainWorkflow(def.replace('plain-pay', 'plain-nope'), { actions }), pay])).rejects.toThrow(
+      "steps[0].invoke: workflow 'plain-nope' is not registered with this engine (registered: 'checkout', 'plain-pay')",
+    );
+    const { engine } = await boot([plainWorkflow(def, { actions }), pay]);
+    const { runId } = await engine.trigger('checkout', { amount: 7 });
+    const done = await engine.result(runId, { timeout: '30s' });
+    expect(done).toMatchObject({ status: 'succeeded', output: { outcome: 'completed' } });
+    expect(sent.map((x) => x.input)).toEqual([{ to: 'a@example.com', template: 'receipt r-7' }]);
+    const children = await engine.runs.list({ parent: runId });
+    expect(children.map((c) => [c.runId, c.workflow, c.status])).toEqual([[`${runId}:pay`, 'plain-pay', 'succeeded']]);
+    expect((await engine.runs.get(`${runId}:pay`)).output).toEqual({ receipt: 'r-7' });
+
+    const { runId: bad } = await engine.trigger('checkout', { amount: -1 });
+    const failed = await engine.result(bad, { timeout: '30s' });
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ name: 'ChildRunError' });
+    expect(failed.error?.message).toContain('refund -1 refused');
+    expect(sent).toHaveLength(1);
   }, 60_000);
 }

@@ -1,7 +1,7 @@
 // A loaded plain workflow -> the run function the engine executes, on the ordinary step
 // surface: `wait: <duration>` is step.sleep, `wait: { event }` step.waitForEvent, an action
 // step.do (its retry policy and timeout), a condition a one-attempt step.do whose journaled
-// result is the decision. Expressions see only the run's recorded data, so a replay decides
+// result is the decision, an invoke step.invoke (a child run of a registered workflow). Expressions see only the run's recorded data, so a replay decides
 // exactly as the first execution did.
 import { TerminalError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
@@ -105,6 +105,16 @@ export function compilePlain(def: PlainDefinition, actions: Actions): WorkflowFn
           if (!value) return { outcome: 'skipped', step: s.id, condition: s.condition } satisfies SkippedOutput as Json;
           break;
         }
+        case 'invoke': {
+          let rendered: Json;
+          try {
+            rendered = p.input ? p.input(data) : null;
+          } catch (err) {
+            throw new TerminalError(`step '${s.id}': ${message(err)}`);
+          }
+          data[s.id] = (await step.invoke<Json>(s.id, s.workflow, rendered, s.timeoutMs !== undefined ? { timeout: s.timeoutMs } : {})) ?? null;
+          break;
+        }
         case 'action': {
           const fn = Object.hasOwn(actions, s.action) ? actions[s.action] : undefined;
           let rendered: Json;
@@ -146,6 +156,8 @@ function prepare(s: PlainStep, names: readonly string[]): { step: PlainStep; con
       return { step: s, condition: compileExpression(s.condition, names) };
     case 'action':
       return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}), ...(s.key !== undefined ? { key: template(s.key, names) } : {}) };
+    case 'invoke':
+      return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}) };
     default:
       return { step: s };
   }

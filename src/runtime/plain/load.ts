@@ -31,7 +31,8 @@ export type PlainStep =
   | { kind: 'action'; id: string; action: string; input?: Json; key?: string; options: StepOptions; nonRetryable: string[]; at: Place }
   | { kind: 'sleep'; id: string; ms: number }
   | { kind: 'wait'; id: string; event: string; timeoutMs?: number }
-  | { kind: 'condition'; id: string; condition: string };
+  | { kind: 'condition'; id: string; condition: string }
+  | { kind: 'invoke'; id: string; workflow: string; input?: Json; timeoutMs?: number; at: Place };
 
 /** A plain (YAML) workflow parsed and checked by loadPlainWorkflow (docs/plain-workflows.md). */
 export interface PlainDefinition {
@@ -189,6 +190,14 @@ function toStep(s: StepData, i: number, known: string[], later: string[], at: Lo
     case 'wait':
       if ('sleepMs' in s.wait) return { kind: 'sleep', id: s.id, ms: s.wait.sleepMs ?? 0 };
       return { kind: 'wait', id: s.id, event: s.wait.event, ...(s.wait.timeoutMs !== undefined ? { timeoutMs: s.wait.timeoutMs } : {}) };
+    case 'invoke': {
+      const input = s.input === undefined ? undefined : jsonInput(s.input, ['steps', i, 'input'], at);
+      if (input !== undefined) forEachString(input, ['steps', i, 'input'], (str, path) => templates(str, path, expr, at));
+      const step: PlainStep = { kind: 'invoke', id: s.id, workflow: s.invoke, at: at.place(['steps', i, 'invoke']) };
+      if (input !== undefined) step.input = input;
+      if (s.timeout !== undefined) step.timeoutMs = s.timeout;
+      return step;
+    }
     case 'action': {
       const input = s.input === undefined ? undefined : jsonInput(s.input, ['steps', i, 'input'], at);
       if (input !== undefined) forEachString(input, ['steps', i, 'input'], (str, path) => templates(str, path, expr, at));

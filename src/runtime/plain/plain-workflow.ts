@@ -45,6 +45,17 @@ export function checkActions(def: PlainDefinition, actions: Actions): void {
   }
 }
 
+/** Every workflow an `invoke:` step names is registered with the engine, or an error at the
+ *  first that is not (a run would otherwise fail at that step, maybe days in). */
+export function checkInvokes(def: PlainDefinition, workflows: ReadonlySet<string>): void {
+  for (const s of def.steps) {
+    if (s.kind === 'invoke' && !workflows.has(s.workflow)) {
+      throw new PlainWorkflowError(def.source, s.at.line, s.at.column, s.at.path,
+        `workflow '${s.workflow}' is not registered with this engine (registered: ${[...workflows].sort().map((w) => `'${w}'`).join(', ')})`);
+    }
+  }
+}
+
 /** The definition that runs `current` for new runs and each of `earlier` for the runs
  *  pinned to it. A run whose version is none of them fails with an error naming it. */
 export function pinnedWorkflow(current: PlainDefinition, earlier: readonly PlainDefinition[], actions: Actions): PlainWorkflowDefinition {

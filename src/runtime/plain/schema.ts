@@ -87,7 +87,17 @@ function buildDefinitionSchema() {
     condition: z.string({ error: 'expected a CEL expression (a string)' }).min(1, 'must not be empty').max(2000, 'at most 2000 characters'),
   });
 
-  const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep } as const;
+  const invokeStep = strict({
+    id: stepIdSchema,
+    /** A registered workflow's name: the child run (docs/children.md). */
+    invoke: workflowNameSchema,
+    /** JSON; strings may hold `{{ expr }}` templates. */
+    input: z.unknown().optional(),
+    /** How long to wait for the child's end (it runs on after a timeout). */
+    timeout: durationSchema.optional(),
+  });
+
+  const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep, invoke: invokeStep } as const;
   type StepKind = keyof typeof STEP_KINDS;
 
   /** Runs `schema` on `v` inside a transform, forwarding its issues (paths relative to `v`). */
@@ -102,18 +112,18 @@ const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'ob
 
 const stepSchema = z.unknown().transform((v, ctx) => {
   if (!isMapping(v)) {
-    ctx.addIssue({ code: 'custom', message: 'expected a step: a mapping with id and one of action, wait, condition' });
+    ctx.addIssue({ code: 'custom', message: 'expected a step: a mapping with id and one of action, wait, condition, invoke' });
     return z.NEVER;
   }
   const kinds = (Object.keys(STEP_KINDS) as StepKind[]).filter((k) => k in v);
   // A misspelt kind ('acton') is named as the unknown key it is.
   const stray = Object.keys(v).find((k) => !['id', 'input', 'key', 'retry', 'timeout', ...Object.keys(STEP_KINDS)].includes(k));
   if (kinds.length === 0 && stray !== undefined) {
-    ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of action, wait, condition)` });
+    ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of action, wait, condition, invoke)` });
     return z.NEVER;
   }
   if (kinds.length !== 1) {
-    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? 'a step needs one of action, wait, condition' : `a step is one of action, wait, condition, not ${kinds.join(' and ')}` });
+    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? 'a step needs one of action, wait, condition, invoke' : `a step is one of action, wait, condition, invoke, not ${kinds.join(' and ')}` });
     return z.NEVER;
   }
   const kind = kinds[0]!;
@@ -121,6 +131,7 @@ const stepSchema = z.unknown().transform((v, ctx) => {
     case 'action': return { kind, ...forward(actionStep, v, ctx) };
     case 'wait': return { kind, ...forward(waitStep, v, ctx) };
     case 'condition': return { kind, ...forward(conditionStep, v, ctx) };
+    case 'invoke': return { kind, ...forward(invokeStep, v, ctx) };
   }
 });
 
