@@ -6,6 +6,7 @@ import { parseOrThrow } from '../src/domain/validate.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
+import { isQueueDefinition, type QueueDefinition } from './queue.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 
 export const WORKFLOW_BRAND = 'tranquil.workflow' as const;
@@ -26,11 +27,15 @@ export interface WorkflowDefinition<I = any, O = any> {
   /** The run function for a run recorded at `version` (a run stays on the definition it
    *  started with); absent: `fn` runs every version. */
   readonly forVersion?: (version: string) => WorkflowFn<I, O>;
+  /** Queues its steps may name (`{ queue: 'llm' }`); a step may also pass a queue itself. */
+  readonly queues?: readonly QueueDefinition[];
 }
 
 /** The optional second argument of workflow(name, options, build). */
 export interface WorkflowOptions {
   permissions?: Permissions;
+  /** The queues (sdk/queue.ts) its steps refer to by name. */
+  queues?: QueueDefinition[];
 }
 
 export interface WorkflowBuilder<I = any, O = any> {
@@ -56,10 +61,13 @@ export function workflow<I = any, O = any>(
   parseOrThrow(workflowNameSchema, typeof name === 'string' ? name : undefined, 'workflow name', { path: 'omit' });
   const build = typeof optionsOrBuild === 'function' ? optionsOrBuild : maybeBuild;
   let permissions: Permissions | undefined;
+  let queues: readonly QueueDefinition[] | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
-    const opts = parseOrThrow(z.object({ permissions: permissionsSchema().optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
+    const queueList = z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" }));
+    const opts = parseOrThrow(z.object({ permissions: permissionsSchema().optional(), queues: queueList.optional() }).strict(), optionsOrBuild, `workflow '${name}' options`);
     permissions = opts.permissions && deepFreeze(opts.permissions);
+    if (opts.queues) queues = Object.freeze(uniqueQueues(name, opts.queues));
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -88,7 +96,16 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(queues ? { queues } : {}) });
+}
+
+function uniqueQueues(workflowName: string, list: QueueDefinition[]): QueueDefinition[] {
+  const seen = new Set<string>();
+  for (const q of list) {
+    if (seen.has(q.name)) throw new ValidationError(`workflow '${workflowName}' options.queues: queue '${q.name}' listed twice`);
+    seen.add(q.name);
+  }
+  return [...list];
 }
 
 function deepFreeze<T extends object>(o: T): T {
