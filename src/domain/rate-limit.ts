@@ -26,6 +26,23 @@ export interface QueueSpec {
   readonly limits: QueueLimits;
 }
 
+/** A step waiting for a slot, as `why` tells it. `running` and `limit` are of the level
+ *  that binds (the key's when the queue limits each key's concurrency, else the queue's). */
+export interface QueueWait {
+  queue: string;
+  key: string;
+  step: string;
+  running: number;
+  limit?: number;
+  ahead: number;
+}
+
+export function describeQueueWait(q: QueueWait): string {
+  const key = q.key === '' ? '' : ` for key '${q.key}'`;
+  const running = q.limit === undefined ? `${q.running} running` : `${q.running} of ${q.limit} running`;
+  return `queued in '${q.queue}'${key}: ${running}, ${q.ahead} ahead`;
+}
+
 /** The starts of the last `periodMs`, oldest first (a sliding log). */
 export class StartLog {
   private readonly at: number[] = [];

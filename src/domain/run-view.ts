@@ -1,5 +1,6 @@
 // The shapes every backend reports, identical on SQLite and Restate (docs/restate.md lists
 // where the backends differ).
+import type { QueueWait } from './rate-limit.ts';
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
@@ -50,6 +51,8 @@ export interface RunView {
    *  executes this run. 'sqlite': started before the switch, finishing on this data dir's
    *  file; 'restate': on Restate. Absent outside a drain (one backend holds every run). */
   heldBy?: 'sqlite' | 'restate';
+  /** A running run whose step waits for a queue slot (src/domain/rate-limit.ts). */
+  queued?: QueueWait;
 }
 
 /** A workflow file's last Deno child for a run (docs/runner.md): its pid, how it ended, its

@@ -24,6 +24,7 @@ import { notificationScenarios } from './notifications.ts';
 import { listTimeScenarios } from './list-time.ts';
 import { codecScenarios } from './codec.ts';
 import { ownResultScenarios } from './own-results.ts';
+import { queueScenarios } from './queues.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -548,6 +549,7 @@ export function runConformance(target: ConformanceTarget): void {
     capabilityScenarios({ test, boot, restart, until });
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
+    queueScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });
