@@ -86,6 +86,8 @@ export interface Waiting {
 
 interface KeyState<W extends Waiting> {
   running: number;
+  /** When it was last served (a tick of take); -1: never. */
+  served: number;
   starts: StartLog;
   waiters: W[];
 }
@@ -96,9 +98,9 @@ export class QueueState<W extends Waiting> {
   private running = 0;
   private readonly starts = new StartLog();
   private readonly keys = new Map<string, KeyState<W>>();
-  /** Keys with waiters, in service order; `cursor` is the next to serve. */
+  /** Keys with waiters, in the order they came. */
   private ring: string[] = [];
-  private cursor = 0;
+  private tick = 0;
 
   constructor(public limits: QueueLimits) {}
 
@@ -131,26 +133,28 @@ export class QueueState<W extends Waiting> {
     const globalAt = this.starts.nextAllowed(top.rate, now);
     if (globalAt > now) return { type: 'later', at: globalAt };
     let later = Infinity;
-    for (let n = 0; n < this.ring.length; n++) {
-      const idx = (this.cursor + n) % this.ring.length;
-      const key = this.ring[idx]!;
-      const k = this.keys.get(key)!;
+    // Round-robin as "least recently served first": a key that arrives while another is being
+    // served goes before that key's next turn (a key never served counts as served longest ago).
+    let best: KeyState<W> | undefined;
+    let bestIdx = -1;
+    for (let idx = 0; idx < this.ring.length; idx++) {
+      const k = this.keys.get(this.ring[idx]!)!;
+      if (best && k.served >= best.served) continue;
       if (top.key?.concurrency !== undefined && k.running >= top.key.concurrency) continue;
       const keyAt = k.starts.nextAllowed(top.key?.rate, now);
       if (keyAt > now) {
         later = Math.min(later, keyAt);
         continue;
       }
-      const waiter = k.waiters.shift()!;
-      this.started(k, now);
-      // The next turn goes to the key after this one (round-robin).
-      if (k.waiters.length === 0) {
-        this.ring.splice(idx, 1);
-        this.cursor = this.ring.length === 0 ? 0 : idx % this.ring.length;
-      } else this.cursor = (idx + 1) % this.ring.length;
-      return { type: 'start', waiter };
+      best = k;
+      bestIdx = idx;
     }
-    return later === Infinity ? { type: 'none' } : { type: 'later', at: later };
+    if (!best) return later === Infinity ? { type: 'none' } : { type: 'later', at: later };
+    const waiter = best.waiters.shift()!;
+    this.started(best, now);
+    best.served = ++this.tick;
+    if (best.waiters.length === 0) this.ring.splice(bestIdx, 1);
+    return { type: 'start', waiter };
   }
 
   /** A start that happened before (loaded from storage): counts against the rate limits. */
@@ -192,16 +196,13 @@ export class QueueState<W extends Waiting> {
 
   private keyState(key: string): KeyState<W> {
     let k = this.keys.get(key);
-    if (!k) this.keys.set(key, (k = { running: 0, starts: new StartLog(), waiters: [] }));
+    if (!k) this.keys.set(key, (k = { running: 0, served: -1, starts: new StartLog(), waiters: [] }));
     return k;
   }
 
   private dropFromRing(key: string): void {
     const idx = this.ring.indexOf(key);
-    if (idx < 0) return;
-    this.ring.splice(idx, 1);
-    if (idx < this.cursor) this.cursor--;
-    if (this.cursor >= this.ring.length) this.cursor = 0;
+    if (idx >= 0) this.ring.splice(idx, 1);
   }
 
   /** A key with nothing running, waiting or rate-limited is dropped (keys are unbounded). */

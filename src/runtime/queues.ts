@@ -27,6 +27,7 @@ interface Queue {
   state: QueueState<Waiter>;
   timer?: ReturnType<typeof setTimeout>;
   timerAt?: number;
+  grants: number;
 }
 
 /** What `why` says of a step waiting for a slot. */
@@ -45,6 +46,7 @@ export interface QueueManagerOptions {
 }
 
 const DEFAULT_RECOVERED_GRACE_MS = 30_000;
+const PRUNE_EVERY = 256;
 const idOf = (runId: string, step: string) => `${runId}\u0000${step}`;
 const sameLimits = (a: QueueLimits, b: QueueLimits) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -161,7 +163,7 @@ export class QueueManager {
       }
       return known;
     }
-    const q: Queue = { spec: { name: spec.name, limits: spec.limits }, state: new QueueState<Waiter>(spec.limits) };
+    const q: Queue = { spec: { name: spec.name, limits: spec.limits }, state: new QueueState<Waiter>(spec.limits), grants: 0 };
     this.queues.set(spec.name, q);
     return q;
   }
@@ -210,6 +212,10 @@ export class QueueManager {
   private hand(q: Queue, w: Waiter): void {
     this.waiters.delete(idOf(w.runId, w.step));
     const counted = q.spec.limits.rate !== undefined || q.spec.limits.key?.rate !== undefined;
+    // Starts older than every period of the queue count for nothing: dropped now and then.
+    if (counted && ++q.grants % PRUNE_EVERY === 0) {
+      this.store.prune(q.spec.name, this.now() - Math.max(q.spec.limits.rate?.periodMs ?? 0, q.spec.limits.key?.rate?.periodMs ?? 0));
+    }
     this.store.grant(w, this.now(), counted).then(
       () => {
         const hold = this.holdOf(q, w);
