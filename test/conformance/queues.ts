@@ -143,6 +143,36 @@ export function queueScenarios({ test, boot, restart, until }: ScenarioKit): voi
     for (const id of runs) expect((await second.result(id, { timeout: '30s' })).status).toBe('succeeded');
     // After the restart: the interrupted body first again, then the waiters in their order.
     expect(started.slice(1)).toEqual([0, 1, 2, 3, 4]);
+    // Waiting for a slot is not an attempt: each waiter's body ran once.
+    for (const id of runs.slice(1)) expect((await second.runs.get(id)).steps[0]).toMatchObject({ name: 'call', status: 'succeeded', attempts: 1 });
+  });
+
+  test('queue: a run cancelled while its step waits for a slot leaves the line; its body never runs', async () => {
+    const ran: string[] = [];
+    let blocked = true;
+    const q = queue('cancel-line', { concurrency: 1 });
+    const wf = workflow('q-cancel', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) =>
+        step.do('call', { queue: q }, async () => {
+          ran.push(input.who);
+          while (input.who === 'holder' && blocked) await pause(10);
+        }));
+    });
+    const { engine } = await boot([wf]);
+    const { runId: holder } = await engine.trigger('q-cancel', { who: 'holder' });
+    await until('the holder to run', () => ran.length === 1);
+    const { runId: victim } = await engine.trigger('q-cancel', { who: 'victim' });
+    await until('the victim to queue', async () => (await engine.runs.get(victim)).queued !== undefined);
+    const { runId: next } = await engine.trigger('q-cancel', { who: 'next' });
+    await until('the next to queue', async () => (await engine.runs.get(next)).queued?.ahead === 1);
+    await engine.runs.cancel(victim);
+    expect((await engine.result(victim, { timeout: '20s' })).status).toBe('cancelled');
+    expect((await engine.runs.get(next)).queued?.ahead).toBe(0);
+    blocked = false;
+    expect((await engine.result(holder, { timeout: '20s' })).status).toBe('succeeded');
+    expect((await engine.result(next, { timeout: '20s' })).status).toBe('succeeded');
+    expect(ran).toEqual(['holder', 'next']);
   });
 
   test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {

@@ -19,6 +19,7 @@ runConformance({
         'queue: a run holds no slot while it sleeps',
         'queue: bodies waiting for a slot survive a restart and run in their order',
         'queue: an unknown queue name or a key that is not a string fails the step, naming it',
+        'queue: a run cancelled while its step waits for a slot leaves the line; its body never runs',
       ],
     },
   ],
