@@ -132,6 +132,17 @@ export function readQueues(db: Database.Database): { name: string; limits: Queue
   return defs.map((d) => ({ name: d.name, limits: JSON.parse(d.limits) as QueueLimits, running: running.get(d.name) ?? 0, waiting: waiting.get(d.name) ?? 0 }));
 }
 
+/** One queue with its keys (running and waiting per key, the busiest first), for `queues describe`. */
+export function readQueue(db: Database.Database, name: string): { name: string; limits: QueueLimits; running: number; waiting: number; keys: { key: string; running: number; waiting: number }[] } | undefined {
+  const q = readQueues(db).find((d) => d.name === name);
+  if (!q) return undefined;
+  const rows = db.prepare(`SELECT key, sum(r) AS running, sum(w) AS waiting FROM (
+                             SELECT key, 1 AS r, 0 AS w FROM queue_slots WHERE queue = ?
+                             UNION ALL SELECT key, 0, 1 FROM queue_waiting WHERE queue = ?)
+                           GROUP BY key ORDER BY running + waiting DESC, key LIMIT 50`).all(name, name) as { key: string; running: number; waiting: number }[];
+  return { ...q, keys: rows };
+}
+
 /** The step of `runId` waiting for a slot, as `why` says it. */
 export function readSlotWait(db: Database.Database, runId: string): { queue: string; key: string; step: string; running: number; limit?: number; ahead: number } | undefined {
   if (!hasQueueTables(db)) return undefined;
