@@ -208,7 +208,7 @@ export class QueueManager {
   }
 
   /** The grant is written (out of the line, into a slot, counted for the rate limit) before
-   *  the body may run: a crash after it never lets a rate limit be exceeded. */
+   *  the body of a rate-limited queue may run: a crash after it never lets the limit be exceeded. */
   private hand(q: Queue, w: Waiter): void {
     this.waiters.delete(idOf(w.runId, w.step));
     const counted = q.spec.limits.rate !== undefined || q.spec.limits.key?.rate !== undefined;
@@ -216,7 +216,17 @@ export class QueueManager {
     if (counted && ++q.grants % PRUNE_EVERY === 0) {
       this.store.prune(q.spec.name, this.now() - Math.max(q.spec.limits.rate?.periodMs ?? 0, q.spec.limits.key?.rate?.periodMs ?? 0));
     }
-    this.store.grant(w, this.now(), counted).then(
+    const written = this.store.grant(w, this.now(), counted);
+    if (!counted) {
+      // No rate limit: a grant lost in a crash loses nothing (the next owner frees every slot
+      // anyway), so the body need not wait for its write (it rides the next group commit).
+      written.catch(() => {});
+      const hold = this.holdOf(q, w);
+      if (w.gaveUp) return hold.release();
+      w.resolved = true;
+      return w.resolve!(hold);
+    }
+    written.then(
       () => {
         const hold = this.holdOf(q, w);
         if (w.gaveUp) return hold.release();
