@@ -1,7 +1,7 @@
 // Flow control for step bodies on a backend whose queue state one process owns (SQLite: one
 // engine owns a data dir). The pure QueueState (src/domain/rate-limit.ts) decides who starts;
-// this keeps one per queue, writes every wait and grant through the QueueStore before the
-// body runs (so order and the rate limit survive a restart), and wakes waiters as slots
+// this keeps one per queue, writes every wait and grant through the QueueStore (a rate-limited
+// grant durably before the body runs, so order and the rate limit survive a restart), and wakes waiters as slots
 // free up or a rate window opens. A step waits here with its run's session in flight; a
 // sleeping or waiting run holds no slot (the slot is held by the body alone).
 import { ValidationError } from '../domain/errors.ts';
