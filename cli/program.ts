@@ -5,6 +5,7 @@
 // endpoint, or, when none runs, start an engine in-process on the data dir, apply the
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
+import { readQueue, readQueues } from '../src/adapters/sqlite/queue-store.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -382,6 +383,22 @@ export function buildProgram(): Command {
       const data = await triggerReader(await loadProject(o));
       const list = await data.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) }).finally(() => data.close());
       print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
+    });
+
+  // Flow control (docs/flow-control.md): what each queue runs and holds in line, from the file.
+  const queues = program.command('queues').description('flow-control queues: limits, running and waiting');
+  common(queues.command('list').description('every queue with its limits, bodies running and waiting'))
+    .action(async (o: Common) => {
+      const data = readOnly(await loadProject(o));
+      const list = (() => { try { return readQueues(data.db); } finally { data.close(); } })();
+      print(o, list, () => (list.length ? list.map((q) => `${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`).join('\n') : 'no queues'));
+    });
+  common(queues.command('describe <name>').description('one queue: its limits, and running and waiting per key (busiest first)'))
+    .action(async (name: string, o: Common) => {
+      const data = readOnly(await loadProject(o));
+      const q = (() => { try { return readQueue(data.db, name); } finally { data.close(); } })();
+      if (!q) throw new ValidationError(`queues describe: no queue '${name}' in this data dir (an engine records its queues when it starts)`);
+      print(o, q, () => [`${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`, ...q.keys.map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
     });
 
   // Headless under the OS supervisor (docs/host.md).

@@ -5,6 +5,12 @@ import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
 import type { StepOptions } from './types.ts';
+import { isQueueDefinition, queueNameSchema, type QueueRef } from './queue.ts';
+
+const queueRefSchema = z.union([
+  queueNameSchema,
+  z.custom((v) => isQueueDefinition(v), { error: "expected a queue('name', {...}) or a queue's name" }),
+]);
 
 // The message says what is wrong with this value (not a duration, too long, ...).
 const duration = z.custom<number | string>((v) => typeof readDuration(v) === 'number', {
@@ -25,12 +31,18 @@ const optionsSchema = z
       .strict()
       .optional(),
     timeout: duration.optional(),
+    /** Flow control (sdk/queue.ts): the body holds a slot of this queue while it runs. */
+    queue: queueRefSchema.optional(),
+    key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200).optional(),
   })
   .strict();
 
 export interface NormalizedStepOptions {
   retry: RetryPolicy;
   timeoutMs?: number;
+  queue?: QueueRef;
+  /** The queue key (absent: the queue's one default key). */
+  key?: string;
 }
 
 const byDefaults = new WeakMap<StepOptions, NormalizedStepOptions>();
@@ -106,5 +118,7 @@ export function normalizeStepOptions(stepName: string, options: StepOptions | un
   if (typeof delay === 'function') retry.delayFn = delayFunction(stepName, delay);
   const timeoutMs = parsed.timeout !== undefined ? parseDuration(parsed.timeout) : undefined;
   if (timeoutMs !== undefined && timeoutMs <= 0) throw new ValidationError(`step '${stepName}' options.timeout: must be > 0`);
-  return { retry, timeoutMs };
+  if (parsed.key !== undefined && parsed.queue === undefined) throw new ValidationError(`step '${stepName}' options.key: needs a queue (options.queue)`);
+  if (parsed.queue === undefined) return { retry, timeoutMs };
+  return { retry, timeoutMs, queue: parsed.queue as QueueRef, ...(parsed.key !== undefined ? { key: parsed.key } : {}) };
 }

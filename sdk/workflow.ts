@@ -7,6 +7,7 @@ import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
+import { isQueueDefinition, type QueueDefinition } from './queue.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
@@ -38,6 +39,8 @@ export interface WorkflowDefinition<I = any, O = any> {
    *  trigger/emit/webhook time, `signals[name]` when engine.signal sends one, `output` when
    *  the run returns. Absent: nothing checked. */
   readonly schemas?: WorkflowSchemas;
+  /** Queues its steps may name (`{ queue: 'llm' }`); a step may also pass a queue itself. */
+  readonly queues?: readonly QueueDefinition[];
 }
 
 /** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
@@ -60,6 +63,8 @@ export interface WorkflowOptions {
   /** Payload schema per signal (waitForEvent) name: engine.signal refuses a payload that
    *  fails it, and the wait goes on waiting. */
   signals?: Record<string, StandardSchemaV1>;
+  /** The queues (sdk/queue.ts) its steps refer to by name. */
+  queues?: QueueDefinition[];
 }
 
 /** The `w` that workflow(name, (w) => ...) hands its build function. */
@@ -82,7 +87,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional() }).strict();
 });
 
 /**
@@ -113,6 +118,7 @@ export function workflow<I = any, O = any>(
   const build = typeof optionsOrBuild === 'function' ? optionsOrBuild : maybeBuild;
   let permissions: Permissions | undefined;
   let schemas: WorkflowSchemas | undefined;
+  let queues: readonly QueueDefinition[] | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
     const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
@@ -120,6 +126,7 @@ export function workflow<I = any, O = any>(
     if (opts.input || opts.output || opts.signals) {
       schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
     }
+    if (opts.queues) queues = Object.freeze(uniqueQueues(name, opts.queues));
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -148,7 +155,16 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(queues ? { queues } : {}) });
+}
+
+function uniqueQueues(workflowName: string, list: QueueDefinition[]): QueueDefinition[] {
+  const seen = new Set<string>();
+  for (const q of list) {
+    if (seen.has(q.name)) throw new ValidationError(`workflow '${workflowName}' options.queues: queue '${q.name}' listed twice`);
+    seen.add(q.name);
+  }
+  return [...list];
 }
 
 function deepFreeze<T extends object>(o: T): T {

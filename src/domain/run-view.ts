@@ -1,5 +1,6 @@
 // The shapes every backend reports, identical on SQLite and Restate (docs/restate.md lists
 // where the backends differ).
+import type { QueueWait } from './rate-limit.ts';
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
@@ -60,6 +61,8 @@ export interface RunView {
   parent?: ParentLink;
   /** The child runs this run started, in start order (runs.get and runs describe; absent in lists). */
   children?: ChildSummary[];
+  /** A running run whose step waits for a queue slot (src/domain/rate-limit.ts). */
+  queued?: QueueWait;
 }
 
 /** A workflow file's last Deno child for a run (docs/runner.md): its pid, how it ended, its

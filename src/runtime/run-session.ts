@@ -27,6 +27,7 @@ import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
 import { signalStep, withChildSteps } from './child-steps.ts';
+import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 
@@ -545,7 +546,7 @@ export class RunSession {
         // Bad options: doStep rejects the call with the same error.
       }
     }
-    if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined) {
+    if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined || opts.queue !== undefined) {
       return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
     }
     const attempt = decision.attempt;
@@ -653,7 +654,9 @@ export class RunSession {
       const c = call;
       const a = attempt;
       const timeoutMs = opts.timeoutMs;
-      ran = this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+      const attemptNow = () => this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+      // A queued step holds its queue slot only while its body runs (src/runtime/queues.ts).
+      ran = opts.queue === undefined ? attemptNow() : this.queued(c, a, opts, attemptNow);
     }
     const res = await this.io(ran);
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
@@ -697,6 +700,16 @@ export class RunSession {
     await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order })));
     await this.order.gate(order, call.seq);
     throw fromErrorInfo(error);
+  }
+
+  /** Waits for a slot of the step's queue (abortable like a body: a cancel, the engine
+   *  stopping), then runs the attempt in it. */
+  private queued(call: StepCall, attempt: number, opts: NormalizedStepOptions, run: () => Promise<AttemptResult>): Promise<AttemptResult> {
+    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+    const key = this.aborts.add(info);
+    const req = { queue: opts.queue!, key: opts.key ?? '', runId: this.log.runId, step: call.name };
+    const done = () => this.aborts.remove(key);
+    return queuedAttempt(this.log, req, info.signal, () => (done(), run())).finally(done);
   }
 
   /** A recorded outcome, handed back in completion order. */

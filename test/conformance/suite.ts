@@ -29,6 +29,7 @@ import { schemaScenarios } from './schemas.ts';
 import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
+import { queueScenarios } from './queues.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -556,6 +557,7 @@ export function runConformance(target: ConformanceTarget): void {
     schemaScenarios({ test, boot, restart, until });
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
+    queueScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });

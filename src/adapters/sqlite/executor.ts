@@ -33,6 +33,8 @@ import type { Session } from '../../runtime/session-factory.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FanInHold } from './fan-in.ts';
 import { FileTables } from './file-tables.ts';
+import { SqliteQueueStore } from './queue-store.ts';
+import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
@@ -98,6 +100,8 @@ export class SqliteExecutor implements DurableExecutor {
   private files!: FileTables;
   /** Runs parked on a capability step (step.use). */
   private parked!: ParkedRuns;
+  /** Flow control: step bodies waiting for and holding queue slots (src/runtime/queues.ts). */
+  private queues!: QueueManager;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
   private logHost!: RunLogHost;
@@ -148,6 +152,7 @@ export class SqliteExecutor implements DurableExecutor {
       random: o.random,
       capability: o.capabilities ? (req, signal) => o.capabilities!.call(req, signal) : undefined,
       drain: o.drain,
+      slot: (req, signal) => this.queues.acquire(req, signal),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
@@ -169,6 +174,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
+    this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)));
     const r = this.o.retention;
     this.logHost = this.runLogHost();
     this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
@@ -182,6 +188,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
+    await this.queues.start();
     for (const id of this.store.unfinishedRunIds()) if (!drain || drain.runIds.has(id)) this.dispatch(id);
     await this.o.scheduler.start();
   }
@@ -191,6 +198,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.stopping = true;
     this.o.scheduler.stop();
     this.fanIn.clear();
+    this.queues?.stop();
     this.retention.stopSweeping();
     const stopping = new EngineStateError('engine stopped');
     for (const act of this.active.values()) act.abort?.(stopping);
@@ -215,6 +223,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.stopping = true;
     this.o.scheduler.stop();
     this.fanIn.clear();
+    this.queues?.stop();
     this.o.triggerStore.abandon();
     this.resolveIdle();
   }

@@ -1,6 +1,7 @@
 // RunReader over the SQLite file: the engine's own (over its open store) and the CLI's
 // (a read-only open of the data dir's file, no owner lease, so it works while a `serve` or
 // an embedding app owns the data dir).
+import { readSlotWait } from './queue-store.ts';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +27,10 @@ export class SqliteRunReader implements RunReader {
 
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.store.getRunRow(runId);
-    return row && this.store.view(row, true);
+    const view = row && this.store.view(row, true);
+    // A step waiting for a queue slot: where it stands in line (`why`).
+    const queued = view?.status === 'running' ? readSlotWait(this.store.db, runId) : undefined;
+    return queued ? { ...view!, queued } : view;
   }
 
   async childOutput(runId: string): Promise<ChildOutput | undefined> {

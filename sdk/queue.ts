@@ -1,0 +1,97 @@
+// queue(name, limits): a named queue defined once and referenced by steps
+// (`step.do(name, { queue: llm, key: userId }, body)`): at most `concurrency` bodies of it at
+// once, at most `rateLimit.limit` starts in any window of `rateLimit.period`, and with `key`,
+// the same limits again per key (per user, per tenant) with fair service across keys.
+// Validated when defined, so a limit of 0 or a negative period fails at import with one line.
+import * as z from 'zod';
+import { readDuration } from '../src/domain/duration.ts';
+import { ValidationError } from '../src/domain/errors.ts';
+import type { QueueLimits } from '../src/domain/rate-limit.ts';
+import { parseOrThrow } from '../src/domain/validate.ts';
+import type { Duration } from './types.ts';
+
+export const QUEUE_BRAND = 'tranquil.queue' as const;
+
+export interface RateLimitOptions {
+  /** Starts allowed in any window of `period` (a sliding window: never more, at any edge). */
+  limit: number;
+  period: Duration;
+}
+
+export interface LimitOptions {
+  /** Bodies running at once. */
+  concurrency?: number;
+  rateLimit?: RateLimitOptions;
+}
+
+export interface QueueOptions extends LimitOptions {
+  /** Limits that apply to each key separately (the step's `key`: a user, a tenant). */
+  key?: LimitOptions;
+}
+
+export interface QueueDefinition {
+  readonly kind: typeof QUEUE_BRAND;
+  readonly name: string;
+  readonly options: Readonly<QueueOptions>;
+  /** The options in milliseconds, as the engine applies them. */
+  readonly limits: Readonly<QueueLimits>;
+}
+
+export const queueNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(120)
+  .regex(/^[A-Za-z][A-Za-z0-9_.\-]*$/, 'must start with a letter and use letters, digits, _ . or -');
+
+const positiveDuration = z.custom<number | string>((v) => {
+  const ms = readDuration(v);
+  return typeof ms === 'number' && ms > 0;
+}, {
+  error: (issue) => {
+    const ms = readDuration(issue.input);
+    return typeof ms === 'string' ? ms : 'must be longer than 0';
+  },
+});
+
+const limitsSchema = z
+  .object({
+    concurrency: z.number().int().min(1).max(1_000_000).optional(),
+    rateLimit: z
+      .object({ limit: z.number().int().min(1).max(1_000_000), period: positiveDuration })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+const queueSchema = limitsSchema.extend({ key: limitsSchema.optional() }).strict();
+
+export function queue(name: string, options: QueueOptions): QueueDefinition {
+  parseOrThrow(queueNameSchema, typeof name === 'string' ? name : undefined, 'queue name', { path: 'omit' });
+  const o = parseOrThrow(queueSchema, options, `queue '${name}' options`);
+  if (o.concurrency === undefined && o.rateLimit === undefined && o.key === undefined) {
+    throw new ValidationError(`queue '${name}' options: give concurrency, rateLimit or key (a queue without limits limits nothing)`);
+  }
+  if (o.key && o.key.concurrency === undefined && o.key.rateLimit === undefined) {
+    throw new ValidationError(`queue '${name}' options.key: give concurrency or rateLimit per key`);
+  }
+  return Object.freeze({ kind: QUEUE_BRAND, name, options: Object.freeze(o as QueueOptions), limits: Object.freeze(toLimits(o)) });
+}
+
+function toLimits(o: z.infer<typeof queueSchema>): QueueLimits {
+  const level = (l: z.infer<typeof limitsSchema>) => ({
+    ...(l.concurrency !== undefined ? { concurrency: l.concurrency } : {}),
+    ...(l.rateLimit ? { rate: { limit: l.rateLimit.limit, periodMs: readDuration(l.rateLimit.period) as number } } : {}),
+  });
+  return { ...level(o), ...(o.key ? { key: level(o.key) } : {}) };
+}
+
+export function isQueueDefinition(v: unknown): v is QueueDefinition {
+  try {
+    return typeof v === 'object' && v !== null && (v as QueueDefinition).kind === QUEUE_BRAND;
+  } catch {
+    return false;
+  }
+}
+
+/** A step's `queue` option: a definition, or the name of one the workflow declares. */
+export type QueueRef = QueueDefinition | string;
