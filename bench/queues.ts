@@ -1,6 +1,7 @@
 // npm run bench:queues [-- --quick]: flow control on the SQLite backend (issue 39).
 //  - overhead: steps/s of 100 concurrent runs x 10 steps, each step through a queue whose
-//    limit never binds, against the same steps with no queue (median of reps, alternating);
+//    limit never binds, against the same steps with no queue (median of reps, alternating),
+//    with sync and with async bodies, and the process CPU per step (the steadier figure);
 //  - handover: with concurrency 1, the time from one body's end to the next body's start
 //    (the grant's durable write and the wake-up), p50 / p99;
 //  - drain: runs/s of N runs queued at once on a queue of concurrency 10 (10,000; 2,000 in --quick).
@@ -33,6 +34,19 @@ const queued = workflow('b-queued', (w) => {
     for (let i = 0; i < STEPS; i++) await step.do(`s${i}`, { queue: wide }, () => i);
   });
 });
+// The same with async bodies (an LLM call's shape): the slot's row is written while it runs.
+const plainAsync = workflow('b-plain-async', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    for (let i = 0; i < STEPS; i++) await step.do(`s${i}`, async () => i);
+  });
+});
+const queuedAsync = workflow('b-queued-async', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    for (let i = 0; i < STEPS; i++) await step.do(`s${i}`, { queue: wide }, async () => i);
+  });
+});
 const spans: { start: number; end: number }[] = [];
 const handover = workflow('b-handover', (w) => {
   w.trigger(manual());
@@ -49,7 +63,7 @@ const drain = workflow('b-drain', (w) => {
 
 async function withEngine<T>(fn: (e: Awaited<ReturnType<typeof createEngine>>) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-queues-'));
-  const engine = await createEngine({ backend: 'sqlite', dataDir: dir, workflows: [plain, queued, handover, drain] });
+  const engine = await createEngine({ backend: 'sqlite', dataDir: dir, workflows: [plain, queued, plainAsync, queuedAsync, handover, drain] });
   await engine.start();
   try {
     return await fn(engine);
@@ -59,13 +73,32 @@ async function withEngine<T>(fn: (e: Awaited<ReturnType<typeof createEngine>>) =
   }
 }
 
-async function stepsPerSecond(name: string): Promise<number> {
+/** Steps/s, and the process's CPU (user + system) per step in µs: on a shared machine the
+ *  CPU is the steadier figure (wall time also counts other processes' turns). */
+async function stepsPerSecond(name: string): Promise<{ rate: number; cpuUs: number }> {
   return withEngine(async (engine) => {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const ids = await Promise.all(Array.from({ length: RUNS }, () => engine.trigger(name, null).then((r) => r.runId)));
     await Promise.all(ids.map((id) => engine.result(id, { timeout: '120s' })));
-    return (RUNS * STEPS) / ((performance.now() - t0) / 1000);
+    const cpu = process.cpuUsage(c0);
+    return { rate: (RUNS * STEPS) / ((performance.now() - t0) / 1000), cpuUs: (cpu.user + cpu.system) / (RUNS * STEPS) };
   });
+}
+
+async function overhead(label: string, plainName: string, queuedName: string): Promise<void> {
+  const a: { rate: number; cpuUs: number }[] = [];
+  const b: { rate: number; cpuUs: number }[] = [];
+  for (let i = 0; i < REPS; i++) {
+    a.push(await stepsPerSecond(plainName));
+    b.push(await stepsPerSecond(queuedName));
+  }
+  const pa = median(a.map((x) => x.rate));
+  const pb = median(b.map((x) => x.rate));
+  const ca = median(a.map((x) => x.cpuUs));
+  const cb = median(b.map((x) => x.cpuUs));
+  const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}`;
+  console.log(`overhead  ${label}: no queue ${pa.toFixed(0)} steps/s (${range(a.map((x) => x.rate))}), queue never binding ${pb.toFixed(0)} steps/s (${range(b.map((x) => x.rate))}): ${((1 - pb / pa) * 100).toFixed(1)}% fewer; CPU/step ${ca.toFixed(1)} vs ${cb.toFixed(1)} µs (${((cb / ca - 1) * 100).toFixed(1)}% more)`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -73,15 +106,8 @@ const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(
 
 async function main(): Promise<void> {
   await stepsPerSecond('b-plain'); // warm-up
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let i = 0; i < REPS; i++) {
-    a.push(await stepsPerSecond('b-plain'));
-    b.push(await stepsPerSecond('b-queued'));
-  }
-  const pa = median(a);
-  const pb = median(b);
-  console.log(`overhead  no queue ${pa.toFixed(0)} steps/s (${Math.min(...a).toFixed(0)}-${Math.max(...a).toFixed(0)}), queue never binding ${pb.toFixed(0)} steps/s (${Math.min(...b).toFixed(0)}-${Math.max(...b).toFixed(0)}): ${((1 - pb / pa) * 100).toFixed(1)}% fewer`);
+  await overhead('sync bodies', 'b-plain', 'b-queued');
+  await overhead('async bodies', 'b-plain-async', 'b-queued-async');
 
   await withEngine(async (engine) => {
     const ids = [];

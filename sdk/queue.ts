@@ -37,6 +37,9 @@ export interface QueueDefinition {
   readonly limits: Readonly<QueueLimits>;
 }
 
+/** A queue's name: a letter, then letters, digits, `_`, `.` or `-` (at most 120). */
+export const QUEUE_NAME = /^[A-Za-z][A-Za-z0-9_.\-]{0,119}$/;
+
 export const queueNameSchema = z
   .string()
   .min(1, 'must not be empty')

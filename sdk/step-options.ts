@@ -5,7 +5,7 @@ import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
 import type { StepOptions } from './types.ts';
-import { isQueueDefinition, queueNameSchema, type QueueRef } from './queue.ts';
+import { isQueueDefinition, QUEUE_NAME, queueNameSchema, type QueueRef } from './queue.ts';
 
 const queueRefSchema = z.union([
   queueNameSchema,
@@ -63,12 +63,10 @@ export function resolveStepOptions(stepName: string, defaults: StepOptions | und
 
 function resolveCached(stepName: string, defaults: StepOptions | undefined, options: StepOptions | undefined): NormalizedStepOptions {
   const d = defaults ?? NO_DEFAULTS;
-  if (options === undefined) {
-    let hit = byDefaults.get(d);
-    if (!hit) byDefaults.set(d, (hit = freeze(normalizeStepOptions(stepName, { ...d, retries: { ...d.retries } }))));
-    return hit;
-  }
+  if (options === undefined) return ofDefaults(stepName, d);
   if (typeof options !== 'object' || options === null) return normalizeStepOptions(stepName, options);
+  const queued = queueOnly(stepName, d, options);
+  if (queued) return queued;
   let perDefaults = byOptions.get(options);
   let hit = perDefaults?.get(d);
   if (hit) return hit;
@@ -76,6 +74,28 @@ function resolveCached(stepName: string, defaults: StepOptions | undefined, opti
   if (!perDefaults) byOptions.set(options, (perDefaults = new WeakMap()));
   perDefaults.set(d, hit);
   return hit;
+}
+
+function ofDefaults(stepName: string, d: StepOptions): NormalizedStepOptions {
+  let hit = byDefaults.get(d);
+  if (!hit) byDefaults.set(d, (hit = freeze(normalizeStepOptions(stepName, { ...d, retries: { ...d.retries } }))));
+  return hit;
+}
+
+/** Options that only name a queue and a key (`{ queue: llm, key: input.userId }`: a new
+ *  object per call, which the identity cache never hits) are read without the schema: the
+ *  defaults' normalised options plus the two fields, checked as the schema checks them. Any
+ *  other shape, or a value the schema would refuse, returns undefined: the schema's path
+ *  takes it (and words the error). This is the flow-control step path (docs/flow-control.md). */
+function queueOnly(stepName: string, d: StepOptions, options: StepOptions): NormalizedStepOptions | undefined {
+  const keys = Object.keys(options);
+  if (keys.length > 2) return undefined;
+  for (const k of keys) if (k !== 'queue' && k !== 'key') return undefined;
+  const { queue, key } = options;
+  if (typeof queue === 'string' ? !QUEUE_NAME.test(queue) : !isQueueDefinition(queue)) return undefined;
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 200)) return undefined;
+  const base = ofDefaults(stepName, d);
+  return { retry: base.retry, timeoutMs: base.timeoutMs, queue, key: key ?? base.key };
 }
 
 function freeze(o: NormalizedStepOptions): NormalizedStepOptions {

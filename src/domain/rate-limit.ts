@@ -157,6 +157,27 @@ export class QueueState<W extends Waiting> {
     return { type: 'start', waiter };
   }
 
+  /** Whether a body of `key` may start at once without queueing (then counted as running):
+   *  nobody waits anywhere in the queue (so it passes no one, and fairness is untouched),
+   *  both concurrency levels have room, and the queue has no rate limit (a counted start must
+   *  be durable before its body: the caller's slow path). The step path's fast case. */
+  tryStart(key: string): boolean {
+    const top = this.limits;
+    if (this.ring.length > 0 || top.rate !== undefined || top.key?.rate !== undefined) return false;
+    if (top.concurrency !== undefined && this.running >= top.concurrency) return false;
+    const k = this.keyState(key);
+    if (top.key?.concurrency !== undefined && k.running >= top.key.concurrency) return false;
+    this.running++;
+    k.running++;
+    k.served = ++this.tick;
+    return true;
+  }
+
+  /** Someone waits for a slot (a release must look for the next). */
+  get hasWaiters(): boolean {
+    return this.ring.length > 0;
+  }
+
   /** A start that happened before (loaded from storage): counts against the rate limits. */
   recordPastStart(key: string, at: number): void {
     this.starts.add(at, this.limits.rate);

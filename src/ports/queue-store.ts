@@ -25,6 +25,12 @@ export interface RecoveredQueues {
   maxOrder: number;
 }
 
+/** What writeHolds records: slots still held and not yet written, and written ones that ended. */
+export interface HoldRows {
+  add: QueuedStep[];
+  drop: { runId: string; step: string }[];
+}
+
 export interface QueueStore {
   /** Records the queues' current limits (for `why` and `queues list` from another process). */
   define(queues: { name: string; limits: QueueLimits }[], now: number): Promise<void>;
@@ -35,6 +41,11 @@ export interface QueueStore {
    *  the rate limit. One transaction. */
   grant(step: QueuedStep, now: number, countStart: boolean): Promise<void>;
   release(runId: string, step: string): void;
+  /** The fast path's slot rows (src/runtime/queues.ts, tryAcquire), written in batches: one
+   *  write in the next group commit, which asks `take` then (inside its transaction) for the
+   *  slots to record and the recorded ones to drop. Not awaited: see queues.ts on why a lost
+   *  row loses no promise. */
+  writeHolds(take: () => HoldRows): void;
   /** A waiter gave up (its run was cancelled or the engine stops). */
   leave(runId: string, step: string): void;
   /** Drops starts older than `before` (no longer counted by any rate limit of the queue). */

@@ -78,6 +78,10 @@ export interface StepLog {
    *  until release), rejects when `signal` aborts first (a cancel, the engine stopping).
    *  Absent: this backend has no queues, and a step naming one fails. */
   slot?(req: SlotRequest, signal: AbortSignal): Promise<SlotHold>;
+  /** Flow control's fast path: a slot of `req.queue` at once, synchronously, when one is free
+   *  and nobody waits for it; undefined: the step asks slot() (it waits, or fails naming the
+   *  queue). Absent: every queued step asks slot(). */
+  slotNow?(req: SlotRequest): SlotHold | undefined;
   /** Records (inserts or replaces) the entry at entry.seq. `resultText`: the JSON text of
    *  entry.result when the session already produced it (a log may store it as is instead of
    *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */

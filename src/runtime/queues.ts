@@ -6,7 +6,7 @@
 // sleeping or waiting run holds no slot (the slot is held by the body alone).
 import { ValidationError } from '../domain/errors.ts';
 import { QueueState, type QueueLimits, type QueueSpec, type Waiting } from '../domain/rate-limit.ts';
-import type { QueuedStep, QueueStore } from '../ports/queue-store.ts';
+import type { HoldRows, QueuedStep, QueueStore } from '../ports/queue-store.ts';
 import type { AttemptResult, SlotHold, SlotRequest, StepLog } from '../ports/step-log.ts';
 import { toErrorInfo } from '../domain/errors.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
@@ -28,6 +28,8 @@ interface Queue {
   timer?: ReturnType<typeof setTimeout>;
   timerAt?: number;
   grants: number;
+  /** Definition objects (queue()) already checked against `spec`: the fast path skips the check. */
+  seen: WeakSet<object>;
 }
 
 /** What `why` says of a step waiting for a slot. */
@@ -57,6 +59,11 @@ export class QueueManager {
   private nextOrder = 1;
   private graceTimer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  /** Fast-path slots whose row is not written yet (some may have ended since). */
+  private unwritten: FastHold[] = [];
+  /** Fast-path slots whose row was written and that ended: their rows go. */
+  private ended: FastHold[] = [];
+  private holdsScheduled = false;
 
   constructor(
     private readonly store: QueueStore,
@@ -64,7 +71,7 @@ export class QueueManager {
     specs: readonly QueueSpec[],
     private readonly options: QueueManagerOptions = {},
   ) {
-    for (const s of specs) this.define(s);
+    for (const s of specs) this.define(s).seen.add(s);
   }
 
   /** Loads what the last owner left and records the current definitions. Call once, before
@@ -131,6 +138,57 @@ export class QueueManager {
     });
   }
 
+  /** The fast path: a slot at once, in memory, when one is free and nobody waits for the
+   *  queue (tryStart's rules: never with a rate limit, whose grant must be durable before the
+   *  body). Undefined: the step goes through acquire(), which waits or fails it (an unknown
+   *  queue). The slot's row is written by the next group commit if the body still holds it
+   *  then, so a synchronous body writes nothing and an async one two rows at most, batched. */
+  tryAcquire(req: SlotRequest): SlotHold | undefined {
+    if (this.stopped) return undefined;
+    const ref = req.queue;
+    const q = this.queues.get(typeof ref === 'string' ? ref : ref.name);
+    // A definition object not met yet: acquire() checks its limits against the known ones.
+    if (!q || (typeof ref !== 'string' && !q.seen.has(ref))) return undefined;
+    // A step recovered at start keeps its place: acquire() hands it back.
+    if (this.waiters.size > 0 && this.waiters.has(idOf(req.runId, req.step))) return undefined;
+    if (!q.state.tryStart(req.key)) return undefined;
+    const h = new FastHold(this, q, req.key, req.runId, req.step, this.nextOrder++, this.now());
+    this.unwritten.push(h);
+    this.scheduleHolds();
+    return h;
+  }
+
+  /** A fast-path slot ended (FastHold.release). */
+  endFast(h: FastHold): void {
+    h.q.state.release(h.key);
+    if (h.written) {
+      this.ended.push(h);
+      this.scheduleHolds();
+    }
+    if (h.q.state.hasWaiters) this.pump(h.q);
+  }
+
+  private scheduleHolds(): void {
+    if (this.holdsScheduled || this.stopped) return;
+    this.holdsScheduled = true;
+    this.store.writeHolds(this.takeHolds);
+  }
+
+  /** Called inside the group commit's transaction: the rows to write and to drop now. */
+  private readonly takeHolds = (): HoldRows => {
+    this.holdsScheduled = false;
+    const add: QueuedStep[] = [];
+    for (const h of this.unwritten) {
+      if (h.released) continue;
+      h.written = true;
+      add.push(h);
+    }
+    this.unwritten = [];
+    const drop = this.ended;
+    this.ended = [];
+    return { add, drop };
+  };
+
   /** The step of `runId` waiting for a slot, if one is (for `why` and the run's explain). */
   waitOf(runId: string): SlotWait | undefined {
     for (const w of this.waiters.values()) {
@@ -163,7 +221,7 @@ export class QueueManager {
       }
       return known;
     }
-    const q: Queue = { spec: { name: spec.name, limits: spec.limits }, state: new QueueState<Waiter>(spec.limits), grants: 0 };
+    const q: Queue = { spec: { name: spec.name, limits: spec.limits }, state: new QueueState<Waiter>(spec.limits), grants: 0, seen: new WeakSet() };
     this.queues.set(spec.name, q);
     return q;
   }
@@ -172,6 +230,7 @@ export class QueueManager {
     if (typeof ref !== 'string') {
       const known = this.queues.has(ref.name);
       const q = this.define(ref);
+      q.seen.add(ref);
       if (!known) void this.store.define([{ name: q.spec.name, limits: q.spec.limits }], this.now()).catch(() => {});
       return q;
     }
@@ -274,6 +333,33 @@ export class QueueManager {
   /** Recovered waiters whose run did not ask again in time: their place (or slot) is freed. */
   private dropUnclaimed(): void {
     for (const w of [...this.waiters.values()]) if (w.recovered) this.forget(w);
+  }
+}
+
+/** A slot taken on the fast path (QueueManager.tryAcquire); also the row it writes. */
+class FastHold implements SlotHold, QueuedStep {
+  released = false;
+  /** Its row is in the file (takeHolds wrote it): the end drops it. */
+  written = false;
+
+  constructor(
+    private readonly m: QueueManager,
+    readonly q: Queue,
+    readonly key: string,
+    readonly runId: string,
+    readonly step: string,
+    readonly order: number,
+    readonly at: number,
+  ) {}
+
+  get queue(): string {
+    return this.q.spec.name;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.m.endFast(this);
   }
 }
 

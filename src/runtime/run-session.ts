@@ -17,7 +17,7 @@ import { decide, decideFinish, decideRecorded, type Decision, type StepCall } fr
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
-import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
+import type { AttemptResult, Recorded, SlotHold, StepLog } from '../ports/step-log.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo } from './attempt-info.ts';
 import { Links, type Link } from './links.ts';
@@ -546,13 +546,21 @@ export class RunSession {
         // Bad options: doStep rejects the call with the same error.
       }
     }
-    if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined || opts.queue !== undefined) {
+    // A queued step stays on this path when its slot is free at once (slotNow: in memory, no
+    // wait, no write of its own); one that must wait goes on in doStep.
+    let hold: SlotHold | undefined;
+    if (
+      decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined ||
+      (opts.queue !== undefined && (hold = this.log.slotNow?.({ queue: opts.queue, key: opts.key ?? '', runId: this.log.runId, step: call.name })) === undefined)
+    ) {
       return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
     }
     const attempt = decision.attempt;
     p.attempts = attempt;
     const startedAt = decision.entry?.startedAt ?? this.log.now();
-    const res = this.bodyNow(call, attempt, body);
+    let res = this.bodyNow(call, attempt, body);
+    // The slot is held by the body alone: released as it ends, before its outcome is written.
+    if (hold) res = res instanceof Promise ? releasing(res, hold) : (hold.release(), res);
     if (res instanceof Promise || !res.ok) {
       const begun = { call, attempt, startedAt, opts, ran: res instanceof Promise ? res : Promise.resolve(res) };
       return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started, begun));
@@ -708,6 +716,8 @@ export class RunSession {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
     const key = this.aborts.add(info);
     const req = { queue: opts.queue!, key: opts.key ?? '', runId: this.log.runId, step: call.name };
+    const hold = this.log.slotNow?.(req);
+    if (hold) return releasing(run(), hold);
     const done = () => this.aborts.remove(key);
     return queuedAttempt(this.log, req, info.signal, () => (done(), run())).finally(done);
   }
@@ -966,4 +976,15 @@ function promiseWithResolve(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** `ran`, releasing the slot `hold` once it settles. */
+function releasing(ran: Promise<AttemptResult>, hold: SlotHold): Promise<AttemptResult> {
+  return ran.then(
+    (r) => (hold.release(), r),
+    (err: unknown) => {
+      hold.release();
+      throw err;
+    },
+  );
 }

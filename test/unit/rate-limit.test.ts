@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { QueueState, StartLog, describeQueueWait, type Waiting } from '../../src/domain/rate-limit.ts';
 import { queue, workflow, manual } from '@tranquil/sdk';
-import { normalizeStepOptions } from '../../sdk/step-options.ts';
+import { normalizeStepOptions, resolveStepOptions } from '../../sdk/step-options.ts';
 
 type W = Waiting & { id: string };
 const w = (id: string, key: string, order: number): W => ({ id, key, order });
@@ -97,6 +97,21 @@ describe('QueueState', () => {
     expect(s.take(0)).toEqual({ type: 'none' });
   });
 
+  it('tryStart: a slot at once only when one is free, nobody waits and no rate limit counts starts', () => {
+    const s = new QueueState<W>({ concurrency: 2, key: { concurrency: 1 } });
+    expect(s.tryStart('a')).toBe(true);
+    expect(s.tryStart('a')).toBe(false); // the key's limit binds
+    expect(s.tryStart('b')).toBe(true);
+    expect(s.tryStart('c')).toBe(false); // the queue's limit binds
+    expect(s.stats('a')).toMatchObject({ running: 2, keyRunning: 1 });
+    s.enqueue(w('c0', 'c', 0));
+    s.release('a');
+    expect(s.tryStart('d')).toBe(false); // c0 waits: nobody passes it
+    expect(drain(s, 0)).toEqual(['c0']);
+    expect(new QueueState<W>({ rate: { limit: 100, periodMs: 1000 } }).tryStart('')).toBe(false);
+    expect(new QueueState<W>({ key: { rate: { limit: 100, periodMs: 1000 } } }).tryStart('')).toBe(false);
+  });
+
   it('describes a wait as `why` says it', () => {
     expect(describeQueueWait({ queue: 'llm', key: 'u7', step: 's', running: 5, limit: 5, ahead: 3 })).toBe("queued in 'llm' for key 'u7': 5 of 5 running, 3 ahead");
   });
@@ -125,6 +140,19 @@ describe('queue() and step options', () => {
     expect(() => normalizeStepOptions('s', { queue: q, key: 7 as never })).toThrow(/^step 's' options\.key: must be a string/);
     expect(() => normalizeStepOptions('s', { key: 'u1' })).toThrow(/^step 's' options\.key: needs a queue/);
     expect(() => normalizeStepOptions('s', { queue: {} as never })).toThrow(/^step 's' options\.queue: /);
+  });
+
+  it('step options of a queue and a key alone (read without the schema) equal the schema\'s reading, defaults included', () => {
+    const q = queue('q', { concurrency: 1 });
+    const defaults = { retries: { limit: 3, delay: '2s' }, timeout: '5s' };
+    const merged = (o: object) => normalizeStepOptions('s', { ...defaults, ...o, retries: { ...defaults.retries } });
+    expect(resolveStepOptions('s', defaults, { queue: q, key: 'u1' })).toEqual(merged({ queue: q, key: 'u1' }));
+    expect(resolveStepOptions('s', defaults, { queue: 'q' })).toEqual({ ...merged({ queue: 'q' }), key: undefined });
+    expect(resolveStepOptions('s', undefined, { queue: q, key: 'u1' })).toEqual(normalizeStepOptions('s', { queue: q, key: 'u1' }));
+    // What the schema refuses is still refused, with its words.
+    expect(() => resolveStepOptions('s', undefined, { queue: q, key: '' })).toThrow(/^step 's' options\.key: must not be empty/);
+    expect(() => resolveStepOptions('s', undefined, { queue: q, key: 7 as never })).toThrow(/^step 's' options\.key: must be a string/);
+    expect(() => resolveStepOptions('s', undefined, { queue: '1q' })).toThrow(/^step 's' options\.queue: /);
   });
 
   it('a workflow lists each queue once', () => {

@@ -153,6 +153,7 @@ export class SqliteExecutor implements DurableExecutor {
       capability: o.capabilities ? (req, signal) => o.capabilities!.call(req, signal) : undefined,
       drain: o.drain,
       slot: (req, signal) => this.queues.acquire(req, signal),
+      slotNow: (req) => this.queues.tryAcquire(req),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),

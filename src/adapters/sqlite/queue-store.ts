@@ -5,7 +5,7 @@
 // their absence as "no queues". Writes go through the commit queue (durable when answered).
 import type Database from 'better-sqlite3';
 import type { QueueLimits } from '../../domain/rate-limit.ts';
-import type { QueuedStep, QueueStore, RecoveredQueues } from '../../ports/queue-store.ts';
+import type { HoldRows, QueuedStep, QueueStore, RecoveredQueues } from '../../ports/queue-store.ts';
 import type { CommitQueue } from './commit-queue.ts';
 
 export const QUEUE_TABLES = `
@@ -111,6 +111,14 @@ export class SqliteQueueStore implements QueueStore {
   release(runId: string, step: string): void {
     // Not awaited: a release lost in a crash is made by the next owner's recover.
     this.commits.enqueue(() => void this.s.unhold.run(runId, step)).catch(() => {});
+  }
+
+  writeHolds(take: () => HoldRows): void {
+    this.commits.enqueue(() => {
+      const { add, drop } = take();
+      for (const w of add) this.s.hold.run(w.runId, w.step, w.queue, w.key, w.order, w.at);
+      for (const d of drop) this.s.unhold.run(d.runId, d.step);
+    }).catch(() => {});
   }
 
   leave(runId: string, step: string): void {

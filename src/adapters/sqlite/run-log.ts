@@ -54,6 +54,8 @@ export interface RunLogHost {
   readonly drain: { publish(event: EmittedEvent): Promise<unknown> } | undefined;
   /** Waits for a queue slot (src/runtime/queues.ts). */
   slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold>;
+  /** A queue slot at once if one is free and nobody waits; undefined: ask slot(). */
+  slotNow(req: SlotRequest): SlotHold | undefined;
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
@@ -109,6 +111,10 @@ export class SqliteRunLog implements StepLog {
 
   slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold> {
     return this.host.slot(req, signal);
+  }
+
+  slotNow(req: SlotRequest): SlotHold | undefined {
+    return this.host.slotNow(req);
   }
 
   record(entry: JournalEntry, resultText?: string): Promise<void> {
