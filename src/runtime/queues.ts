@@ -1,9 +1,14 @@
 // Flow control for step bodies on a backend whose queue state one process owns (SQLite: one
 // engine owns a data dir). The pure QueueState (src/domain/rate-limit.ts) decides who starts;
-// this keeps one per queue, writes every wait and grant through the QueueStore (a rate-limited
-// grant durably before the body runs, so order and the rate limit survive a restart), and wakes waiters as slots
-// free up or a rate window opens. A step waits here with its run's session in flight; a
-// sleeping or waiting run holds no slot (the slot is held by the body alone).
+// this keeps one per queue, writes every wait and grant through the QueueStore, and wakes
+// waiters as slots free up or a rate window opens. A step waits here with its run's session in
+// flight; a sleeping or waiting run holds no slot (the slot is held by the body alone).
+// Which grants are durable before the body (docs/flow-control.md, Durable and visible): a
+// rate-limited one (a lost start would let the limit be exceeded after a restart). The rest
+// are not: this process's memory is what grants slots (one engine owns a data dir), and the
+// next owner frees every slot row, so a lost row never gives a slot twice or leaks one. A free
+// slot with nobody waiting is granted synchronously (tryAcquire, the step's fast path); its
+// row is written by the next group commit only if the body still runs then.
 import { ValidationError } from '../domain/errors.ts';
 import { QueueState, type QueueLimits, type QueueSpec, type Waiting } from '../domain/rate-limit.ts';
 import type { HoldRows, QueuedStep, QueueStore } from '../ports/queue-store.ts';
