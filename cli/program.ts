@@ -5,6 +5,7 @@
 // endpoint, or, when none runs, start an engine in-process on the data dir, apply the
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
+import { describeQueueWait } from '../src/domain/rate-limit.ts';
 import { readQueue, readQueues } from '../src/adapters/sqlite/queue-store.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
@@ -165,16 +166,16 @@ export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknow
 const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /** `tranquil runs list` with the same flags and the next page's cursor. */
-function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string; parent?: string }, cursor: string): string {
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string; parent?: string; queue?: string }, cursor: string): string {
   const flags: [string, string | undefined][] = [
     ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
-    ['--status', o.status], ['--workflow', o.workflow], ['--parent', o.parent], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
+    ['--status', o.status], ['--workflow', o.workflow], ['--parent', o.parent], ['--queue', o.queue], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
   ];
   const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
 }
 
-const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}`;
+const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}${r.queued ? `  ${r.queued.step === '' ? '' : `step '${r.queued.step}' `}${describeQueueWait(r.queued)}` : ''}`;
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
 const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n');
@@ -248,12 +249,13 @@ export function buildProgram(): Command {
     .option('--since <instant>', 'only runs created at or after this ISO 8601 instant')
     .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
     .option('--parent <runId>', 'only the child runs of this run')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string }) => {
+    .option('--queue <name>', 'only runs waiting in line in this queue (the run itself or one of its steps)')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string; queue?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
       if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
-      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until'), ...(o.parent !== undefined ? { parent: o.parent } : {}) }));
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until'), ...(o.parent !== undefined ? { parent: o.parent } : {}), ...(o.queue !== undefined ? { queue: o.queue } : {}) }));
       const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
       // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
       print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));

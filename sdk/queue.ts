@@ -98,3 +98,34 @@ export function isQueueDefinition(v: unknown): v is QueueDefinition {
 
 /** A step's `queue` option: a definition, or the name of one the workflow declares. */
 export type QueueRef = QueueDefinition | string;
+
+/** A workflow's `runs` option (run-level flow control): each run holds a slot of `queue` from
+ *  its start to its end (sleeping and waiting included: "one run per user at a time"); a run
+ *  over the limit stays pending, queued, until a slot frees up. `key` gives the run's key from
+ *  its input (per user, per tenant); without it every run uses the queue's one default key. */
+export interface RunQueueOptions<I = any> {
+  queue: QueueDefinition;
+  key?: (input: I) => string;
+}
+
+export const runQueueSchema = z
+  .object({
+    queue: z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected a queue('name', {...})" }),
+    key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', { error: 'expected a function of the input returning a string' }).optional(),
+  })
+  .strict();
+
+/** The key of a run of `workflow` with `input`: a key function that throws or returns no
+ *  string (or an empty or too long one) is refused in one line naming it. */
+export function runKeyOf(workflow: string, runs: RunQueueOptions, input: unknown): string {
+  if (!runs.key) return '';
+  let key: unknown;
+  try {
+    key = runs.key(input);
+  } catch (err) {
+    throw new ValidationError(`workflow '${workflow}' runs.key: the key function threw: ${(err as Error)?.message ?? String(err)}`);
+  }
+  if (typeof key !== 'string') throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned ${key === null ? 'null' : typeof key}, not a string`);
+  if (key.length === 0 || key.length > 200) throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned a string of ${key.length} characters (1 to 200)`);
+  return key;
+}

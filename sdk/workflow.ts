@@ -7,7 +7,7 @@ import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
-import { isQueueDefinition, type QueueDefinition } from './queue.ts';
+import { isQueueDefinition, runQueueSchema, type QueueDefinition, type RunQueueOptions } from './queue.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
@@ -41,6 +41,8 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly schemas?: WorkflowSchemas;
   /** Queues its steps may name (`{ queue: 'llm' }`); a step may also pass a queue itself. */
   readonly queues?: readonly QueueDefinition[];
+  /** Run-level flow control (docs/flow-control.md): each run holds a slot of this queue. */
+  readonly runs?: RunQueueOptions<I>;
 }
 
 /** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
@@ -65,6 +67,9 @@ export interface WorkflowOptions {
   signals?: Record<string, StandardSchemaV1>;
   /** The queues (sdk/queue.ts) its steps refer to by name. */
   queues?: QueueDefinition[];
+  /** Run-level flow control: `{ queue, key? }`, each run holds a slot of `queue` (per
+   *  `key(input)`) from its start to its end; a run over the limit waits, pending, in line. */
+  runs?: RunQueueOptions;
 }
 
 /** The `w` that workflow(name, (w) => ...) hands its build function. */
@@ -87,7 +92,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runQueueSchema.optional() }).strict();
 });
 
 /**
@@ -119,6 +124,7 @@ export function workflow<I = any, O = any>(
   let permissions: Permissions | undefined;
   let schemas: WorkflowSchemas | undefined;
   let queues: readonly QueueDefinition[] | undefined;
+  let runs: RunQueueOptions | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
     const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
@@ -127,6 +133,7 @@ export function workflow<I = any, O = any>(
       schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
     }
     if (opts.queues) queues = Object.freeze(uniqueQueues(name, opts.queues));
+    if (opts.runs) runs = Object.freeze({ ...opts.runs });
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -155,7 +162,7 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(queues ? { queues } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(queues ? { queues } : {}), ...(runs ? { runs } : {}) });
 }
 
 function uniqueQueues(workflowName: string, list: QueueDefinition[]): QueueDefinition[] {

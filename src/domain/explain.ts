@@ -246,6 +246,10 @@ function explainState(run: RunView, now: number): Explanation {
       break;
     }
     case 'pending':
+      if (run.queued && run.queued.step === '') {
+        const q = run.queued;
+        return { ...base, waitingFor: { kind: 'queue', step: '', queue: q.queue, key: q.key }, summary: `${head} is pending: ${describeQueueWait(q)}.`, next: `Nothing to do: it starts when a slot of '${q.queue}' frees up (runs of '${run.workflow}' hold one from start to end). ${cancel}` };
+      }
       return { ...base, summary: `${head} is pending: created at ${run.createdAt}, not yet picked up by the engine.`, next: 'Nothing to do: the engine starts it shortly.' };
     case 'running':
       if (run.queued) {

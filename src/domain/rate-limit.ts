@@ -26,7 +26,7 @@ export interface QueueSpec {
   readonly limits: QueueLimits;
 }
 
-/** A step waiting for a slot, as `why` tells it. `running` and `limit` are of the level
+/** A step (or a run: `step` '') waiting for a slot, as `why` tells it. `running` and `limit` are of the level
  *  that binds (the key's when the queue limits each key's concurrency, else the queue's). */
 export interface QueueWait {
   queue: string;
@@ -171,6 +171,13 @@ export class QueueState<W extends Waiting> {
     k.running++;
     k.served = ++this.tick;
     return true;
+  }
+
+  /** A holder found at start (a run's own slot, kept across a restart): counted as running
+   *  whatever the limits now say (they may have been lowered meanwhile). */
+  hold(key: string): void {
+    this.running++;
+    this.keyState(key).running++;
   }
 
   /** Someone waits for a slot (a release must look for the next). */

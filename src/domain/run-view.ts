@@ -88,6 +88,9 @@ export interface RunFilter {
   until?: string;
   /** Only the child runs of this run (docs/children.md). */
   parent?: string;
+  /** Only runs waiting in line for a slot of this queue, the run itself or one of its steps
+   *  (docs/flow-control.md); each view then says where it stands (`queued`). */
+  queue?: string;
 }
 
 /** One page of runs, newest first; `next` is set when more runs match (pass it as `cursor`). */

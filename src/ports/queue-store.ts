@@ -4,7 +4,11 @@
 // (src/adapters/sqlite/queue-store.ts); every write resolves once durable.
 import type { QueueLimits } from '../domain/rate-limit.ts';
 
-/** One step body waiting for (or holding) a slot. `order`: its place, smaller first. */
+/** The `step` of a run's own slot (run-level flow control: the run holds it from its start
+ *  to its end); a step body's slot has the step's name. */
+export const RUN_SLOT = '';
+
+/** One step body (or run) waiting for (or holding) a slot. `order`: its place, smaller first. */
 export interface QueuedStep {
   queue: string;
   key: string;
@@ -15,10 +19,13 @@ export interface QueuedStep {
 }
 
 export interface RecoveredQueues {
-  /** Waiting at the last stop or crash, of runs not finished, in order. The bodies that held
-   *  a slot then are among them at their place (the owner's lease was taken over: its slots
-   *  are free, and those bodies never recorded an end). */
+  /** Waiting at the last stop or crash, of runs not finished, in order. The step bodies that
+   *  held a slot then are among them at their place (the owner's lease was taken over: its
+   *  slots are free, and those bodies never recorded an end). */
   waiting: QueuedStep[];
+  /** Run slots (RUN_SLOT) of runs not finished: still held (a run holds its slot from its
+   *  start to its end, across restarts). */
+  held: QueuedStep[];
   /** Starts recent enough to count against a rate limit. */
   starts: { queue: string; key: string; at: number }[];
   /** The largest order ever given (new waiters go after it). */

@@ -69,6 +69,8 @@ export class QueueManager {
   /** Fast-path slots whose row was written and that ended: their rows go. */
   private ended: FastHold[] = [];
   private holdsScheduled = false;
+  /** Run slots held at the last stop (RecoveredQueues.held), until their run asks again. */
+  private readonly kept = new Map<string, FastHold>();
 
   constructor(
     private readonly store: QueueStore,
@@ -87,6 +89,18 @@ export class QueueManager {
     const rec = this.store.recover(now - maxPeriod);
     this.nextOrder = rec.maxOrder + 1;
     for (const s of rec.starts) this.queues.get(s.queue)?.state.recordPastStart(s.key, s.at);
+    for (const h of rec.held) {
+      const q = this.queues.get(h.queue);
+      // A queue no workflow declares any more: its runs go on without it.
+      if (!q) {
+        this.store.release(h.runId, h.step);
+        continue;
+      }
+      q.state.hold(h.key);
+      const kept = new FastHold(this, q, h.key, h.runId, h.step, h.order, h.at);
+      kept.written = true;
+      this.kept.set(idOf(h.runId, h.step), kept);
+    }
     for (const w of rec.waiting) {
       const q = this.queues.get(w.queue);
       // A queue no workflow declares any more: its run asks again and is refused then.
@@ -150,6 +164,10 @@ export class QueueManager {
    *  then, so a synchronous body writes nothing and an async one two rows at most, batched. */
   tryAcquire(req: SlotRequest): SlotHold | undefined {
     if (this.stopped) return undefined;
+    if (this.kept.size > 0) {
+      const kept = this.kept.get(idOf(req.runId, req.step));
+      if (kept) return this.kept.delete(idOf(req.runId, req.step)), kept;
+    }
     const ref = req.queue;
     const q = this.queues.get(typeof ref === 'string' ? ref : ref.name);
     // A definition object not met yet: acquire() checks its limits against the known ones.
@@ -161,6 +179,14 @@ export class QueueManager {
     this.unwritten.push(h);
     this.scheduleHolds();
     return h;
+  }
+
+  /** A run ended without asking for the slot it held at the last stop (a forced cancel). */
+  dropKept(runId: string, step: string): void {
+    const kept = this.kept.get(idOf(runId, step));
+    if (!kept) return;
+    this.kept.delete(idOf(runId, step));
+    kept.release();
   }
 
   /** A fast-path slot ended (FastHold.release). */
@@ -374,7 +400,7 @@ export async function queuedAttempt(
   log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: () => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   if (!log.slot) {
-    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available on this backend`)) };
+    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available on this backend (built on SQLite only so far, issue 39)`)) };
   }
   let hold: SlotHold;
   try {
@@ -393,7 +419,7 @@ export async function queuedAttempt(
 export function queueSpecsOf(defs: readonly WorkflowDefinition[]): QueueSpec[] {
   const byName = new Map<string, { spec: QueueSpec; by: string }>();
   for (const d of defs) {
-    for (const q of d.queues ?? []) {
+    for (const q of [...(d.queues ?? []), ...(d.runs ? [d.runs.queue] : [])]) {
       const known = byName.get(q.name);
       if (known && !sameLimits(known.spec.limits, q.limits)) {
         throw new ValidationError(`queue '${q.name}' is defined twice with different limits (workflows '${known.by}' and '${d.name}'): define it once and share it`);

@@ -30,6 +30,7 @@ import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
 import { queueScenarios } from './queues.ts';
+import { runQueueScenarios } from './run-queues.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -558,6 +559,7 @@ export function runConformance(target: ConformanceTarget): void {
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
     queueScenarios({ test, boot, restart, until });
+    runQueueScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });

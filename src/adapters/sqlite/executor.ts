@@ -6,7 +6,7 @@
 // engine.result(). The file, its owner lease and the CommitQueue belong to the
 // SqliteTriggerStore it is given; every write goes through that queue (group commit), and a
 // caller is answered only after its transaction committed.
-import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
@@ -35,6 +35,8 @@ import { FanInHold } from './fan-in.ts';
 import { FileTables } from './file-tables.ts';
 import { SqliteQueueStore } from './queue-store.ts';
 import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
+import { RunGate } from '../../runtime/run-gate.ts';
+import { runKeyOf } from '../../../sdk/queue.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
@@ -102,6 +104,8 @@ export class SqliteExecutor implements DurableExecutor {
   private parked!: ParkedRuns;
   /** Flow control: step bodies waiting for and holding queue slots (src/runtime/queues.ts). */
   private queues!: QueueManager;
+  /** Run-level flow control: runs of a workflow with `runs: { queue }` wait for a slot. */
+  private runGate!: RunGate;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
   private logHost!: RunLogHost;
@@ -176,6 +180,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
     this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)));
+    this.runGate = new RunGate(this.queues, (id) => this.dispatch(id));
     const r = this.o.retention;
     this.logHost = this.runLogHost();
     this.retention = new SqliteRetention(this.store, this.queue, { maxAgeMs: r?.maxAgeMs ?? DEFAULT_RETENTION_MS, batchSize: r?.batchSize ?? DEFAULT_GC_BATCH, dropVersions: r?.dropVersions });
@@ -264,6 +269,9 @@ export class SqliteExecutor implements DurableExecutor {
     this.ensureStarted();
     this.refuseNewWork('start a run');
     const wf = this.o.registry.get(req.workflow);
+    // Run-level flow control: a key function that throws or gives no string is refused now,
+    // with nothing stored (a run made by an event or a schedule fails with it instead).
+    if (wf.definition.runs) runKeyOf(req.workflow, wf.definition.runs, req.input);
     const inputText = JSON.stringify(req.input);
     let blocked = false;
     let createdAt = 0;
@@ -586,6 +594,8 @@ export class SqliteExecutor implements DurableExecutor {
           await this.queue.enqueue(() => this.files.block(runId, reason, this.now()));
           return;
         }
+        // Run-level flow control: a run over its queue's limit waits, pending, in line.
+        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input))) return;
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs }, this.o.fileSessions);
@@ -642,6 +652,24 @@ export class SqliteExecutor implements DurableExecutor {
       // its abort listener). This halved what each scavenge copied at 100 concurrent runs.
       act.written = act.lose = act.abort = undefined;
     }
+  }
+
+  /** Whether the run may execute now (its queue slot, src/runtime/run-gate.ts). A run that
+   *  waits is not executed: it stays pending and is dispatched again once granted. A cancel
+   *  of a run still in line ends it at once (nothing of it ran); a key function that fails
+   *  fails the run with its one-line error. */
+  private async admitRun(runId: string, act: ActiveRun, def: RegisteredWorkflow['definition'], input: Json): Promise<boolean> {
+    const adm = this.runGate.admit(runId, def, input);
+    if (adm.type === 'go') return true;
+    if (adm.type === 'wait' && act.cancel === 'none') return false;
+    const error = adm.type === 'refused' ? toErrorInfo(adm.error) : undefined;
+    await this.queue.enqueue(() => {
+      const now = this.now();
+      this.store.finishRun(runId, error ? 'failed' : 'cancelled', now, undefined, error);
+      this.childEnded(runId, error ? 'failed' : 'cancelled', now, undefined, error);
+    });
+    this.notifyTerminal(runId);
+    return false;
   }
 
   /** Resumes the runs parked on `capability` that a provider with `attrs` may serve. */
@@ -711,6 +739,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
+    this.runGate.ended(runId);
     this.wakeParents();
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.length === 0) return;

@@ -83,15 +83,20 @@ export class SqliteQueueStore implements QueueStore {
     return db.transaction((): RecoveredQueues => {
       // The last owner is gone (its lease was taken over): the slots it held are free, and
       // their bodies, which never recorded an end, are first in line again.
-      db.exec(`INSERT OR IGNORE INTO queue_waiting SELECT run_id, step, queue, key, ord, at FROM queue_slots; DELETE FROM queue_slots;`);
+      // A run's own slot (step '') is held from its start to its end: kept while it is unfinished.
+      db.exec(`DELETE FROM queue_slots WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
+      db.exec(`INSERT OR IGNORE INTO queue_waiting SELECT run_id, step, queue, key, ord, at FROM queue_slots WHERE step <> ''; DELETE FROM queue_slots WHERE step <> '';`);
       db.exec(`DELETE FROM queue_waiting WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
       db.prepare(`DELETE FROM queue_starts WHERE at <= ?`).run(startsSince);
       const rows = db.prepare(`SELECT * FROM queue_waiting ORDER BY ord`).all() as Row[];
       const starts = db.prepare(`SELECT queue, key, at FROM queue_starts ORDER BY at`).all() as { queue: string; key: string; at: number }[];
+      const held = db.prepare(`SELECT * FROM queue_slots ORDER BY ord`).all() as Row[];
+      const toStep = (r: Row) => ({ runId: r.run_id, step: r.step, queue: r.queue, key: r.key, order: r.ord, at: r.at });
       return {
-        waiting: rows.map((r) => ({ runId: r.run_id, step: r.step, queue: r.queue, key: r.key, order: r.ord, at: r.at })),
+        held: held.map(toStep),
+        waiting: rows.map(toStep),
         starts,
-        maxOrder: rows.reduce((m, r) => Math.max(m, r.ord), 0),
+        maxOrder: [...rows, ...held].reduce((m, r) => Math.max(m, r.ord), 0),
       };
     }).immediate();
   }
@@ -166,6 +171,6 @@ export function readSlotWait(db: Database.Database, runId: string): { queue: str
   return { queue: w.queue, key: w.key, step: w.step, running, limit: perKey ? limits.key!.concurrency : limits.concurrency, ahead };
 }
 
-function hasQueueTables(db: Database.Database): boolean {
+export function hasQueueTables(db: Database.Database): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'queue_waiting'`).get() !== undefined;
 }

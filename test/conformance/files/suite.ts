@@ -94,6 +94,10 @@ export const NOT_YET_PORTED: string[] = [
   'queue: bodies waiting for a slot survive a restart and run in their order',
   'queue: an unknown queue name or a key that is not a string fails the step, naming it',
   'queue: a run cancelled while its step waits for a slot leaves the line; its body never runs',
+  // Run-level flow control (issue 39): a workflow file's definition carries no options.runs yet.
+  'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
+  'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
+  'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
 ];
 
 export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
