@@ -12,23 +12,29 @@ import type { Duration } from './types.ts';
 
 export const QUEUE_BRAND = 'tranquil.queue' as const;
 
+/** A rate limit: at most `limit` starts in any window of `period` (sliding, never bursty at
+ *  the window's edge). */
 export interface RateLimitOptions {
   /** Starts allowed in any window of `period` (a sliding window: never more, at any edge). */
   limit: number;
   period: Duration;
 }
 
+/** One level of a queue's limits (the whole queue, or each key). */
 export interface LimitOptions {
   /** Bodies running at once. */
   concurrency?: number;
   rateLimit?: RateLimitOptions;
 }
 
+/** queue()'s options: `concurrency` and `rateLimit` for the whole queue, `key` for each key. */
 export interface QueueOptions extends LimitOptions {
   /** Limits that apply to each key separately (the step's `key`: a user, a tenant). */
   key?: LimitOptions;
 }
 
+/** A queue made by queue(name, options): steps name it in `{ queue }`, workflows in
+ *  `{ queues }` and `{ runs: { queue } }`. */
 export interface QueueDefinition {
   readonly kind: typeof QUEUE_BRAND;
   readonly name: string;
@@ -68,6 +74,17 @@ const limitsSchema = z
 
 const queueSchema = limitsSchema.extend({ key: limitsSchema.optional() }).strict();
 
+/**
+ * Defines a named queue (docs/flow-control.md): how many step bodies (or runs) may hold one
+ * of its slots at once, how often they may start, and the same limits again per key.
+ *
+ * @throws ValidationError on a bad name or limit (0, a negative period, no limit at all).
+ * @example
+ * ```ts
+ * import { queue } from '@tranquil/sdk';
+ * const llm = queue('llm', { concurrency: 5, rateLimit: { limit: 60, period: '1m' }, key: { concurrency: 1 } });
+ * ```
+ */
 export function queue(name: string, options: QueueOptions): QueueDefinition {
   parseOrThrow(queueNameSchema, typeof name === 'string' ? name : undefined, 'queue name', { path: 'omit' });
   const o = parseOrThrow(queueSchema, options, `queue '${name}' options`);
@@ -88,6 +105,7 @@ function toLimits(o: z.infer<typeof queueSchema>): QueueLimits {
   return { ...level(o), ...(o.key ? { key: level(o.key) } : {}) };
 }
 
+/** Whether `v` is a queue made by queue(); never throws. */
 export function isQueueDefinition(v: unknown): v is QueueDefinition {
   try {
     return typeof v === 'object' && v !== null && (v as QueueDefinition).kind === QUEUE_BRAND;
