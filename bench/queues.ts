@@ -4,8 +4,9 @@
 //    with sync and with async bodies, and the process CPU per step (the steadier figure);
 //  - handover: with concurrency 1, the time from one body's end to the next body's start
 //    (the grant's durable write and the wake-up), p50 / p99;
-//  - drain: runs/s of N runs queued at once on a queue of concurrency 10 (10,000; 2,000 in --quick).
-// Not yet a row of `npm run bench`'s table (bench/run.ts); Restate has no queues yet.
+//  - drain: runs/s of N runs queued at once on a queue of concurrency 10 (10,000; 2,000 in
+//    --quick), the step queued, and the run itself queued (run-level, `runs: { queue }`).
+// Also run by `npm run bench` (--only=queues), printed under its table; Restate has no queues yet.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,9 +62,16 @@ const drain = workflow('b-drain', (w) => {
   w.run(async ({ step }) => step.do('s', { queue: ten }, () => 1));
 });
 
+// Run-level: each run holds a slot of `tenRuns` from its start to its end.
+const tenRuns = queue('bench-ten-runs', { concurrency: 10 });
+const drainRuns = workflow('b-drain-runs', { runs: { queue: tenRuns } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('s', () => 1));
+});
+
 async function withEngine<T>(fn: (e: Awaited<ReturnType<typeof createEngine>>) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-queues-'));
-  const engine = await createEngine({ backend: 'sqlite', dataDir: dir, workflows: [plain, queued, plainAsync, queuedAsync, handover, drain] });
+  const engine = await createEngine({ backend: 'sqlite', dataDir: dir, workflows: [plain, queued, plainAsync, queuedAsync, handover, drain, drainRuns] });
   await engine.start();
   try {
     return await fn(engine);
@@ -118,14 +126,16 @@ async function main(): Promise<void> {
   const gaps = spans.slice(1).map((s, i) => s.start - spans[i]!.end);
   console.log(`handover  concurrency 1, 200 bodies: end -> next start p50 ${pct(gaps, 50).toFixed(2)} ms, p99 ${pct(gaps, 99).toFixed(2)} ms`);
 
-  const rate = await withEngine(async (engine) => {
-    const ids = [];
-    for (let i = 0; i < DRAIN; i++) ids.push((await engine.trigger('b-drain', null)).runId);
-    const t0 = performance.now();
-    await Promise.all(ids.map((id) => engine.result(id, { timeout: '600s' })));
-    return DRAIN / ((performance.now() - t0) / 1000);
-  });
-  console.log(`drain     ${DRAIN} runs queued on concurrency 10: ${rate.toFixed(0)} runs/s (measured from the last trigger)`);
+  for (const [name, what] of [['b-drain', 'runs whose step is queued'], ['b-drain-runs', 'runs queued (run-level)']] as const) {
+    const rate = await withEngine(async (engine) => {
+      const ids = [];
+      for (let i = 0; i < DRAIN; i++) ids.push((await engine.trigger(name, null)).runId);
+      const t0 = performance.now();
+      await Promise.all(ids.map((id) => engine.result(id, { timeout: '600s' })));
+      return DRAIN / ((performance.now() - t0) / 1000);
+    });
+    console.log(`drain     ${DRAIN} ${what} on concurrency 10: ${rate.toFixed(0)} runs/s (measured from the last trigger)`);
+  }
 }
 
 await main();

@@ -254,7 +254,7 @@ function explainState(run: RunView, now: number): Explanation {
     case 'running':
       if (run.queued) {
         const q = run.queued;
-        return { ...base, waitingFor: { kind: 'queue', step: q.step, queue: q.queue, key: q.key }, summary: `${head} is running; step '${q.step}' is ${describeQueueWait(q)}.`, next: `Nothing to do: it starts when a slot of '${q.queue}' frees up. ${cancel}` };
+        return { ...base, waitingFor: { kind: 'queue', step: q.step, queue: q.queue, key: q.key }, summary: `${head} is running; ${q.step === '' ? 'the run (its own slot)' : `step '${q.step}'`} is ${describeQueueWait(q)}.`, next: `Nothing to do: it starts when a slot of '${q.queue}' frees up. ${cancel}` };
       }
       return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.`, next: `Nothing to do. ${cancel}` };
     case 'blocked':

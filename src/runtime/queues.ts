@@ -183,6 +183,7 @@ export class QueueManager {
 
   /** A run ended without asking for the slot it held at the last stop (a forced cancel). */
   dropKept(runId: string, step: string): void {
+    if (this.kept.size === 0) return;
     const kept = this.kept.get(idOf(runId, step));
     if (!kept) return;
     this.kept.delete(idOf(runId, step));
