@@ -92,6 +92,9 @@ interface KeyState<W extends Waiting> {
   waiters: W[];
 }
 
+/** Idle keys a queue keeps before it drops them (QueueState.forget). */
+const IDLE_KEYS = 1024;
+
 export type Pick<W> = { type: 'start'; waiter: W } | { type: 'later'; at: number } | { type: 'none' };
 
 export class QueueState<W extends Waiting> {
@@ -233,8 +236,11 @@ export class QueueState<W extends Waiting> {
     if (idx >= 0) this.ring.splice(idx, 1);
   }
 
-  /** A key with nothing running, waiting or rate-limited is dropped (keys are unbounded). */
+  /** A key with nothing running, waiting or rate-limited is dropped (keys are unbounded), once
+   *  more than IDLE_KEYS are known: below that an idle key's state is kept, so a key used
+   *  again and again (the step path) does not rebuild it every time. */
   private forget(key: string): void {
+    if (this.keys.size <= IDLE_KEYS) return;
     const k = this.keys.get(key);
     if (k && k.running === 0 && k.waiters.length === 0 && k.starts.size === 0) this.keys.delete(key);
   }

@@ -175,7 +175,8 @@ export class QueueManager {
     // A step recovered at start keeps its place: acquire() hands it back.
     if (this.waiters.size > 0 && this.waiters.has(idOf(req.runId, req.step))) return undefined;
     if (!q.state.tryStart(req.key)) return undefined;
-    const h = new FastHold(this, q, req.key, req.runId, req.step, this.nextOrder++, this.now());
+    // `at` (the grant's time, shown by `tranquil queues`) is read when the row is written.
+    const h = new FastHold(this, q, req.key, req.runId, req.step, this.nextOrder++, 0);
     this.unwritten.push(h);
     this.scheduleHolds();
     return h;
@@ -193,6 +194,10 @@ export class QueueManager {
   /** A fast-path slot ended (FastHold.release). */
   endFast(h: FastHold): void {
     h.q.state.release(h.key);
+    // A synchronous body ends in the turn it began: its entry is the last one, dropped now
+    // (the line stays short and nothing of it reaches the batch).
+    const u = this.unwritten;
+    if (u.length > 0 && u[u.length - 1] === h) u.pop();
     if (h.written) {
       this.ended.push(h);
       this.scheduleHolds();
@@ -210,9 +215,11 @@ export class QueueManager {
   private readonly takeHolds = (): HoldRows => {
     this.holdsScheduled = false;
     const add: QueuedStep[] = [];
+    const now = this.now();
     for (const h of this.unwritten) {
       if (h.released) continue;
       h.written = true;
+      if (h.at === 0) h.at = now;
       add.push(h);
     }
     this.unwritten = [];
@@ -381,7 +388,7 @@ class FastHold implements SlotHold, QueuedStep {
     readonly runId: string,
     readonly step: string,
     readonly order: number,
-    readonly at: number,
+    public at: number,
   ) {}
 
   get queue(): string {
