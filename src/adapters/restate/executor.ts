@@ -179,6 +179,10 @@ export class RestateExecutor implements DurableExecutor {
 
   async start(): Promise<void> {
     if (this.started) return;
+    // Run-level flow control needs a cluster-wide line (a virtual object per queue and key):
+    // not built here yet, and a limit must never be ignored silently.
+    const limited = this.o.registry.all().find((r) => r.definition.runs);
+    if (limited) throw new NotSupportedError(`workflow '${limited.definition.name}' options.runs: run-level queues are not built on the Restate backend yet (issue 39); use the SQLite backend or remove the option`);
     await this.o.triggerStore.open();
     this.opened = true;
     try {

@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
+import { ValidationError } from '../../domain/errors.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
@@ -83,6 +84,7 @@ export class RestateRunReader implements RunReader {
    *  after). Status lives in each run's state, so a status filter is applied here, over
    *  batches of invocation rows, until a match past the page says there is a next one. */
   async listRuns(filter: RunFilter): Promise<RunPage> {
+    if (filter.queue !== undefined) throw new ValidationError(`runs list --queue: queues are not built on the Restate backend yet (issue 39); nothing waits in '${filter.queue}' there`);
     const invFilter = this.serviceFilter('target_service_name', filter.workflow);
     const stateFilter = this.serviceFilter('service_name', filter.workflow);
     if (!invFilter || !stateFilter) return { runs: [] };

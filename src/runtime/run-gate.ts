@@ -1,0 +1,81 @@
+// Run-level flow control (a workflow's `runs: { queue, key }`, docs/flow-control.md): a run
+// holds a slot of its queue from its start to its end, sleeping and waiting included. The
+// executor asks admit() before it executes a run: a run over the limit is not executed (it
+// stays pending, in line, and uses no engine slot) and is dispatched again once its slot is
+// granted. Slots and lines are the QueueManager's (src/runtime/queues.ts), shared with step
+// bodies; a run's own slot has the step name RUN_SLOT and is kept across restarts.
+import { runKeyOf } from '../../sdk/queue.ts';
+import type { WorkflowDefinition } from '../../sdk/workflow.ts';
+import type { Json } from '../domain/json.ts';
+import { RUN_SLOT } from '../ports/queue-store.ts';
+import type { SlotHold } from '../ports/step-log.ts';
+import type { QueueManager } from './queues.ts';
+
+export type Admission = { type: 'go' } | { type: 'wait' } | { type: 'refused'; error: unknown };
+
+const GO: Admission = { type: 'go' };
+const WAIT: Admission = { type: 'wait' };
+const RETRY_MS = 1_000;
+
+export class RunGate {
+  /** Runs of this process holding their slot. */
+  private readonly holds = new Map<string, SlotHold>();
+  /** Runs waiting for their slot (the controller gives the wait up). */
+  private readonly waiting = new Map<string, AbortController>();
+
+  constructor(
+    private readonly queues: QueueManager,
+    private readonly dispatch: (runId: string) => void,
+  ) {}
+
+  /** Whether the run may execute now. 'wait': it is in line (dispatched once its slot is
+   *  granted). 'refused': its key function threw or gave no string (the run fails with it). */
+  admit(runId: string, def: WorkflowDefinition, input: Json): Admission {
+    const runs = def.runs;
+    if (!runs || this.holds.has(runId)) return GO;
+    if (this.waiting.has(runId)) return WAIT;
+    let key: string;
+    try {
+      key = runKeyOf(def.name, runs, input);
+    } catch (error) {
+      return { type: 'refused', error };
+    }
+    const req = { queue: runs.queue, key, runId, step: RUN_SLOT };
+    const now = this.queues.tryAcquire(req);
+    if (now) {
+      this.holds.set(runId, now);
+      return GO;
+    }
+    const ac = new AbortController();
+    this.waiting.set(runId, ac);
+    this.queues.acquire(req, ac.signal).then(
+      (hold) => {
+        this.waiting.delete(runId);
+        this.holds.set(runId, hold);
+        this.dispatch(runId);
+      },
+      () => {
+        if (this.waiting.get(runId) !== ac) return;
+        this.waiting.delete(runId);
+        // Not given up (ended() aborts): the grant's write failed. Asked again later.
+        if (!ac.signal.aborted) setTimeout(() => this.dispatch(runId), RETRY_MS).unref();
+      },
+    );
+    return WAIT;
+  }
+
+  /** The run ended (or was cancelled while in line): its slot, or its place, is freed. */
+  ended(runId: string): void {
+    const hold = this.holds.get(runId);
+    if (hold) {
+      this.holds.delete(runId);
+      hold.release();
+    }
+    const wait = this.waiting.get(runId);
+    if (wait) {
+      this.waiting.delete(runId);
+      wait.abort();
+    }
+    this.queues.dropKept(runId, RUN_SLOT);
+  }
+}

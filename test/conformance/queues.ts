@@ -1,0 +1,191 @@
+// Conformance scenarios for flow control (issue 39, docs/flow-control.md): step bodies in a
+// queue(). Every assertion is made from the bodies' own start and end times.
+import { expect } from 'vitest';
+import { manual, queue, workflow } from '@tranquil/sdk';
+import type { ScenarioKit } from './triggers.ts';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Span {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/** The most spans open at one instant (an end at t closes before a start at t opens). */
+function maxOverlap(spans: Span[]): number {
+  const ev = spans.flatMap((s) => [[s.start, 1], [s.end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let max = 0;
+  for (const [, d] of ev) max = Math.max(max, (open += d));
+  return max;
+}
+
+export function queueScenarios({ test, boot, restart, until }: ScenarioKit): void {
+  test('queue: never more than concurrency bodies at once, in the queue and per key', async () => {
+    const spans: Span[] = [];
+    const q = queue('busy', { concurrency: 3, key: { concurrency: 1 } });
+    const wf = workflow('q-busy', { queues: [q] }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        await step.do('call', { queue: 'busy', key: input.key }, async () => {
+          const start = Date.now();
+          await pause(40);
+          spans.push({ key: input.key, start, end: Date.now() });
+        });
+        return input.key;
+      });
+    });
+    const { engine } = await boot([wf]);
+    const runs = [];
+    for (let i = 0; i < 12; i++) runs.push((await engine.trigger('q-busy', { key: `k${i % 4}` })).runId);
+    for (const id of runs) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    expect(spans).toHaveLength(12);
+    expect(maxOverlap(spans)).toBe(3); // the limit binds and is never passed
+    for (const k of ['k0', 'k1', 'k2', 'k3']) expect(maxOverlap(spans.filter((s) => s.key === k))).toBe(1);
+  });
+
+  test('queue: the rate limit is never exceeded in any window', async () => {
+    const starts: number[] = [];
+    const q = queue('rated', { rateLimit: { limit: 3, period: 400 } });
+    const wf = workflow('q-rated', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.do('call', { queue: q }, () => void starts.push(Date.now())));
+    });
+    const { engine } = await boot([wf]);
+    const runs = [];
+    for (let i = 0; i < 9; i++) runs.push((await engine.trigger('q-rated', null)).runId);
+    for (const id of runs) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    starts.sort((a, b) => a - b);
+    // The engine grants at most 3 per 400 ms window; a body starts a few ms after its grant
+    // (the grant is written first), so windows are checked 60 ms shorter than the period.
+    for (const s of starts) expect(starts.filter((t) => t >= s && t < s + 340).length).toBeLessThanOrEqual(3);
+    // 9 starts at 3 per window need at least two full periods after the first.
+    expect(starts[8]! - starts[0]!).toBeGreaterThanOrEqual(790);
+  });
+
+  test('queue: a cold key starts within one slot turnover of a hot key with many queued', async () => {
+    const order: string[] = [];
+    const q = queue('fair', { concurrency: 1 });
+    const wf = workflow('q-fair', { queues: [q] }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('call', { queue: 'fair', key: input.key }, async () => (order.push(input.key), await pause(15))));
+    });
+    const { engine } = await boot([wf]);
+    const hot = [];
+    for (let i = 0; i < 60; i++) hot.push((await engine.trigger('q-fair', { key: 'hot' })).runId);
+    await until('hot bodies to run', () => order.length >= 2);
+    const { runId: cold } = await engine.trigger('q-fair', { key: 'cold' });
+    const atArrival = order.length;
+    expect((await engine.result(cold, { timeout: '30s' })).status).toBe('succeeded');
+    // The hot body running when the cold run arrived ends; the slot's next holder is the
+    // cold one (one turnover of slack for a grant already under way).
+    expect(order.indexOf('cold')).toBeLessThanOrEqual(atArrival + 1);
+    expect(atArrival).toBeLessThan(59); // the hot key still had many waiting
+    for (const id of hot) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+  });
+
+  test('queue: a run holds no slot while it sleeps', async () => {
+    const spans: Record<string, Span> = {};
+    const q = queue('one', { concurrency: 1 });
+    const wf = workflow('q-sleep', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        const body = (name: string) => async () => {
+          const start = Date.now();
+          await pause(20);
+          spans[`${input.who}.${name}`] = { key: input.who, start, end: Date.now() };
+        };
+        await step.do('first', { queue: q }, body('first'));
+        if (input.who === 'a') await step.sleep('nap', 600);
+        await step.do('second', { queue: q }, body('second'));
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId: a } = await engine.trigger('q-sleep', { who: 'a' });
+    await until('a to sleep', async () => (await engine.runs.get(a)).status === 'sleeping');
+    const { runId: b } = await engine.trigger('q-sleep', { who: 'b' });
+    expect((await engine.result(b, { timeout: '30s' })).status).toBe('succeeded');
+    expect((await engine.result(a, { timeout: '30s' })).status).toBe('succeeded');
+    // b's bodies ran while a slept in between its own two: a's slot was free.
+    expect(spans['b.second']!.end).toBeLessThanOrEqual(spans['a.second']!.start);
+    expect(spans['b.first']!.start).toBeGreaterThanOrEqual(spans['a.first']!.end);
+  });
+
+  test('queue: bodies waiting for a slot survive a restart and run in their order', async () => {
+    const started: number[] = [];
+    let blocked = true;
+    const q = queue('durable', { concurrency: 1 });
+    const wf = workflow('q-restart', { queues: [q] }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) =>
+        step.do('call', { queue: 'durable' }, async () => {
+          started.push(input.i);
+          // The first body holds the only slot until the engine is restarted.
+          while (input.i === 0 && blocked) await pause(10);
+          return input.i;
+        }));
+    });
+    const { engine, dir } = await boot([wf]);
+    const runs = [];
+    runs.push((await engine.trigger('q-restart', { i: 0 })).runId);
+    await until('the first body to hold the slot', () => started.length === 1);
+    for (let i = 1; i <= 4; i++) {
+      const { runId } = await engine.trigger('q-restart', { i });
+      runs.push(runId);
+      await until(`run ${i} to queue`, async () => (await engine.runs.get(runId)).queued !== undefined);
+    }
+    const waiting = await engine.runs.get(runs[4]!);
+    expect(waiting.queued).toMatchObject({ queue: 'durable', running: 1, limit: 1, ahead: 3 });
+    expect((await engine.runs.explain(runs[4]!)).summary).toContain("queued in 'durable': 1 of 1 running, 3 ahead");
+    const second = await restart(engine, [wf], dir);
+    blocked = false;
+    for (const id of runs) expect((await second.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    // After the restart: the interrupted body first again, then the waiters in their order.
+    expect(started.slice(1)).toEqual([0, 1, 2, 3, 4]);
+    // Waiting for a slot is not an attempt: each waiter's body ran once.
+    for (const id of runs.slice(1)) expect((await second.runs.get(id)).steps[0]).toMatchObject({ name: 'call', status: 'succeeded', attempts: 1 });
+  });
+
+  test('queue: a run cancelled while its step waits for a slot leaves the line; its body never runs', async () => {
+    const ran: string[] = [];
+    let blocked = true;
+    const q = queue('cancel-line', { concurrency: 1 });
+    const wf = workflow('q-cancel', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) =>
+        step.do('call', { queue: q }, async () => {
+          ran.push(input.who);
+          while (input.who === 'holder' && blocked) await pause(10);
+        }));
+    });
+    const { engine } = await boot([wf]);
+    const { runId: holder } = await engine.trigger('q-cancel', { who: 'holder' });
+    await until('the holder to run', () => ran.length === 1);
+    const { runId: victim } = await engine.trigger('q-cancel', { who: 'victim' });
+    await until('the victim to queue', async () => (await engine.runs.get(victim)).queued !== undefined);
+    const { runId: next } = await engine.trigger('q-cancel', { who: 'next' });
+    await until('the next to queue', async () => (await engine.runs.get(next)).queued?.ahead === 1);
+    await engine.runs.cancel(victim);
+    expect((await engine.result(victim, { timeout: '20s' })).status).toBe('cancelled');
+    expect((await engine.runs.get(next)).queued?.ahead).toBe(0);
+    blocked = false;
+    expect((await engine.result(holder, { timeout: '20s' })).status).toBe('succeeded');
+    expect((await engine.result(next, { timeout: '20s' })).status).toBe('succeeded');
+    expect(ran).toEqual(['holder', 'next']);
+  });
+
+  test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {
+    const wf = workflow('q-bad', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('call', input.bad === 'name' ? { queue: 'nope' } : { queue: queue('k', { concurrency: 1 }), key: 7 as unknown as string }, () => 1));
+    });
+    const { engine } = await boot([wf]);
+    const byName = await engine.result((await engine.trigger('q-bad', { bad: 'name' })).runId, { timeout: '20s' });
+    expect(byName.status).toBe('failed');
+    expect(byName.error?.message).toMatch(/unknown queue 'nope'/);
+    const byKey = await engine.result((await engine.trigger('q-bad', { bad: 'key' })).runId, { timeout: '20s' });
+    expect(byKey.status).toBe('failed');
+    expect(byKey.error?.message).toMatch(/step 'call' options\.key: must be a string/);
+  });
+}
