@@ -1,45 +1,11 @@
 // Flow-control state in the SQLite file (src/ports/queue-store.ts): queue definitions, step
 // bodies waiting for a slot (their place survives a restart), slots held, and the starts a
-// rate limit counts. The tables are made here (IF NOT EXISTS) by the owner, so a file gains
-// them the first time an engine with this code opens it; readers (`why`, `queues list`) treat
-// their absence as "no queues". Writes go through the commit queue (durable when answered).
+// rate limit counts. The tables are schema migration 12 (schema.ts); readers open only a file
+// at the current version. Writes go through the commit queue (durable when answered).
 import type Database from 'better-sqlite3';
 import type { QueueLimits } from '../../domain/rate-limit.ts';
 import type { HoldRows, QueuedStep, QueueStore, RecoveredQueues } from '../../ports/queue-store.ts';
 import type { CommitQueue } from './commit-queue.ts';
-
-export const QUEUE_TABLES = `
-  CREATE TABLE IF NOT EXISTS queue_defs (
-    name TEXT PRIMARY KEY,
-    limits TEXT NOT NULL,
-    updated_at INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS queue_waiting (
-    run_id TEXT NOT NULL,
-    step TEXT NOT NULL,
-    queue TEXT NOT NULL,
-    key TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    at INTEGER NOT NULL,
-    PRIMARY KEY (run_id, step)
-  ) WITHOUT ROWID;
-  CREATE INDEX IF NOT EXISTS queue_waiting_order ON queue_waiting (queue, ord);
-  CREATE TABLE IF NOT EXISTS queue_slots (
-    run_id TEXT NOT NULL,
-    step TEXT NOT NULL,
-    queue TEXT NOT NULL,
-    key TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    at INTEGER NOT NULL,
-    PRIMARY KEY (run_id, step)
-  ) WITHOUT ROWID;
-  CREATE TABLE IF NOT EXISTS queue_starts (
-    queue TEXT NOT NULL,
-    key TEXT NOT NULL,
-    at INTEGER NOT NULL
-  );
-  CREATE INDEX IF NOT EXISTS queue_starts_at ON queue_starts (queue, at);
-`;
 
 interface Row {
   run_id: string;
@@ -59,7 +25,6 @@ export class SqliteQueueStore implements QueueStore {
     private readonly db: Database.Database,
     private readonly commits: CommitQueue,
   ) {
-    db.exec(QUEUE_TABLES);
     this.s = {
       define: db.prepare(`INSERT INTO queue_defs (name, limits, updated_at) VALUES (?, ?, ?)
                           ON CONFLICT (name) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at`),
@@ -137,7 +102,6 @@ export class SqliteQueueStore implements QueueStore {
 
 /** Read-only views for `why` and `tranquil queues` (another process may own the file). */
 export function readQueues(db: Database.Database): { name: string; limits: QueueLimits; running: number; waiting: number }[] {
-  if (!hasQueueTables(db)) return [];
   const defs = db.prepare(`SELECT name, limits FROM queue_defs ORDER BY name`).all() as { name: string; limits: string }[];
   const count = (table: string) => new Map((db.prepare(`SELECT queue, count(*) AS n FROM ${table} GROUP BY queue`).all() as { queue: string; n: number }[]).map((r) => [r.queue, r.n]));
   const running = count('queue_slots');
@@ -158,7 +122,6 @@ export function readQueue(db: Database.Database, name: string): { name: string; 
 
 /** The step of `runId` waiting for a slot, as `why` says it. */
 export function readSlotWait(db: Database.Database, runId: string): { queue: string; key: string; step: string; running: number; limit?: number; ahead: number } | undefined {
-  if (!hasQueueTables(db)) return undefined;
   const w = db.prepare(`SELECT * FROM queue_waiting WHERE run_id = ? ORDER BY ord LIMIT 1`).get(runId) as Row | undefined;
   if (!w) return undefined;
   const def = db.prepare(`SELECT limits FROM queue_defs WHERE name = ?`).get(w.queue) as { limits: string } | undefined;
@@ -169,8 +132,4 @@ export function readSlotWait(db: Database.Database, runId: string): { queue: str
     : (db.prepare(`SELECT count(*) AS n FROM queue_slots WHERE queue = ?`).get(w.queue) as { n: number }).n;
   const ahead = (db.prepare(`SELECT count(*) AS n FROM queue_waiting WHERE queue = ? AND key = ? AND ord < ?`).get(w.queue, w.key, w.ord) as { n: number }).n;
   return { queue: w.queue, key: w.key, step: w.step, running, limit: perKey ? limits.key!.concurrency : limits.concurrency, ahead };
-}
-
-export function hasQueueTables(db: Database.Database): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'queue_waiting'`).get() !== undefined;
 }

@@ -1,7 +1,7 @@
 // RunReader over the SQLite file: the engine's own (over its open store) and the CLI's
 // (a read-only open of the data dir's file, no owner lease, so it works while a `serve` or
 // an embedding app owns the data dir).
-import { hasQueueTables, readSlotWait } from './queue-store.ts';
+import { readSlotWait } from './queue-store.ts';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,8 +41,6 @@ export class SqliteRunReader implements RunReader {
   /** One page: a row more than asked for says whether there is a next page. */
   async listRuns(filter: RunFilter): Promise<RunPage> {
     const limit = filter.limit ?? DEFAULT_PAGE;
-    // No queue tables: no engine with flow control ever owned this file, so nothing waits.
-    if (filter.queue !== undefined && !hasQueueTables(this.store.db)) return { runs: [] };
     const beforeSeq = filter.cursor === undefined ? undefined : decodeCursor('sqlite', filter.cursor, cursorSchema).s;
     const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, since: filter.since, until: filter.until, parent: filter.parent, queue: filter.queue, beforeSeq, limit: limit + 1 });
     const page = rows.slice(0, limit);

@@ -423,7 +423,6 @@ export class SqliteStore {
       where.push('run_id IN (SELECT run_id FROM run_links WHERE parent_run_id = ?)');
       args.push(filter.parent);
     }
-    // The caller (run-reader.ts) checks the queue tables exist (an engine made them).
     if (filter.queue) {
       where.push('run_id IN (SELECT run_id FROM queue_waiting WHERE queue = ?)');
       args.push(filter.queue);
