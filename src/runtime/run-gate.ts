@@ -8,7 +8,8 @@ import { runKeyOf } from '../../sdk/queue.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { Json } from '../domain/json.ts';
 import { RUN_SLOT } from '../ports/queue-store.ts';
-import type { SlotHold } from '../ports/step-log.ts';
+import { ValidationError } from '../domain/errors.ts';
+import type { SlotHold, SlotRequest } from '../ports/step-log.ts';
 import type { QueueManager } from './queues.ts';
 
 export type Admission = { type: 'go' } | { type: 'wait' } | { type: 'refused'; error: unknown };
@@ -20,6 +21,8 @@ const RETRY_MS = 1_000;
 export class RunGate {
   /** Runs of this process holding their slot. */
   private readonly holds = new Map<string, SlotHold>();
+  /** The queue each of those runs holds its slot of. */
+  private readonly queueOf = new Map<string, string>();
   /** Runs waiting for their slot (the controller gives the wait up). */
   private readonly waiting = new Map<string, AbortController>();
 
@@ -41,9 +44,11 @@ export class RunGate {
       return { type: 'refused', error };
     }
     const req = { queue: runs.queue, key, runId, step: RUN_SLOT };
+    const name = typeof runs.queue === 'string' ? runs.queue : runs.queue.name;
     const now = this.queues.tryAcquire(req);
     if (now) {
       this.holds.set(runId, now);
+      this.queueOf.set(runId, name);
       return GO;
     }
     const ac = new AbortController();
@@ -52,6 +57,7 @@ export class RunGate {
       (hold) => {
         this.waiting.delete(runId);
         this.holds.set(runId, hold);
+        this.queueOf.set(runId, name);
         this.dispatch(runId);
       },
       () => {
@@ -69,6 +75,7 @@ export class RunGate {
     const hold = this.holds.get(runId);
     if (hold) {
       this.holds.delete(runId);
+      this.queueOf.delete(runId);
       hold.release();
     }
     const wait = this.waiting.get(runId);
@@ -77,5 +84,15 @@ export class RunGate {
       wait.abort();
     }
     this.queues.dropKept(runId, RUN_SLOT);
+  }
+
+  /** A step of a run asking for a slot of the queue its run holds a slot of: refused, since
+   *  the run would wait for itself (at a concurrency of 1 at once; at n, once n such runs
+   *  hold every slot). Undefined: the step may ask. */
+  stepConflict(req: SlotRequest): ValidationError | undefined {
+    if (this.queueOf.size === 0) return undefined;
+    const held = this.queueOf.get(req.runId);
+    if (held === undefined || held !== (typeof req.queue === 'string' ? req.queue : req.queue.name)) return undefined;
+    return new ValidationError(`step '${req.step}': queue '${held}' is this run's own queue (workflow option runs.queue), whose slot the run holds; a step waiting for it would wait for its own run: give the step another queue`);
   }
 }

@@ -37,6 +37,7 @@ runConformance({
         'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
         'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
         'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
+        'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
       ],
     },
   ],

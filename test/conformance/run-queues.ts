@@ -93,4 +93,20 @@ export function runQueueScenarios({ test, boot, restart, until }: ScenarioKit): 
     const { runId } = await engine.trigger('rq-bad-key', { user: 'u1' });
     expect((await engine.result(runId, { timeout: '10s' })).status).toBe('succeeded');
   });
+
+  test('run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine', async () => {
+    const own = queue('own', { concurrency: 1 });
+    const other = queue('other', { concurrency: 1 });
+    const wf = workflow('rq-own', { queues: [other], runs: { queue: own } }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('call', { queue: input === 'own' ? own : 'other' }, () => 'called'));
+    });
+    const { engine } = await boot([wf]);
+    const bad = await engine.result((await engine.trigger('rq-own', 'own')).runId, { timeout: '10s' });
+    expect(bad.status).toBe('failed');
+    expect(bad.error?.message).toBe("step 'call': queue 'own' is this run's own queue (workflow option runs.queue), whose slot the run holds; a step waiting for it would wait for its own run: give the step another queue");
+    // The failed run let its slot go: the next run of the queue starts and its step runs.
+    const good = await engine.result((await engine.trigger('rq-own', 'other')).runId, { timeout: '10s' });
+    expect(good).toMatchObject({ status: 'succeeded', output: 'called' });
+  });
 }

@@ -173,8 +173,11 @@ export class SqliteExecutor implements DurableExecutor {
       random: o.random,
       capability: o.capabilities ? (req, signal) => o.capabilities!.call(req, signal) : undefined,
       drain: o.drain,
-      slot: (req, signal) => this.queues.acquire(req, signal),
-      slotNow: (req) => this.queues.tryAcquire(req),
+      slot: (req, signal) => {
+        const conflict = this.runGate.stepConflict(req);
+        return conflict ? Promise.reject(conflict) : this.queues.acquire(req, signal);
+      },
+      slotNow: (req) => (this.runGate.stepConflict(req) ? undefined : this.queues.tryAcquire(req)),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
