@@ -47,6 +47,10 @@ export interface SlotRequest {
 }
 
 export interface SlotHold {
+  /** When the engine granted the slot (its clock, the time the rate limit counted): a
+   *  queued step's first attempt is recorded as started then, not when it joined the line.
+   *  Absent: granted at once, in the same turn (the fast path). */
+  readonly grantedAt?: number;
   /** The body ended: the slot goes to the next waiter. Idempotent. */
   release(): void;
 }

@@ -314,33 +314,35 @@ export class QueueManager {
     if (counted && ++q.grants % PRUNE_EVERY === 0) {
       this.store.prune(q.spec.name, this.now() - Math.max(q.spec.limits.rate?.periodMs ?? 0, q.spec.limits.key?.rate?.periodMs ?? 0));
     }
-    const written = this.store.grant(w, this.now(), counted);
+    const grantedAt = this.now();
+    const written = this.store.grant(w, grantedAt, counted);
     if (!counted) {
       // No rate limit: a grant lost in a crash loses nothing (the next owner frees every slot
       // anyway), so the body need not wait for its write (it rides the next group commit).
       written.catch(() => {});
-      const hold = this.holdOf(q, w);
+      const hold = this.holdOf(q, w, grantedAt);
       if (w.gaveUp) return hold.release();
       w.resolved = true;
       return w.resolve!(hold);
     }
     written.then(
       () => {
-        const hold = this.holdOf(q, w);
+        const hold = this.holdOf(q, w, grantedAt);
         if (w.gaveUp) return hold.release();
         w.resolved = true;
         w.resolve!(hold);
       },
       (err: unknown) => {
-        this.holdOf(q, w).release();
+        this.holdOf(q, w, grantedAt).release();
         w.reject!(err);
       },
     );
   }
 
-  private holdOf(q: Queue, w: Waiter): SlotHold {
+  private holdOf(q: Queue, w: Waiter, grantedAt: number): SlotHold {
     let released = false;
     return {
+      grantedAt,
       release: () => {
         if (released) return;
         released = true;
@@ -405,7 +407,7 @@ class FastHold implements SlotHold, QueuedStep {
 /** One attempt of a queued step: waits for a slot, runs the attempt, releases the slot. A
  *  backend without queues, or an unknown queue, fails the step without retrying. */
 export async function queuedAttempt(
-  log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: () => Promise<AttemptResult>,
+  log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: (hold: SlotHold) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   if (!log.slot) {
     return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available on this backend (built on SQLite only so far, issue 39)`)) };
@@ -417,7 +419,7 @@ export async function queuedAttempt(
     return { ok: false, terminal: err instanceof ValidationError, error: toErrorInfo(err) };
   }
   try {
-    return await attempt();
+    return await attempt(hold);
   } finally {
     hold.release();
   }

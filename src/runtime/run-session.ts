@@ -772,8 +772,10 @@ export class RunSession implements StepLoggers {
       const a = attempt;
       const timeoutMs = opts.timeoutMs;
       const attemptNow = () => this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
-      // A queued step holds its queue slot only while its body runs (src/runtime/queues.ts).
-      ran = opts.queue === undefined ? attemptNow() : this.queued(c, a, opts, attemptNow);
+      // A queued step holds its queue slot only while its body runs (src/runtime/queues.ts);
+      // its first attempt started when the slot was granted, not when it joined the line.
+      const fresh = decision.entry === undefined;
+      ran = opts.queue === undefined ? attemptNow() : this.queued(c, a, opts, attemptNow, fresh ? (at) => (startedAt = at) : undefined);
     }
     const res = await this.io(ran);
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
@@ -822,14 +824,14 @@ export class RunSession implements StepLoggers {
 
   /** Waits for a slot of the step's queue (abortable like a body: a cancel, the engine
    *  stopping), then runs the attempt in it. */
-  private queued(call: StepCall, attempt: number, opts: NormalizedStepOptions, run: () => Promise<AttemptResult>): Promise<AttemptResult> {
+  private queued(call: StepCall, attempt: number, opts: NormalizedStepOptions, run: () => Promise<AttemptResult>, granted?: (at: number) => void): Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
     const key = this.aborts.add(info);
     const req = { queue: opts.queue!, key: opts.key ?? '', runId: this.log.runId, step: call.name };
     const hold = this.log.slotNow?.(req);
     if (hold) return releasing(run(), hold);
     const done = () => this.aborts.remove(key);
-    return queuedAttempt(this.log, req, info.signal, () => (done(), run())).finally(done);
+    return queuedAttempt(this.log, req, info.signal, (h) => (done(), granted?.(h.grantedAt ?? this.log.now()), run())).finally(done);
   }
 
   /** A recorded outcome, handed back in completion order. */
