@@ -124,12 +124,19 @@ export type QueueRef = QueueDefinition | string;
 export interface RunQueueOptions<I = any> {
   queue: QueueDefinition;
   key?: (input: I) => string;
+  /** The run's priority from its input: an integer, higher first among the runs waiting in
+   *  the queue (any key); equal priorities keep their order and the keys' turns. Absent: 0. */
+  priority?: (input: I) => number;
 }
+
+/** The bounds of a run's priority (DBOS's and Inngest's are bounded too). */
+export const PRIORITY_MAX = 1_000_000;
 
 export const runQueueSchema = z
   .object({
     queue: z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected a queue('name', {...})" }),
     key: z.custom<(input: unknown) => string>((v) => typeof v === 'function', { error: 'expected a function of the input returning a string' }).optional(),
+    priority: z.custom<(input: unknown) => number>((v) => typeof v === 'function', { error: 'expected a function of the input returning an integer' }).optional(),
   })
   .strict();
 
@@ -146,4 +153,19 @@ export function runKeyOf(workflow: string, runs: RunQueueOptions, input: unknown
   if (typeof key !== 'string') throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned ${key === null ? 'null' : typeof key}, not a string`);
   if (key.length === 0 || key.length > 200) throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned a string of ${key.length} characters (1 to 200)`);
   return key;
+}
+
+/** The priority of a run of `workflow` with `input` (0 without a priority function): one that
+ *  throws or returns anything but an integer within ±PRIORITY_MAX is refused in one line. */
+export function runPriorityOf(workflow: string, runs: RunQueueOptions, input: unknown): number {
+  if (!runs.priority) return 0;
+  let p: unknown;
+  try {
+    p = runs.priority(input);
+  } catch (err) {
+    throw new ValidationError(`workflow '${workflow}' runs.priority: the priority function threw: ${(err as Error)?.message ?? String(err)}`);
+  }
+  if (typeof p !== 'number') throw new ValidationError(`workflow '${workflow}' runs.priority: the priority function returned ${p === null ? 'null' : typeof p}, not an integer`);
+  if (!Number.isInteger(p) || Math.abs(p) > PRIORITY_MAX) throw new ValidationError(`workflow '${workflow}' runs.priority: the priority function returned ${p}, not an integer from -${PRIORITY_MAX} to ${PRIORITY_MAX}`);
+  return p;
 }

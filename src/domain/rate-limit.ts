@@ -78,10 +78,19 @@ export class StartLog {
   }
 }
 
-/** A waiter as the queue orders it: `order` is its durable place (smaller first). */
+/** A waiter as the queue orders it: `priority` first (higher first; absent: 0), then `order`,
+ *  its durable place (smaller first). */
 export interface Waiting {
   order: number;
   key: string;
+  priority?: number;
+}
+
+/** Whether `a` goes before `b` in line. */
+function before(a: Waiting, b: Waiting): boolean {
+  const pa = a.priority ?? 0;
+  const pb = b.priority ?? 0;
+  return pa !== pb ? pa > pb : a.order < b.order;
 }
 
 interface KeyState<W extends Waiting> {
@@ -107,11 +116,12 @@ export class QueueState<W extends Waiting> {
 
   constructor(public limits: QueueLimits) {}
 
-  /** Adds a waiter at its place by `order` within its key (a restart re-adds them in any order). */
+  /** Adds a waiter at its place (priority, then order) within its key (a restart re-adds them
+   *  in any order). */
   enqueue(w: W): void {
     const k = this.keyState(w.key);
     let i = k.waiters.length;
-    while (i > 0 && k.waiters[i - 1]!.order > w.order) i--;
+    while (i > 0 && before(w, k.waiters[i - 1]!)) i--;
     k.waiters.splice(i, 0, w);
     if (k.waiters.length === 1) this.ring.push(w.key);
   }
@@ -136,13 +146,18 @@ export class QueueState<W extends Waiting> {
     const globalAt = this.starts.nextAllowed(top.rate, now);
     if (globalAt > now) return { type: 'later', at: globalAt };
     let later = Infinity;
-    // Round-robin as "least recently served first": a key that arrives while another is being
-    // served goes before that key's next turn (a key never served counts as served longest ago).
+    // The key whose first waiter has the highest priority; among equals, round-robin as "least
+    // recently served first": a key that arrives while another is being served goes before
+    // that key's next turn (a key never served counts as served longest ago).
     let best: KeyState<W> | undefined;
     let bestIdx = -1;
     for (let idx = 0; idx < this.ring.length; idx++) {
       const k = this.keys.get(this.ring[idx]!)!;
-      if (best && k.served >= best.served) continue;
+      if (best) {
+        const p = k.waiters[0]!.priority ?? 0;
+        const bp = best.waiters[0]!.priority ?? 0;
+        if (p < bp || (p === bp && k.served >= best.served)) continue;
+      }
       if (top.key?.concurrency !== undefined && k.running >= top.key.concurrency) continue;
       const keyAt = k.starts.nextAllowed(top.key?.rate, now);
       if (keyAt > now) {

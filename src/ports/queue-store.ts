@@ -16,6 +16,8 @@ export interface QueuedStep {
   step: string;
   order: number;
   at: number;
+  /** Higher first among those waiting (a run's `runs.priority`); absent: 0. */
+  priority?: number;
 }
 
 export interface RecoveredQueues {

@@ -44,6 +44,8 @@ export interface SlotRequest {
   runId: string;
   /** The step's name in its run (`name#2` for a repeat): its identity in the queue. */
   step: string;
+  /** Higher first among those waiting (a run's own slot: `runs.priority`); absent: 0. */
+  priority?: number;
 }
 
 export interface SlotHold {

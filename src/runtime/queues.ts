@@ -141,7 +141,7 @@ export class QueueManager {
     }
     if (w) w.recovered = false;
     else {
-      w = { queue: q.spec.name, key: req.key, runId: req.runId, step: req.step, order: this.nextOrder++, at: this.now(), granted: false, resolved: false, gaveUp: false, recovered: false };
+      w = { queue: q.spec.name, key: req.key, runId: req.runId, step: req.step, order: this.nextOrder++, at: this.now(), granted: false, resolved: false, gaveUp: false, recovered: false, ...(req.priority ? { priority: req.priority } : {}) };
       this.waiters.set(id, w);
       q.state.enqueue(w);
     }

@@ -4,9 +4,10 @@
 // stays pending, in line, and uses no engine slot) and is dispatched again once its slot is
 // granted. Slots and lines are the QueueManager's (src/runtime/queues.ts), shared with step
 // bodies; a run's own slot has the step name RUN_SLOT and is kept across restarts.
-import { runKeyOf } from '../../sdk/queue.ts';
+import { runKeyOf, runPriorityOf } from '../../sdk/queue.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { Json } from '../domain/json.ts';
+import { decodeValue } from '../domain/value-codec.ts';
 import { RUN_SLOT } from '../ports/queue-store.ts';
 import { ValidationError } from '../domain/errors.ts';
 import type { SlotHold, SlotRequest } from '../ports/step-log.ts';
@@ -32,18 +33,23 @@ export class RunGate {
   ) {}
 
   /** Whether the run may execute now. 'wait': it is in line (dispatched once its slot is
-   *  granted). 'refused': its key function threw or gave no string (the run fails with it). */
+   *  granted), placed by its priority. 'refused': its key or priority function threw or gave
+   *  a bad value (the run fails with it). */
   admit(runId: string, def: WorkflowDefinition, input: Json): Admission {
     const runs = def.runs;
     if (!runs || this.holds.has(runId)) return GO;
     if (this.waiting.has(runId)) return WAIT;
     let key: string;
+    let priority: number;
     try {
-      key = runKeyOf(def.name, runs, input);
+      // The functions see the input as the run's code does (decoded: undefined, Date, Map...).
+      const value = decodeValue(input);
+      key = runKeyOf(def.name, runs, value);
+      priority = runPriorityOf(def.name, runs, value);
     } catch (error) {
       return { type: 'refused', error };
     }
-    const req = { queue: runs.queue, key, runId, step: RUN_SLOT };
+    const req = { queue: runs.queue, key, runId, step: RUN_SLOT, priority };
     const name = typeof runs.queue === 'string' ? runs.queue : runs.queue.name;
     const now = this.queues.tryAcquire(req);
     if (now) {

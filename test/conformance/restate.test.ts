@@ -38,6 +38,7 @@ runConformance({
         'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
         'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
         'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
+        'run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger',
       ],
     },
   ],

@@ -109,4 +109,35 @@ export function runQueueScenarios({ test, boot, restart, until }: ScenarioKit): 
     const good = await engine.result((await engine.trigger('rq-own', 'other')).runId, { timeout: '10s' });
     expect(good).toMatchObject({ status: 'succeeded', output: 'called' });
   });
+
+  test('run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger', async () => {
+    const order: string[] = [];
+    const line = queue('prio-line', { concurrency: 1 });
+    const wf = workflow('rq-prio', { runs: { queue: line, key: (i: { user: string }) => i.user, priority: (i: { p?: number }) => i.p ?? 0 } }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        await step.do('work', () => void order.push(input.n));
+        // The first run holds the only slot across the restart, until it is signalled.
+        if (input.n === 'holder') await step.waitForEvent('go');
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const holder = (await engine.trigger('rq-prio', { n: 'holder', user: 'a' })).runId;
+    await until('the holder to start', () => order.length === 1);
+    await expect(engine.trigger('rq-prio', { n: 'x', user: 'a', p: 1.5 })).rejects.toThrow(/^workflow 'rq-prio' runs\.priority: the priority function returned 1\.5, not an integer from -1000000 to 1000000$/);
+    await expect(engine.trigger('rq-prio', { n: 'x', user: 'a', p: 'high' })).rejects.toThrow(/^workflow 'rq-prio' runs\.priority: the priority function returned string, not an integer$/);
+    const ids: string[] = [];
+    // 'zero' has p: undefined, a value plain JSON lacks: the functions see the input decoded.
+    for (const [n, user, p] of [['low', 'a', 1], ['mid', 'b', 5], ['top', 'a', 9], ['zero', 'b', undefined], ['seven', 'b', 7]] as const) {
+      ids.push((await engine.trigger('rq-prio', { n, user, p })).runId);
+    }
+    await until('five runs in line', async () => (await engine.runs.list({ queue: 'prio-line' })).length === 5);
+    // `ahead` counts the runs of its key before it: for 'low' (key a), 'top'.
+    expect((await engine.runs.get(ids[0]!)).queued).toMatchObject({ queue: 'prio-line', key: 'a', ahead: 1 });
+    const second = await restart(engine, [wf], dir);
+    await second.signal(holder, 'go', null);
+    for (const id of [holder, ...ids]) expect((await second.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    // 'mid' (b, 5) before 'low' (a, 1) although key a's turn had come: priority first.
+    expect(order).toEqual(['holder', 'top', 'seven', 'mid', 'low', 'zero']);
+  });
 }

@@ -243,27 +243,3 @@ it('a v11 data dir (before flow control) is upgraded to v12: its runs read as be
     ro.close();
   }
 });
-
-it('a file made by the pre-release issue-39 build (queue tables at v11) is upgraded to v12 with its waiting rows kept', async () => {
-  const dir = newDir();
-  let e = await boot(dir);
-  await e.result((await e.trigger('napper', { n: 1 })).runId);
-  await e.stop();
-  engines.splice(0);
-  const file = join(dir, 'tranquil.db');
-  const db = new Database(file);
-  db.pragma('user_version = 11');
-  db.prepare(`INSERT INTO queue_defs (name, limits, updated_at) VALUES ('old', '{"concurrency":2}', 1)`).run();
-  db.close();
-
-  e = await boot(dir);
-  await e.stop();
-  engines.splice(0);
-  const ro = new Database(file, { readonly: true });
-  try {
-    expect(ro.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
-    expect(ro.prepare(`SELECT name, limits FROM queue_defs`).all()).toEqual([{ name: 'old', limits: '{"concurrency":2}' }]);
-  } finally {
-    ro.close();
-  }
-});

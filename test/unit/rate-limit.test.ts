@@ -45,6 +45,26 @@ describe('QueueState', () => {
     expect(drain(s, 0)).toEqual(['a1']);
   });
 
+  it('serves a higher priority first, within a key and across keys; equal priorities keep order and turns', () => {
+    const s = new QueueState<W>({ concurrency: 1 });
+    const p = (id: string, key: string, order: number, priority?: number): W => ({ ...w(id, key, order), ...(priority === undefined ? {} : { priority }) });
+    s.enqueue(p('a-low', 'a', 1, 1));
+    s.enqueue(p('a-none', 'a', 2));
+    s.enqueue(p('b-mid', 'b', 3, 5));
+    s.enqueue(p('a-top', 'a', 4, 9));
+    s.enqueue(p('b-mid2', 'b', 5, 5));
+    s.enqueue(p('a-mid', 'a', 6, 5));
+    s.enqueue(p('b-neg', 'b', 7, -3));
+    const got: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const [id] = drain(s, 0);
+      got.push(id!);
+      s.release(id!.startsWith('a') ? 'a' : 'b');
+    }
+    // a-top (9); then the 5s: b (not served yet) and a alternate, each key in its order.
+    expect(got).toEqual(['a-top', 'b-mid', 'a-mid', 'b-mid2', 'a-low', 'a-none', 'b-neg']);
+  });
+
   it('orders waiters of a key by their durable order, whatever order they are re-added in', () => {
     const s = new QueueState<W>({ concurrency: 1 });
     s.enqueue(w('third', 'k', 3));

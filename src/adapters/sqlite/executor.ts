@@ -9,6 +9,7 @@
 import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
+import { decodeValue } from '../../domain/value-codec.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
@@ -41,7 +42,7 @@ import { FileTables } from './file-tables.ts';
 import { SqliteQueueStore } from './queue-store.ts';
 import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
 import { RunGate } from '../../runtime/run-gate.ts';
-import { runKeyOf } from '../../../sdk/queue.ts';
+import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
@@ -302,9 +303,13 @@ export class SqliteExecutor implements DurableExecutor {
     this.ensureStarted();
     this.refuseNewWork('start a run');
     const wf = this.o.registry.get(req.workflow);
-    // Run-level flow control: a key function that throws or gives no string is refused now,
-    // with nothing stored (a run made by an event or a schedule fails with it instead).
-    if (wf.definition.runs) runKeyOf(req.workflow, wf.definition.runs, req.input);
+    // Run-level flow control: a key or priority function that throws or gives a bad value is
+    // refused now, with nothing stored (a run made by an event or a schedule fails with it instead).
+    if (wf.definition.runs) {
+      const value = decodeValue(req.input); // as the run's code sees it (undefined, Date, Map...)
+      runKeyOf(req.workflow, wf.definition.runs, value);
+      runPriorityOf(req.workflow, wf.definition.runs, value);
+    }
     const inputText = JSON.stringify(req.input);
     let blocked = false;
     let createdAt = 0;

@@ -14,6 +14,7 @@ interface Row {
   key: string;
   ord: number;
   at: number;
+  priority?: number;
 }
 
 const FINISHED = `('succeeded', 'failed', 'cancelled')`;
@@ -28,7 +29,7 @@ export class SqliteQueueStore implements QueueStore {
     this.s = {
       define: db.prepare(`INSERT INTO queue_defs (name, limits, updated_at) VALUES (?, ?, ?)
                           ON CONFLICT (name) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at`),
-      wait: db.prepare(`INSERT OR IGNORE INTO queue_waiting (run_id, step, queue, key, ord, at) VALUES (?, ?, ?, ?, ?, ?)`),
+      wait: db.prepare(`INSERT OR IGNORE INTO queue_waiting (run_id, step, queue, key, ord, at, priority) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       unwait: db.prepare(`DELETE FROM queue_waiting WHERE run_id = ? AND step = ?`),
       hold: db.prepare(`INSERT OR REPLACE INTO queue_slots (run_id, step, queue, key, ord, at) VALUES (?, ?, ?, ?, ?, ?)`),
       unhold: db.prepare(`DELETE FROM queue_slots WHERE run_id = ? AND step = ?`),
@@ -50,13 +51,13 @@ export class SqliteQueueStore implements QueueStore {
       // their bodies, which never recorded an end, are first in line again.
       // A run's own slot (step '') is held from its start to its end: kept while it is unfinished.
       db.exec(`DELETE FROM queue_slots WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
-      db.exec(`INSERT OR IGNORE INTO queue_waiting SELECT run_id, step, queue, key, ord, at FROM queue_slots WHERE step <> ''; DELETE FROM queue_slots WHERE step <> '';`);
+      db.exec(`INSERT OR IGNORE INTO queue_waiting (run_id, step, queue, key, ord, at) SELECT run_id, step, queue, key, ord, at FROM queue_slots WHERE step <> ''; DELETE FROM queue_slots WHERE step <> '';`);
       db.exec(`DELETE FROM queue_waiting WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
       db.prepare(`DELETE FROM queue_starts WHERE at <= ?`).run(startsSince);
       const rows = db.prepare(`SELECT * FROM queue_waiting ORDER BY ord`).all() as Row[];
       const starts = db.prepare(`SELECT queue, key, at FROM queue_starts ORDER BY at`).all() as { queue: string; key: string; at: number }[];
       const held = db.prepare(`SELECT * FROM queue_slots ORDER BY ord`).all() as Row[];
-      const toStep = (r: Row) => ({ runId: r.run_id, step: r.step, queue: r.queue, key: r.key, order: r.ord, at: r.at });
+      const toStep = (r: Row) => ({ runId: r.run_id, step: r.step, queue: r.queue, key: r.key, order: r.ord, at: r.at, ...(r.priority ? { priority: r.priority } : {}) });
       return {
         held: held.map(toStep),
         waiting: rows.map(toStep),
@@ -67,7 +68,7 @@ export class SqliteQueueStore implements QueueStore {
   }
 
   wait(w: QueuedStep): Promise<void> {
-    return this.commits.enqueue(() => void this.s.wait.run(w.runId, w.step, w.queue, w.key, w.order, w.at));
+    return this.commits.enqueue(() => void this.s.wait.run(w.runId, w.step, w.queue, w.key, w.order, w.at, w.priority ?? 0));
   }
 
   grant(w: QueuedStep, now: number, countStart: boolean): Promise<void> {
@@ -130,6 +131,7 @@ export function readSlotWait(db: Database.Database, runId: string): { queue: str
   const running = perKey
     ? (db.prepare(`SELECT count(*) AS n FROM queue_slots WHERE queue = ? AND key = ?`).get(w.queue, w.key) as { n: number }).n
     : (db.prepare(`SELECT count(*) AS n FROM queue_slots WHERE queue = ?`).get(w.queue) as { n: number }).n;
-  const ahead = (db.prepare(`SELECT count(*) AS n FROM queue_waiting WHERE queue = ? AND key = ? AND ord < ?`).get(w.queue, w.key, w.ord) as { n: number }).n;
+  // Ahead: the same key's waiters of a higher priority, or of the same and an earlier place.
+  const ahead = (db.prepare(`SELECT count(*) AS n FROM queue_waiting WHERE queue = ? AND key = ? AND (priority > ? OR (priority = ? AND ord < ?))`).get(w.queue, w.key, w.priority, w.priority, w.ord) as { n: number }).n;
   return { queue: w.queue, key: w.key, step: w.step, running, limit: perKey ? limits.key!.concurrency : limits.concurrency, ahead };
 }
