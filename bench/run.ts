@@ -19,6 +19,9 @@
 //   limit never binds vs no queue, handover at concurrency 1, drain of 10,000 queued runs;
 //   bench/queues.ts; Restate has no queues yet).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
+// npm run bench -- --peers [--quick] [--peer-systems=ours,dbos,cf]: the comparison with DBOS
+//   (on a Postgres it starts) and Cloudflare Workflows (miniflare), alone in its own sitting
+//   (issue 44; bench/lib/peers-main.ts). Never part of `npm test`.
 //
 // One process tree, one sitting: raw better-sqlite3 (the limit), the SQLite backend at
 // durability full and normal, and the Restate backend (reported as n/a until it exists),
@@ -48,6 +51,7 @@ import { benchCodec, codecTable } from './lib/codec.ts';
 import { benchOtel, otelTable } from './lib/otel.ts';
 import { writeDocs } from './lib/report-docs.ts';
 import { renderTable, type Results, type Fig, BACKENDS } from './lib/report.ts';
+import { peersMain } from './lib/peers-main.ts';
 
 // Each backend is measured in its own child process (this script, worker mode), so none
 // inherits another's heap, handles or disk write-back: `{ worker: key, argv }` as argv[2].
@@ -527,6 +531,10 @@ async function worker(key: string): Promise<void> {
 
 async function main(): Promise<void> {
   if (WORKER) return worker(WORKER.worker);
+  if (argv.includes('--peers')) {
+    process.exitCode = await peersMain({ argv, quick: QUICK, docs: DOCS, root: ROOT, log: (s) => log(s), machine: { ...machineInfo(), ...gitInfo() } });
+    return;
+  }
   const started = new Date();
   const res: Results = {
     mode: QUICK ? 'quick' : 'full',
@@ -687,7 +695,7 @@ main()
   .then(async () => {
     await stopAllChildren();
     cleanup();
-    process.exit(0);
+    process.exit(process.exitCode ?? 0);
   })
   .catch(async (err) => {
     console.error(err);

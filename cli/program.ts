@@ -26,6 +26,7 @@ import { RUN_STATUSES } from '../src/domain/run-status.ts';
 import type { RunView } from '../src/domain/run-view.ts';
 import type { Json } from '../src/domain/json.ts';
 import { valueText } from '../src/domain/value-text.ts';
+import { publishedState } from '../src/domain/published-state.ts';
 import { findServe, sendOp } from '../src/adapters/http/control-client.ts';
 import { applyOp, describeApproval, describeRetry, type Op } from './ops.ts';
 import { existsSync } from 'node:fs';
@@ -116,7 +117,7 @@ function readOnly(project: Project): ReadOnlyFile {
 }
 
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
-async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
+export async function withRuns<T>(project: Project, fn: (reader: RunReader) => Promise<T>): Promise<T> {
   const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
   // Workflow files' names are known only by describing them: no name filter then.
   const names = project.source && project.workflowFiles.length === 0 ? project.workflows.map((w) => w.name) : undefined;
@@ -194,6 +195,7 @@ function describeRun(r: RunView, child?: RunOutput): string {
   if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
   if (r.parent) lines.push(`  child of run ${r.parent.runId}, step '${r.parent.step}' (depth ${r.parent.depth}; on parent cancel: ${r.parent.onParentCancel})`);
   for (const c of r.children ?? []) lines.push(`  child run ${c.runId}  ${c.workflow}  ${c.status}  (step '${c.step}')`);
+  for (const p of publishedState(r.steps)) lines.push(`  state '${p.key}' ${valueText(p.value)}${p.publishedAt ? ` (published ${p.publishedAt})` : ''}`);
   for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''})`);
   if (child) {
     lines.push(`  last Deno child: pid ${child.pid}${child.exit ? `, exited (${child.exit})` : ''}`);

@@ -16,6 +16,7 @@ import type { Scheduler } from '../src/ports/scheduler.ts';
 import type { TriggerStore } from '../src/ports/trigger-store.ts';
 import type { WebhookFetchFactory, WebhookListenerFactory } from '../src/ports/webhook-listener.ts';
 import { Engine, type ControlFactory } from '../src/runtime/engine.ts';
+import { StepEvents } from '../src/runtime/step-events.ts';
 import { engineLoggerFor, runLogFor, telemetryFor } from './telemetry.ts';
 import { WorkflowRegistry, type FileDescription } from '../src/runtime/registry.ts';
 import type { FileSessionFactory } from '../src/runtime/session-factory.ts';
@@ -133,6 +134,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   const otel = telemetryFor(config);
   const telemetry = otel?.telemetry;
   const runLog = runLogFor(config);
+  // One hub: the executors emit the step events of the runs they execute, runs.subscribe reads them.
+  const stepEvents = new StepEvents(engineLoggerFor(config));
   c.bind<Scheduler>(TOKENS.scheduler).toDynamicValue((ctx) => new TimerScheduler({ clock: ctx.get<Clock>(TOKENS.clock) }));
   // Concrete on purpose: the SQLite executor shares this file's connection (its runs and the
   // trigger state commit together); the Restate executor sees it only as a TriggerStore.
@@ -151,7 +154,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         return new SqliteExecutor({
           ...common, triggerStore: ctx.get<SqliteTriggerStore>(TOKENS.triggerStore), random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, faults: overrides.faults, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog, stepEvents,
           retention: { ...retentionOf(cfg, overrides.clock === undefined), dropVersions: overrides.runner ? snapshotDropper(cfg.dataDir, registry) : undefined },
         });
       case 'restate': {
@@ -168,6 +171,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           logger: ctx.get<Logger>(TOKENS.logger),
           telemetry,
           runLog,
+          stepEvents,
           files: overrides.runner && fileGate ? { sessions: overrides.runner.sessions, blockReason: (wf, v, a) => fileGate.blockReason(wf, v, a) } : undefined,
         });
         // The drain (docs/restate.md, "Switching a data dir from SQLite"): the runs SQLite
@@ -178,7 +182,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         const local = new SqliteExecutor({
           ...common, scheduler: new TimerScheduler({ clock: common.clock }), triggerStore: file, random: ctx.get<() => number>(TOKENS.random),
           maxConcurrentRuns: cfg.maxConcurrentRuns, maxPayloadBytes: cfg.maxPayloadBytes, cancelGraceMs: cfg.cancelGrace,
-          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog,
+          fileSessions: overrides.runner?.sessions, fileGate: fileGate, telemetry, runLog, stepEvents,
           drain: { runIds: drained, publish: (req) => primary.emit(req) },
         });
         return new DrainRouter({
@@ -202,6 +206,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
         capabilities,
         logger: ctx.get<Logger>(TOKENS.logger),
         telemetry,
+        stepEvents,
         ...(ctx.get<ResolvedConfig>(TOKENS.config).control ? { control: lazyControl(ctx.get<ResolvedConfig>(TOKENS.config).dataDir) } : {}),
       });
   });

@@ -30,6 +30,8 @@ export type { Explanation } from '../src/domain/explain.ts';
 export type { CapabilitiesApi, CapabilityHandler, ProviderCallInfo } from '../src/runtime/capabilities.ts';
 export type { Attrs, AttrValue } from '../src/domain/capability.ts';
 export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../src/runtime/notifier.ts';
+export type { StepEvent, StepEventType, StepEventHandler } from '../src/runtime/step-events.ts';
+export type { PublishedValue } from '../src/domain/published-state.ts';
 export type { RetryOptions, RetryResult, RecordedStepInfo } from '../src/domain/retry-point.ts';
 export {
   TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,

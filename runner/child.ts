@@ -11,6 +11,7 @@ import { withOutputSchema } from '../src/runtime/boundary-schemas.ts';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 import { Connection } from './connection.ts';
 import { WireLog } from './wire-log.ts';
+import { wireRunLog } from './wire-run-log.ts';
 
 function die(code: number, message: string): never {
   console.error(`tranquil runner: ${message}`);
@@ -28,12 +29,14 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   const hello = await conn.next();
   if (hello?.t !== 'hello') die(3, `expected the hello frame, got ${hello ? `'${hello.t}'` : 'the end of the connection'}`);
   const entries: JournalEntry[] = [];
+  const outside = new Set<number>();
   for (let i = 0; i < hello.entries; i++) {
     const f = await conn.next();
     if (f?.t !== 'entry') die(3, `expected journal entry ${i + 1} of ${hello.entries}, got ${f ? `'${f.t}'` : 'the end of the connection'}`);
     entries.push(f.entry as JournalEntry);
+    if (f.outside) outside.add(f.entry.seq);
   }
-  const log = new WireLog(hello, entries, (f) => conn.send(f));
+  const log = new WireLog(hello, entries, (f) => conn.send(f), outside);
   // caps.settle: after reacting to what arrived, say so. Quiet = two timer turns in a row
   // with no frame in or out (the session hands results out one event-loop turn at a time).
   let watching = false;
@@ -69,7 +72,10 @@ export async function runChild(mod: { default?: unknown }, port: number, maxPayl
   const beat = setInterval(() => conn.send({ t: 'heartbeat' }), hello.heartbeatMs ?? 1000);
   Deno.unrefTimer(beat as unknown as number); // Node's typings say Timeout; Deno's is a number
   // The output schema runs here, where the file's code is (docs/values.md, Schemas).
-  const session = new RunSession(log, withOutputSchema(def, def.fn), def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs });
+  // ctx.log / info.log lines go to the engine, which tags and writes them (hello.runLog: the
+  // lowest level it writes; absent, none).
+  const runLog = wireRunLog(hello.runLog, (f) => conn.send(f));
+  const session = new RunSession(log, withOutputSchema(def, def.fn), def.stepDefaults, { maxPayloadBytes: hello.maxPayloadBytes, cancelGraceMs: hello.cancelGraceMs, runLog });
   const running = session.run();
   settle(); // the reactions to hello and the journal
   const outcome = await running;

@@ -41,5 +41,5 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
   const s = def.schemas;
   // Which of the workflow's own schemas exist (the engine then checks its boundaries with them).
   const schemas = { input: s?.input !== undefined, output: s?.output !== undefined, signals: Object.keys(s?.signals ?? {}) };
-  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas }));
+  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null }));
 }

@@ -32,8 +32,11 @@ export class WireLog implements StepLog {
   private engineNow: number;
   private nowAt = performance.now();
   readonly journalClock: boolean;
+  /** The run's deadline (docs/control.md): the session here meets it as in-process. */
+  readonly deadline?: number;
 
-  constructor(hello: Hello, entries: JournalEntry[], private readonly send: (f: ChildFrame) => void) {
+  /** `outside`: the seqs of entries the backend finished between sessions (entry.outside). */
+  constructor(hello: Hello, entries: JournalEntry[], private readonly send: (f: ChildFrame) => void, private readonly outside: ReadonlySet<number> = new Set()) {
     this.runId = hello.runId;
     this.workflow = hello.workflow;
     this.input = hello.input as Json;
@@ -41,6 +44,7 @@ export class WireLog implements StepLog {
     this.cancel = hello.cancel;
     this.engineNow = hello.now;
     this.journalClock = hello.caps.journalClock === true;
+    if (hello.deadline !== undefined) this.deadline = hello.deadline;
     if (hello.caps.open) this.open = (call) => this.request<Recorded | null>({ t: 'open', call }).then((r) => r ?? undefined) as Promise<Recorded>;
     if (hello.caps.close) this.close = (position) => this.request<Recorded | null>({ t: 'close', position }).then((r) => r ?? undefined) as Promise<Recorded>;
   }
@@ -80,6 +84,11 @@ export class WireLog implements StepLog {
     // put other times into state that a replay compares (a journal mismatch).
     if (this.journalClock) return this.engineNow;
     return this.engineNow + Math.floor(performance.now() - this.nowAt);
+  }
+
+  /** ctx.log writes after such an entry: the code never got past it before. */
+  completedOutside(entry: JournalEntry): boolean {
+    return this.outside.has(entry.seq);
   }
 
   random(): number {

@@ -172,10 +172,29 @@ export interface WorkflowContext {
   /** Journaled: sends signal `name` to run `runId` once (a child telling its parent, a
    *  parent telling a child); that run's step.waitForEvent(name) takes it. */
   signal(runId: string, name: string, payload?: unknown): Promise<void>;
+  /** Journaled: publishes `value` as this run's state under `key` (docs/live-output.md), for
+   *  callers to read while the run goes on and after it ended (`engine.runs.state(runId, key)`,
+   *  `tranquil runs state`). The latest publish of a key wins; a replay publishes nothing
+   *  again. The value is any value the value codec keeps (a Map, a Date: docs/values.md),
+   *  within the payload size limit; a key is 1-200 printable characters without `#`. */
+  publish(key: string, value?: unknown): Promise<void>;
+  /** A named stream of this run (docs/live-output.md): each `write(chunk)` is journaled once
+   *  (a replay writes nothing again), and `engine.runs.stream(runId, name)` reads the chunks
+   *  in order from any offset, live while the run goes on and after it ended, until `close()`
+   *  or the run's end. Chunks are values the value codec keeps, within the payload limit. */
+  stream(name: string): StreamWriter;
   /** Replay-aware: a line is written once per run, when the code first runs past it; the
    *  replays of that code (after a sleep, a wait, a retry, a restart) do not write it again.
    *  Not journaled, so lines cost no step. */
   readonly log: WorkflowLogger;
+}
+
+/** ctx.stream(name)'s writer: written from workflow code (not inside a step body). */
+export interface StreamWriter {
+  /** Journaled: appends `chunk` to the stream. Rejects after close(). */
+  write(chunk: unknown): Promise<void>;
+  /** Journaled: ends the stream; its readers end after the last chunk. */
+  close(): Promise<void>;
 }
 
 /** The one argument of a workflow's run function. */

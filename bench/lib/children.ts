@@ -44,11 +44,16 @@ export function spawnCompiled(script: string, args: unknown, nodeFlags: string[]
   return spawnNode(script, [...nodeFlags, compiledChild(script)], args);
 }
 
-function spawnNode(script: string, argv: string[], args: unknown, echoStderr = false): Spawned {
+/** A plain JavaScript child under plain node (no loader, no build): the peer rows' children. */
+export function spawnPlain(path: string, args: unknown, env: NodeJS.ProcessEnv = {}): Spawned {
+  return spawnNode(path, [path], args, false, env);
+}
+
+function spawnNode(script: string, argv: string[], args: unknown, echoStderr = false, env: NodeJS.ProcessEnv = {}): Spawned {
   const child = spawn(process.execPath, [...argv, JSON.stringify(args)], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env },
+    env: { ...process.env, ...env },
   });
   live.add(child);
   let buf = '';

@@ -39,3 +39,15 @@ export function processTree(root: number): number[] {
 /** RSS summed over a process and its descendants. */
 export const treeRssMiB = (root: number = process.pid): number =>
   processTree(root).reduce((a, p) => a + (rssMiB(p) || 0), 0);
+
+/** PSS (shared pages divided among their sharers) summed over a process tree: a server of
+ *  many processes sharing one buffer pool (Postgres) counted once, not once per process. */
+export const treePssMiB = (root: number): number =>
+  processTree(root).reduce((a, p) => {
+    try {
+      const m = readFileSync(`/proc/${p}/smaps_rollup`, 'utf8').match(/^Pss:\s+(\d+)/m);
+      return a + (m ? Number(m[1]) / 1024 : 0);
+    } catch {
+      return a;
+    }
+  }, 0);

@@ -4,12 +4,15 @@ import { formatDuration } from './duration.ts';
 import type { Explanation } from './explain.ts';
 import { isDeadlineError } from './run-control.ts';
 import type { RunView } from './run-view.ts';
+import { publishedState } from './published-state.ts';
 
 export function withControl(e: Explanation, run: RunView, now: number): Explanation {
   const head = `Run ${run.runId} of workflow '${run.workflow}' (version ${run.version})`;
   const details = [...e.details];
   if (run.rerunOf) details.push(`rerun of run ${run.rerunOf}`);
   if (run.reruns?.length) details.push(`rerun as ${run.reruns.map((r) => `run ${r}`).join(', ')}`);
+  const keys = publishedState(run.steps).map((p) => `'${p.key}'`);
+  if (keys.length) details.push(`published state: ${keys.join(', ')} (read with \`tranquil runs state ${run.runId} <key>\`)`);
   let out: Explanation = { ...e, details };
   if (run.status === 'failed' && isDeadlineError(run.error)) {
     const hit = run.steps.find((s) => isDeadlineError(s.error));

@@ -7,8 +7,8 @@ import type { RunStatus } from './run-status.ts';
 import type { ChildSummary, ParentLink } from './child-runs.ts';
 import type { ControlView } from './run-control.ts';
 
-/** `use`: a capability step (step.use, src/domain/capability.ts). */
-export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use';
+/** `use`: a capability step (step.use, src/domain/capability.ts). `publish`: ctx.publish (published state, docs/live-output.md). */
+export type StepKind = 'do' | 'sleep' | 'wait' | 'now' | 'random' | 'emit' | 'use' | 'publish' | 'stream';
 /** `parked`: a `use` step with no eligible provider (its error says which capability). */
 export type StepStatus = 'running' | 'retrying' | 'sleeping' | 'waiting' | 'parked' | 'succeeded' | 'failed' | 'timedout';
 

@@ -13,6 +13,7 @@
 //                    close, capability), heartbeat, log, and one final outcome
 import * as z from 'zod';
 import { TranquilError } from './errors.ts';
+import { RUN_LOG_LEVELS, type RunLogFrame } from './run-log-line.ts';
 
 export { RUNNER_TOKEN_ENV, TOKEN_BYTES, TOKEN_LINE_BYTES } from './runner-token.ts';
 
@@ -34,7 +35,7 @@ export const errorInfoSchema: z.ZodType<{ name: string; message: string; fields?
   cause: z.lazy(() => errorInfoSchema).optional(),
 });
 
-const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit', 'use']);
+const stepKind = z.enum(['do', 'sleep', 'wait', 'now', 'random', 'emit', 'use', 'publish', 'stream']);
 export const journalEntrySchema = z.object({
   seq: z.number().int().min(0),
   name: z.string(),
@@ -80,8 +81,16 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
     /** How often the child sends a `heartbeat` frame; the engine kills a child silent for
      *  its heartbeat timeout. */
     heartbeatMs: z.number().int().min(1).optional(),
+    /** When the run must end (its timeout, docs/control.md): the child's session stops the
+     *  code with a TimeoutError then, as in-process. Absent: no deadline. */
+    deadline: num.optional(),
+    /** The lowest level at which the engine writes run log lines (config `log.runs.level`):
+     *  the child sends `runLog` frames at it and above. Absent: none are written (send none). */
+    runLog: z.enum(RUN_LOG_LEVELS).optional(),
   }),
-  z.object({ t: z.literal('entry'), entry: journalEntrySchema }),
+  /** `outside`: the backend finished this entry between sessions (a due sleep SQLite's wake
+   *  recorded): what the code does after it, it does for the first time (StepLog.completedOutside). */
+  z.object({ t: z.literal('entry'), entry: journalEntrySchema, outside: z.boolean().optional() }),
   /** ok: `value` (absent = undefined); not ok: `error`, rejected into the child's request. */
   z.object({ t: z.literal('reply'), id, now: num, ok: z.boolean(), value: json.optional(), error: errorInfoSchema.optional() }),
   /** The engine's log runs the body of attempt `id` now (it may instead reply with an
@@ -142,11 +151,19 @@ export const childFrameSchema = z.discriminatedUnion('t', [
    *  it send are on the wire before this one) and has been quiet since. */
   z.object({ t: z.literal('idle'), seen: z.number().int().min(0) }),
   z.object({ t: z.literal('log'), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string().max(64 * 1024) }),
+  /** A ctx.log / info.log line. Routed here by its `t` only: the engine checks it against
+   *  runLogFrameSchema (strict, size-bounded) and refuses a bad one with a warning, without
+   *  failing the run (domain/run-log-line.ts). */
+  z.looseObject({ t: z.literal('runLog') }),
   z.object({ t: z.literal('outcome'), outcome: outcomeSchema, cancelDelivered: z.boolean() }),
 ]);
 
 export type EngineFrame = z.infer<typeof engineFrameSchema>;
-export type ChildFrame = z.infer<typeof childFrameSchema>;
+/** What a child sends; a `runLog` frame as the child builds it (the engine receives any
+ *  object with that `t` and checks it itself). */
+/** A child frame as the engine decodes it (a `runLog` frame not checked yet). */
+export type ReceivedChildFrame = z.infer<typeof childFrameSchema>;
+export type ChildFrame = Exclude<z.infer<typeof childFrameSchema>, { t: 'runLog' }> | RunLogFrame;
 export type WireOutcome = z.infer<typeof outcomeSchema>;
 
 /** One frame as a line of JSON. */

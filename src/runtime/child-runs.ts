@@ -67,9 +67,21 @@ export async function retryWithChildren(ex: Exec, runId: string, options: RetryO
     const child = await ex.getRun(c.runId);
     if (!child || !isTerminal(child.status)) continue;
     if (child.status === 'failed') await retryWithChildren(ex, c.runId, {});
-    else await ex.signal(runId, childSignal(c.runId), endOf(child));
+    else await resend(ex, runId, c.runId, child);
   }
   return result;
+}
+
+/** Sends a finished child's end to its retried parent again. The parent may have finished
+ *  first (on Restate it can take a child's end without this signal, racing this loop): then it
+ *  needs nothing, and the refusal is no error of the retry. */
+async function resend(ex: Exec, parentId: string, childId: string, child: RunView): Promise<void> {
+  try {
+    await ex.signal(parentId, childSignal(childId), endOf(child));
+  } catch (err) {
+    if (err instanceof RunStateError && isTerminal((await ex.getRun(parentId))?.status ?? 'pending')) return;
+    throw err;
+  }
 }
 
 function endOf(v: RunView): Json {

@@ -34,6 +34,8 @@ import type { RunTelemetry } from '../ports/telemetry.ts';
 import { tracedStart } from './traced-start.ts';
 import { cascadeCancel, explainWaitingParent, retryWithChildren } from './child-runs.ts';
 import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
+import { liveOutputApi, type LiveOutputApi } from './live-output.ts';
+import { StepEvents } from './step-events.ts';
 
 const idSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only'));
 const nameSchema = once(() => z.string().min(1, 'must not be empty').max(200, 'at most 200 characters'));
@@ -146,6 +148,9 @@ export interface EngineOptions {
   /** Opens the control channel (docs/host.md, "An app's own engine: `control: true`") once
    *  the engine owns its data dir; closed first by stop(). An adapter chosen in compose/. */
   control?: ControlFactory;
+  /** The per-step events the executors emit (runs.subscribe); absent: a hub of its own that
+   *  no executor emits to. */
+  stepEvents?: StepEvents;
 }
 
 /** The control channel an engine opens for attach() and the CLI: where it listens. */
@@ -187,7 +192,7 @@ export interface WorkflowsApi {
 
 /** `engine.runs`: read, list, cancel, retry and explain runs. Each method validates its
  *  arguments (ValidationError naming the field) and throws UnknownRunError for an unknown id. */
-export interface RunsApi {
+export interface RunsApi extends LiveOutputApi {
   /** The run's current view: status, input, output or error, and every step. */
   get(runId: string): Promise<RunView>;
   /** Newest first, `limit` (default 100) per page; `next` on the answer when more match:
@@ -298,6 +303,7 @@ export class Engine {
       },
     };
     this.runs = {
+      ...liveOutputApi((id) => this.view(id), options.stepEvents ?? new StepEvents(options.logger), (id) => check(idSchema(), id, 'runId')),
       get: async (runId) => this.view(runId),
       list: async (filter = {}) => asList(await this.executor.listRuns(check(filterSchema(), filter, 'runs.list filter'))),
       cancel: async (runId, options = {}) => {

@@ -5,6 +5,7 @@
 // them). docs/observability.md, "Logs".
 import type { LogLevel, LogSink, MessageLevel } from '../ports/logger.ts';
 import type { LogRecord, RunLogOutput, RunLogSink } from '../ports/run-log.ts';
+import { tryJson } from '../domain/run-log-line.ts';
 
 export const LOG_FORMATS = ['text', 'json'] as const;
 /** The engine config's `log.format`. */
@@ -12,16 +13,6 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 const RANK: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
-const bigints = (_k: string, x: unknown): unknown => (typeof x === 'bigint' ? x.toString() : x);
-
-/** A value as JSON, or undefined when it is none (a cycle, a throwing toJSON). */
-function tryJson(v: unknown): string | undefined {
-  try {
-    return JSON.stringify(v, bigints);
-  } catch {
-    return undefined;
-  }
-}
 
 /** A value as JSON that never throws: the line is written anyway. */
 function json(v: unknown): string {

@@ -24,6 +24,8 @@ export interface FileDescription {
   stepDefaults: StepOptions;
   /** The file's schemas as the engine checks them (each run by the file's check child). */
   schemas?: WorkflowSchemas;
+  /** The file's run timeout (`workflow(name, { timeout })`), ms. */
+  timeoutMs?: number;
 }
 
 export interface RegisteredWorkflow {
@@ -92,7 +94,7 @@ function fileEntry(f: FileDescription): RegisteredWorkflow {
   };
   const definition: WorkflowDefinition = Object.freeze({
     kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
-    ...(f.schemas ? { schemas: f.schemas } : {}),
+    ...(f.schemas ? { schemas: f.schemas } : {}), ...(f.timeoutMs !== undefined ? { timeoutMs: f.timeoutMs } : {}),
   });
   return { definition, version: f.file.digest, file: f.file };
 }

@@ -24,7 +24,7 @@ import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
 import { NO_LOG, RunLogger } from './run-log.ts';
 import type { RunLogOutput } from '../ports/run-log.ts';
 import { Links, type Link } from './links.ts';
-import type { EmitOptions, StepApi, StepBody, StepOptions, WorkflowContext, WorkflowFn, WorkflowLogger } from '../../sdk/types.ts';
+import type { EmitOptions, StepApi, StepBody, StepOptions, StreamWriter, WorkflowContext, WorkflowFn, WorkflowLogger } from '../../sdk/types.ts';
 import type { RunOutcome } from './run-outcome.ts';
 import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
@@ -34,6 +34,8 @@ import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
+import { checkStateKey, publishStepName, streamStepName } from '../domain/published-state.ts';
+import type { StepEvent, StepEventSink, StepEventType } from './step-events.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
  *  continuation (and the run state it closes over) reachable forever. */
@@ -93,6 +95,8 @@ export interface SessionLimits {
   traceparent?: string;
   /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
   runLog?: RunLogOutput;
+  /** Per-step events (src/runtime/step-events.ts); absent: none. */
+  events?: StepEventSink;
 }
 
 export class RunSession implements StepLoggers {
@@ -166,6 +170,11 @@ export class RunSession implements StepLoggers {
    *  this session: a new step outcome, a new ctx.now()): ctx.log writes from here on. A run
    *  with nothing journaled runs its code for the first time from the start. */
   private fresh: boolean;
+  /** Positions whose body began an attempt in this session (step events): only their
+   *  outcomes are reported, never one a replay of an earlier process hands back. */
+  private readonly ranHere: Set<number> | undefined;
+  /** Streams this code closed (ctx.stream(name).close()), made by the first stream. */
+  private closedStreams: Set<string> | undefined;
 
   constructor(
     private readonly log: StepLog,
@@ -174,6 +183,7 @@ export class RunSession implements StepLoggers {
     private readonly options: SessionLimits = {},
   ) {
     this.fresh = log.entries.length === 0;
+    if (options.events) this.ranHere = new Set();
     this.order = new CompletionOrder(
       log.entries.flatMap((e) => [e?.order]),
       {
@@ -334,6 +344,28 @@ export class RunSession implements StepLoggers {
   private traceAttempt(call: StepCall, attempt: number, key: string): AttemptTrace | undefined {
     this.traced = true;
     return this.trace!.attempt(call.name, call.kind, attempt, key);
+  }
+
+  /** A step event, unless nobody follows this run or the log replays an earlier process's
+   *  work (Restate replaying an invocation: that process reported it). */
+  private stepEvent(type: StepEventType, step: { name: string; kind: StepKind }, extra?: Partial<StepEvent>): void {
+    const ev = this.options.events;
+    if (!ev || !ev.listening(this.log.runId) || this.log.replaying?.()) return;
+    // A journaled clock (Restate) stands still between journal events: the process's own.
+    const at = this.log.journalClock ? Date.now() : this.log.now();
+    ev.emit(Object.assign({ type, runId: this.log.runId, workflow: this.log.workflow, step: step.name, kind: step.kind, at }, extra));
+  }
+
+  /** A step body's attempt begins for real here: `step.started`, and its outcome is reported. */
+  private attemptBegan(call: StepCall, attempt: number): void {
+    this.ranHere!.add(call.seq);
+    this.stepEvent('step.started', call, { attempt });
+  }
+
+  /** The outcome of an attempt whose body ran in this session (none for a replayed one). */
+  private attemptEnded(type: StepEventType, call: StepCall, attempt: number, extra?: Partial<StepEvent>): void {
+    if (!this.ranHere!.delete(call.seq)) return;
+    this.stepEvent(type, call, Object.assign({ attempt }, extra));
   }
 
   /** The run was asked to cancel while this session runs. */
@@ -501,6 +533,8 @@ export class RunSession implements StepLoggers {
       now: () => self.journaledValue('now', 'ctx.now', () => self.log.now()),
       random: () => self.journaledValue('random', 'ctx.random', () => self.log.random()),
       emit: (name: string, payload?: unknown, options?: EmitOptions) => self.emitStep(name, payload ?? null, options),
+      publish: (key: string, value?: unknown) => self.publishStep(key, value ?? null),
+      stream: (name: string) => self.streamWriter(name),
       signal: signalStep(step, this.log),
       log: this.options.runLog ? new RunLogger(this.options.runLog, this.log.runId, this.log.workflow, { replaying: () => this.linesReplayed(), ids: () => this.trace?.ids?.() }) : NO_LOG,
     };
@@ -690,6 +724,7 @@ export class RunSession implements StepLoggers {
     };
     this.log.commitThen!(entry, res.text, () => {
       this.settled();
+      if (this.ranHere) this.attemptEnded('step.succeeded', call, attempt);
       const turn = this.order.gate(entry.order, entry.seq);
       if (turn) void turn.then(go);
       else go();
@@ -784,19 +819,21 @@ export class RunSession implements StepLoggers {
       p.settled = true;
       const entry = this.succeeded(call, kind, attempt, startedAt, res.value);
       await this.io(this.log.record(entry, res.text));
+      if (this.ranHere) this.attemptEnded('step.succeeded', call, attempt);
       const turn = this.order.gate(entry.order, entry.seq);
       if (turn) await turn;
       return decodeValue<T>(res.value);
     }
     const base = { seq: call.seq, name: call.name, kind, attempts: attempt, startedAt };
     // step.use with no eligible provider: parked until one is provided (not an attempt).
-    if (isPark(res)) return this.traceEvent('park', call.name), this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
+    if (isPark(res)) return this.traceEvent('park', call.name), this.ranHere && this.attemptEnded('step.parked', call, attempt, { error: res.error }), this.block({ status: 'parked', entry: Object.assign({}, base, { attempts: attempt - 1, status: 'parked' as const, error: res.error }) });
     if (res.fatal) {
       const error = res.error;
       p.settled = true;
       // A log's own refusal (not the value's: that one is a terminal failure of the step,
       // thrown into the code below): the run fails at once.
       await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order: this.order.next() })));
+      if (this.ranHere) this.attemptEnded('step.failed', call, attempt, { error });
       this.finish({ type: 'failed', error });
       return never();
     }
@@ -813,11 +850,13 @@ export class RunSession implements StepLoggers {
     if (retry.retry) {
       const nextRetryAt = this.log.now() + retry.delayMs;
       this.traceEvent('retry', call.name, nextRetryAt);
+      if (this.ranHere) this.attemptEnded('step.retrying', call, attempt, { error, until: nextRetryAt });
       return this.block({ status: 'retrying', wakeAt: nextRetryAt, entry: Object.assign({}, base, { status: 'retrying' as const, error, nextRetryAt, retryLimit: opts.retry.limit }) });
     }
     p.settled = true;
     const order = this.order.next();
     await this.io(this.log.record(Object.assign({}, base, { status: 'failed' as const, error, endedAt: this.log.now(), order })));
+    if (this.ranHere) this.attemptEnded('step.failed', call, attempt, { error });
     await this.order.gate(order, call.seq);
     throw fromErrorInfo(error);
   }
@@ -873,6 +912,7 @@ export class RunSession implements StepLoggers {
   private bodyNow<T>(call: StepCall, attempt: number, body: StepBody<T>): AttemptResult | Promise<AttemptResult> {
     const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name);
     const abortKey = this.aborts.add(info);
+    if (this.ranHere) this.attemptBegan(call, attempt);
     // Traced: the body runs in its attempt span's context (its own spans nest under it).
     const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
     if (at) info.traced(at);
@@ -895,6 +935,7 @@ export class RunSession implements StepLoggers {
 
   private async runTimedBody<T>(call: StepCall, attempt: number, timeoutMs: number, body: StepBody<T>, info: AttemptInfo, abortKey: Link<AttemptInfo>): Promise<AttemptResult> {
     let value: unknown;
+    if (this.ranHere) this.attemptBegan(call, attempt);
     const at = this.trace === undefined ? undefined : this.traceAttempt(call, attempt, info.idempotencyKey);
     if (at) info.traced(at);
     try {
@@ -951,6 +992,7 @@ export class RunSession implements StepLoggers {
       return;
     }
     this.traceEvent('sleep', call.name, wakeAt);
+    this.stepEvent('step.sleeping', call, { until: wakeAt });
     return this.block({ status: 'sleeping', wakeAt, entry });
   }
 
@@ -999,6 +1041,7 @@ export class RunSession implements StepLoggers {
       if (got) {
         p.settled = true;
         this.traceEvent('signal', call.name);
+        this.stepEvent('step.signaled', call);
         await this.order.gate(order, call.seq);
         return decodeValue<Json>(got.payload);
       }
@@ -1017,7 +1060,10 @@ export class RunSession implements StepLoggers {
     const waiting = (this.waitingOn ??= new Map());
     waiting.set(signal, (waiting.get(signal) ?? 0) + 1);
     p.openOn = signal;
-    if (!recorded) this.traceEvent('wait', entry.name, entry.wakeAt);
+    if (!recorded) {
+      this.traceEvent('wait', entry.name, entry.wakeAt);
+      this.stepEvent('step.waiting', entry, entry.wakeAt === undefined ? undefined : { until: entry.wakeAt });
+    }
     return this.block({ status: 'waiting', wakeAt: entry.wakeAt, entry: recorded ? undefined : entry, signal });
   }
 
@@ -1061,6 +1107,71 @@ export class RunSession implements StepLoggers {
     } finally {
       this.unsettled--;
     }
+  }
+
+  /** ctx.publish (docs/live-output.md): a journal entry of kind `publish` holding `{ key,
+   *  value }`, read back as the run's published state. */
+  private async publishStep(rawKey: unknown, value: unknown): Promise<void> {
+    const key = checkStateKey(rawKey, 'ctx.publish key');
+    const stored = storedArg(value, `ctx.publish('${key}') value`, this.maxPayloadBytes);
+    await this.valueStep('publish', publishStepName(key), { key, value: stored }, { type: 'state.published', key });
+  }
+
+  /** ctx.stream(name): a writer whose each write (and the close) is a journal entry of kind
+   *  `stream` holding `{ stream, chunk }` (or `{ stream, closed: true }`), read back in order
+   *  by runs.stream. A write after the close is refused (the close replays first, so a replay
+   *  refuses the same writes). */
+  private streamWriter(rawName: unknown): StreamWriter {
+    const name = checkStateKey(rawName, 'ctx.stream name');
+    const closed = (this.closedStreams ??= new Set());
+    const refuseClosed = () => {
+      if (closed.has(name)) throw new ValidationError(`ctx.stream('${name}'): the stream is closed; nothing more can be written to it`);
+    };
+    return {
+      write: async (chunk: unknown) => {
+        refuseClosed();
+        const stored = storedArg(chunk ?? null, `ctx.stream('${name}') chunk`, this.maxPayloadBytes);
+        await this.valueStep('stream', streamStepName(name), { stream: name, chunk: stored }, { type: 'stream.chunk', key: name });
+      },
+      close: async () => {
+        refuseClosed();
+        closed.add(name);
+        await this.valueStep('stream', streamStepName(name), { stream: name, closed: true }, { type: 'stream.closed', key: name });
+      },
+    };
+  }
+
+  /** A step whose one attempt journals a value the code made (publish, a stream's write):
+   *  a log that journals as it goes (Restate) keeps it there and a replay of the invocation
+   *  gets the value journaled then; a replayed one writes nothing and reports nothing. */
+  private async valueStep(kind: 'publish' | 'stream', rawName: string, fresh: Json, event: Partial<StepEvent> & { type: StepEventType }): Promise<void> {
+    const started = this.begin(kind, rawName);
+    if (!started) return never();
+    const { call, decision } = started;
+    // Pending like any step call until the code's continuation runs (the completion-order gate).
+    this.unsettled++;
+    try {
+      if (decision.type === 'replay') return void (await this.replay(decision.entry));
+      await this.flushPending();
+      const res = await this.io(this.log.attempt(call, 1, () => Promise.resolve({ ok: true as const, value: fresh })));
+      if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
+      const now = this.log.now();
+      const order = this.order.next();
+      await this.io(this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: res.ok ? res.value : fresh, startedAt: now, endedAt: now, order }));
+      this.stepEvent(event.type, call, event);
+      await this.order.gate(order, call.seq);
+    } finally {
+      this.unsettled--;
+    }
+  }
+}
+
+/** A value the code hands over, in its stored form, or a one-line ValidationError. */
+function storedArg(value: unknown, what: string, maxBytes: number): Json {
+  try {
+    return encodeValue(value, what, maxBytes).stored;
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
   }
 }
 

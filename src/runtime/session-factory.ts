@@ -34,7 +34,7 @@ export type FileSessionFactory = (log: StepLog, wf: RegisteredWorkflow, version:
 export function sessionFor(given: StepLog, wf: RegisteredWorkflow, version: string, o: SessionOptions, files?: FileSessionFactory): Session {
   const log = o.checkEmit?.wanted() ? withEmitCheck(given, o.checkEmit) : given;
   // A definition with pinned versions runs the one the run started with.
-  if (!wf.file) return new RunSession(log, withOutputSchema(wf.definition, wf.definition.forVersion?.(version) ?? wf.definition.fn), o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog });
+  if (!wf.file) return new RunSession(log, withOutputSchema(wf.definition, wf.definition.forVersion?.(version) ?? wf.definition.fn), o.stepDefaults, { maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, events: o.events });
   if (!files) {
     // Never run a file's code in the engine: without a runner this backend cannot run it.
     return { cancelDelivered: false, run: async () => ({ type: 'failed', error: { name: 'NotSupportedError', message: `workflow '${wf.definition.name}' is a workflow file: this backend has no Deno runner (docs/runner.md)` } }) };

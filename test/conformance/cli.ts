@@ -179,4 +179,29 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(stored.output).toHaveProperty('$tqv');
     expect(decodeValue(stored.output)).toEqual({ lines: new Map([['sku-1', 2]]), at: new Date(0), total: 10n, seen: { plain: [1, 'a'] } });
   }, 60_000);
+  test('cli: runs state reads a live run\'s published state as the engine does (--json: the stored form); a key never published exits 1', async () => {
+    const wf = workflow('cli-state', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        await ctx.publish('progress', { done: 1 });
+        await ctx.publish('progress', { done: 2 });
+        await ctx.publish('at', new Map([['t', new Date(0)]]));
+        return step.waitForEvent('go', { timeout: '1h' });
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('cli-state', null);
+    await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    // Two processes only: each CLI start is seconds on a loaded machine.
+    const [all, none] = await Promise.all([
+      cli(backend, dir, 'runs', 'state', runId, '--json'),
+      cli(backend, dir, 'runs', 'state', runId, 'nope'),
+    ]);
+    const stored = json<{ key: string; value: unknown; step: string }[]>(all, 'runs state --json');
+    expect(stored.map((p) => [p.key, p.step])).toEqual([['progress', 'publish:progress#2'], ['at', 'publish:at']]);
+    expect(stored.map((p) => decodeValue(p.value as never))).toEqual((await engine.runs.published(runId)).map((p) => p.value));
+    expect(none.code).toBe(1);
+    expect(none.out).toBe(`run ${runId} published no state under 'nope'`);
+    await engine.runs.cancel(runId);
+  }, 120_000);
 }

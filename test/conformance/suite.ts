@@ -32,6 +32,7 @@ import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
+import { liveOutputScenarios } from './live-output.ts';
 
 export interface ConformanceTarget {
   name: string;
@@ -572,5 +573,6 @@ export function runConformance(target: ConformanceTarget): void {
     peerPortScenarios({ test, boot, restart, until });
     childHandleScenarios({ test, boot, restart, until });
     controlScenarios({ test, boot, restart, until });
+    liveOutputScenarios({ test, boot, restart, until });
   });
 }

@@ -128,6 +128,15 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   for (const seed of [6030860, 6040463]) it(`seed ${seed}`, async () => {
     expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
   });
+  // 6435430 (the 100,000-seed run on 834bf79): the harness's mirror, not the engine. A clean
+  // stop ended the session of a run whose two branches ran side by side; the one calling
+  // ctx.now (then the sleep `alarm`) got the ended session's throw, the other went on to call
+  // `fetch`, which took no position, but the mirror counted it at 5; the next execution put
+  // `alarm` there. The mirror now ends an execution's calls at the first ctx.now/ctx.random
+  // that the ended session refuses (its outcome is final: no later call takes a position).
+  it('seed 6435430', async () => {
+    expect((await runSeed(6435430, { faultPoints: true })).violations).toEqual([]);
+  });
 });
 
 describe('simulation seeds with child runs that once failed (children on, as `npm run sim -- --seed N`)', () => {

@@ -24,7 +24,9 @@ afterEach(async () => {
 const turn = () => new Promise((r) => setImmediate(r));
 
 /** Holds the file's write lock from a second connection until the engine reports a failed
- *  claim, while `act` runs; then lets go. Resolves with what `act` resolved to. */
+ *  claim, while `act` runs; then lets go. Resolves with what `act` resolved to. The holder is
+ *  on this thread, so the claim's IMMEDIATE transaction waits out busy_timeout (5 s) and fails:
+ *  the lock outlives any wait, as a stuck process's would. */
 async function withClaimFailing<T>(t: TestEngine, act: () => Promise<T>): Promise<T> {
   const errors: string[] = [];
   vi.spyOn(console, 'error').mockImplementation((m: unknown) => void errors.push(String(m)));

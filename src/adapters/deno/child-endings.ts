@@ -39,3 +39,11 @@ export function lastLine(text: string): string {
   const lines = text.trim().split('\n');
   return lines[lines.length - 1] || '(no output)';
 }
+
+/** What a child that failed said: Deno's `error: Uncaught ...` line of an error thrown at the
+ *  module's top level (its stack follows it, so the last line would be a stack frame), else
+ *  the last line. */
+export function errorLine(text: string): string {
+  const uncaught = text.trim().split('\n').filter((l) => l.startsWith('error: ')).pop();
+  return uncaught?.replace(/^error: Uncaught (\(in promise\) |\(in module\) )?/, '') ?? lastLine(text);
+}

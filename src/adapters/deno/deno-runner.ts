@@ -20,6 +20,7 @@ import { findSnapshot, takeSnapshot, versionOf, writeImportMap, childPackageDirs
 import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
+import { ChildObserver } from './child-observer.ts';
 import { StepListener } from './step-listener.ts';
 import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MAX_WRITE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
@@ -30,7 +31,7 @@ import { checkTriggers, DESCRIPTION, descriptionSchema, fileDescription, type De
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
 import { checkGrants, grantPaths, type Protected } from './grant-check.ts';
 import type { GrantPaths } from '../../domain/approval.ts';
-import { blockWebStorage, crashReason, lastLine } from './child-endings.ts';
+import { blockWebStorage, crashReason, errorLine, lastLine } from './child-endings.ts';
 import { join } from 'node:path';
 
 export interface DenoRunnerOptions {
@@ -186,10 +187,11 @@ export class DenoRunner {
     const file = resolve(path);
     const snap = takeSnapshot(this.o.dataDir, file);
     await this.checkGraph(snap, `workflow file ${file}`);
-    // A description stored before schemas were described (no `schemas`) is made again.
-    const known = this.storedDescription(snap.digest);
-    if (known?.schemas) checkGrants(file, known.permissions, dirname(file), this.guarded());
-    if (known?.schemas) return fileDescription(known, snap.digest, file, this.remote(snap.digest, file));
+    // A description stored before schemas or the run timeout were described is made again.
+    const stored = this.storedDescription(snap.digest);
+    const known = stored?.schemas && stored.timeoutMs !== undefined ? stored : undefined;
+    if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
+    if (known) return fileDescription(known, snap.digest, file, this.remote(snap.digest, file));
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
     const child = new DenoChild(cmd.file, cmd.args, this.env({}), snap.dir, cmd.infoFd);
     child.boundWrites(this.maxWriteBytes());
@@ -202,7 +204,7 @@ export class DenoRunner {
     const exit = await child.exited.finally(() => clearTimeout(limit));
     if (spun) throw new ValidationError(`workflow file ${file}: could not be described: its top-level code did not finish within ${limitMs}ms and was killed (config deno.describeTimeout)`);
     if (child.overWritten) throw new ValidationError(`workflow file ${file}: could not be described: it wrote ${child.written} bytes to disk, past the bound of ${this.maxWriteBytes()} bytes (config deno.maxWriteBytes), and was killed`);
-    if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${lastLine(child.stderr)}`);
+    if (exit.code !== 0) throw new ValidationError(`workflow file ${file}: could not be described (exit ${exit.code ?? exit.signal}): ${errorLine(child.stderr)}`);
     let raw: unknown;
     try {
       raw = JSON.parse(child.stdout.trim().split('\n').pop() ?? '');
@@ -351,7 +353,9 @@ export class DenoRunner {
       };
       // serveStepLog tells a crash from a kill first (it fails the attempt); `died` is the backstop.
       const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed }), diedLate]);
+      // Spans and run log lines of this execution, made here (the child has no SDK, no sink).
+      const observe = new ChildObserver(log, { telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, logger: this.o.logger, who: `child pid ${child.pid}` });
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       runEnded = served.outcome.type === 'succeeded' || served.outcome.type === 'failed' || served.outcome.type === 'cancelled';
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);

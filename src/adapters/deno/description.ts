@@ -21,6 +21,9 @@ export const descriptionSchema = z.object({
   permissions: permissionsSchema(),
   /** Which of the workflow's own schemas the file declares (absent: described before they were). */
   schemas: z.object({ input: z.boolean(), output: z.boolean(), signals: z.array(z.string()) }).optional(),
+  /** The workflow's run timeout (`workflow(name, { timeout })`, docs/control.md), ms; null:
+   *  none. Absent: described before timeouts were (the description is made again). */
+  timeoutMs: z.number().int().positive().nullable().optional(),
 });
 
 export type Description = z.infer<typeof descriptionSchema>;
@@ -45,7 +48,10 @@ export function fileDescription(d: Description, digest: string, file: string, re
   const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
     ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
     : undefined;
-  return { name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(schemas ? { schemas } : {}) };
+  return {
+    name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions },
+    ...(schemas ? { schemas } : {}), ...(d.timeoutMs != null ? { timeoutMs: d.timeoutMs } : {}),
+  };
 }
 
 /** The child could not check a schedule's cron (no read access to cron-parser): rebuilt

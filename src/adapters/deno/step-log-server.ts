@@ -10,8 +10,9 @@ import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import {
-  FRAME_ENVELOPE_BYTES, LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame, type ChildFrame, type EngineFrame, type WireOutcome,
+  FRAME_ENVELOPE_BYTES, LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame, type ReceivedChildFrame, type EngineFrame, type WireOutcome,
 } from '../../domain/runner-protocol.ts';
+import type { ChildObserver } from './child-observer.ts';
 import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
@@ -28,6 +29,8 @@ export interface ServeOptions {
   cancelGraceMs?: number;
   /** `log` frames from the child. */
   onLog?: (level: string, message: string) => void;
+  /** The execution's spans and its run log lines (`runLog` frames): child-observer.ts. */
+  observe?: ChildObserver;
   /** The watchdog; absent: none (the child is trusted to answer). */
   watch?: Watch;
   /** Resolves once the child crashed (it ended itself: a non-zero exit, an abort, V8 out of
@@ -57,6 +60,18 @@ export interface Watch {
 const verdictKey = (seq: number, attempt: number) => `${seq}/${attempt}`;
 
 export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOutcome> {
+  const ob = o.observe;
+  if (!ob) return serve(socket, log, o);
+  return serve(socket, log, o).then(
+    (served) => (ob.ended(served.outcome), served),
+    (err: unknown) => {
+      ob.ended(undefined);
+      throw err;
+    },
+  );
+}
+
+function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOutcome> {
   return new Promise<ServedOutcome>((resolve, reject) => {
     let over = false;
     const attempts = new Map<number, (r: AttemptResult) => void>();
@@ -107,8 +122,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       w.kill();
       resolve(outcome);
     };
-    const failAttempts = (which: Iterable<{ seq: number; attempt: number }>, error: ErrorInfo) => {
-      for (const r of which) w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
+    const failAttempts = (which: Iterable<{ seq: number; name: string; attempt: number }>, error: ErrorInfo) => {
+      for (const r of which) {
+        w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
+        o.observe?.attemptEnded(r.name, r.attempt, false, error); // its span ends with the kill's reason
+      }
       // Retried in a new child at once (the retry policy's delay is applied by that child's session).
       killWith({ outcome: { type: 'suspended', status: 'retrying', wakeAt: log.now(), entries: [], signals: [] }, cancelDelivered: false });
     };
@@ -130,7 +148,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       );
     const cancelView = () => ({ requested: log.cancelRequested(), state: log.cancelState?.() ?? 'none' });
 
-    const handle = (f: ChildFrame): void => {
+    const handle = (f: ReceivedChildFrame, line: string): void => {
       switch (f.t) {
         case 'attempt': {
           // This attempt's body hung a killed child: it failed; the session here counts it.
@@ -152,6 +170,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
                 }), f.timeoutMs + w.stepTimeoutSlackMs);
               }
               running.set(f.id, entry);
+              o.observe?.attemptBegan(f.call.name, f.call.kind, f.attempt);
               send({ t: 'run', id: f.id });
             });
           return void reply(f.id, log.attempt(f.call, f.attempt, startBody));
@@ -160,8 +179,10 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           const done = attempts.get(f.id);
           if (!done) throw new ProtocolError(`attemptResult ${f.id} answers no attempt in flight`);
           attempts.delete(f.id);
-          running.get(f.id)?.disarm?.();
+          const ran = running.get(f.id);
+          ran?.disarm?.();
           running.delete(f.id);
+          if (ran) o.observe?.attemptEnded(ran.name, ran.attempt, f.result.ok, f.result.ok ? undefined : (f.result.error as ErrorInfo));
           return done(f.result as AttemptResult);
         }
         case 'record':
@@ -199,6 +220,9 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
           return wake();
         case 'log':
           return o.onLog?.(f.level, f.message);
+        case 'runLog':
+          // Checked there (strict, bounded): a bad line is refused without failing the run.
+          return o.observe?.line(f, Buffer.byteLength(line));
         case 'outcome':
           over = true;
           disarm();
@@ -211,7 +235,7 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       if (over) return;
       heard();
       try {
-        for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'));
+        for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'), line);
       } catch (err) {
         const e = err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`);
         // A frame the session cannot accept (malformed, or naming another run) comes from a
@@ -261,9 +285,11 @@ export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Pro
       t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
       caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true, settle }, cancel: cancelView(), now: log.now(),
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
+      ...(log.deadline !== undefined ? { deadline: log.deadline } : {}),
+      ...(o.observe?.lowestLevel ? { runLog: o.observe.lowestLevel } : {}),
     });
     heard();
-    for (const entry of entries) send({ t: 'entry', entry });
+    for (const entry of entries) send(log.completedOutside?.(entry) ? { t: 'entry', entry, outside: true } : { t: 'entry', entry });
   });
 }
 

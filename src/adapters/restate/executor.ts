@@ -24,6 +24,7 @@ import type { CalendarFactory } from '../../ports/calendar.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { StepEventSink } from '../../runtime/step-events.ts';
 import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
@@ -93,6 +94,8 @@ export interface RestateExecutorOptions {
   tracingEndpoint?: string;
   /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
   runLog?: RunLogOutput;
+  /** Per-step events of the runs this process executes (runs.subscribe); absent: none. */
+  stepEvents?: StepEventSink;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -228,7 +231,7 @@ export class RestateExecutor implements DurableExecutor {
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry) };
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry), events: this.o.stepEvents };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),

@@ -10,7 +10,7 @@
 // Fast path: the whole batch in one transaction, no savepoints. If any write throws, that
 // transaction rolls back and the batch is replayed with a savepoint per write, so one bad
 // write fails alone instead of failing its neighbours.
-import type { Database } from 'better-sqlite3';
+import type { Database, Transaction } from 'better-sqlite3';
 import { StorageError } from '../../domain/errors.ts';
 import { FaultCrash, type FaultPoints } from './fault-points.ts';
 import type { SqliteStore } from './store.ts';
@@ -28,8 +28,8 @@ export class CommitQueue {
   private scheduled = false;
   /** Transactions committed and writes carried, for benchmarks and diagnostics. */
   readonly stats = { transactions: 0, writes: 0 };
-  private readonly all: (batch: Pending[]) => unknown[];
-  private readonly each: (batch: Pending[]) => Map<number, unknown>;
+  private readonly all: Transaction<(batch: Pending[]) => unknown[]>;
+  private readonly each: Transaction<(batch: Pending[]) => Map<number, unknown>>;
   /** Absent: COMMIT is durable by itself (inline fsync, durability 'normal', in memory). */
   readonly walSync: WalSync | undefined;
   /** The owner's checkpoints (after a batch, once the -wal is large) and the crash-start mark. */
@@ -43,6 +43,10 @@ export class CommitQueue {
     this.walSync = opts.inline ? undefined : WalSync.for(db);
     this.checkpoints = Checkpoints.for(db);
     // Wrappers built once: better-sqlite3's transaction() is costly to create per call.
+    // Run IMMEDIATE (flush below): a batch that reads before it writes (a timer claim) in a
+    // DEFERRED transaction fails at once with SQLITE_BUSY when another connection holds the
+    // write lock (the checkpoint worker's -wal restart, a CLI process), since SQLite calls
+    // no busy handler for a read that upgrades; IMMEDIATE waits for busy_timeout instead.
     this.all = db.transaction((batch: Pending[]) => {
       const results = batch.map((p) => p.write());
       if (faults?.hit('mid-batch')) throw new FaultCrash('mid-batch');
@@ -148,7 +152,7 @@ export class CommitQueue {
     let results: unknown[];
     const t0 = this.onCommit ? performance.now() : 0;
     try {
-      results = sync ? sync.relaxed(() => this.all(batch)) : this.all(batch);
+      results = sync ? sync.relaxed(() => this.all.immediate(batch)) : this.all.immediate(batch);
     } catch {
       this.flushOneByOne(batch);
       return;
@@ -201,7 +205,7 @@ export class CommitQueue {
     let outcomes: Map<number, unknown>;
     const t0 = this.onCommit ? performance.now() : 0;
     try {
-      outcomes = this.walSync ? this.walSync.relaxed(() => this.each(batch)) : this.each(batch);
+      outcomes = this.walSync ? this.walSync.relaxed(() => this.each.immediate(batch)) : this.each.immediate(batch);
     } catch (err) {
       const e = asStorageError(err);
       for (const p of batch) p.reject(e);

@@ -18,6 +18,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { ChildStartRequest, DurableExecutor, EmitRequest, EmitResult, RunGauges, StartRunRequest } from '../../ports/executor.ts';
 import type { Scheduler, TimerClaim } from '../../ports/scheduler.ts';
 import type { RunTelemetry } from '../../ports/telemetry.ts';
+import type { StepEventSink } from '../../runtime/step-events.ts';
 import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { TriggerState } from '../../ports/triggers.ts';
 import { publishEvent } from '../../runtime/event-publisher.ts';
@@ -77,6 +78,8 @@ export interface SqliteExecutorOptions {
   telemetry?: RunTelemetry;
   /** Where ctx.log and step bodies' lines go (config `log.runs`); absent: nowhere. */
   runLog?: RunLogOutput;
+  /** Per-step events of the runs this executor executes (runs.subscribe); absent: none. */
+  stepEvents?: StepEventSink;
   /** Decides whether a file's run may execute (its declaration approved); with fileSessions. */
   fileGate?: FileGate;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -696,7 +699,7 @@ export class SqliteExecutor implements DurableExecutor {
         log.deadline = deadline;
         log.sleepsWokenAt = this.sleepsWoken.get(runId);
         this.sleepsWoken.delete(runId);
-        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog, checkEmit: this.checkEmit }, this.o.fileSessions);
+        const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog, checkEmit: this.checkEmit, events: this.o.stepEvents }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
         let outcome: RunOutcome;
         const t0 = performance.now();

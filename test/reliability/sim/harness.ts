@@ -160,6 +160,8 @@ interface Execution {
   runId: string;
   gen: number;
   calls: { name: string; op: string }[];
+  /** Its session had its outcome when the code made a call: later calls take no position. */
+  ended?: boolean;
 }
 
 class Hang extends Error {}
@@ -256,7 +258,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       const name = k === 1 ? base : `${base}#${k}`;
       // A crashed engine's session keeps running in this process (a real crash would end it):
       // what it calls after the crash (a fault thrown into ctx.now, say) is not an execution.
-      if (!deadAt.has(g)) exec.calls.push({ name, op });
+      if (!deadAt.has(g) && !exec.ended) exec.calls.push({ name, op });
       if (tracing) trace(`call ${runId} ${name} op ${op} at ${exec.calls.length - 1}`);
       return name;
     };
@@ -274,7 +276,24 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       if (c) called(name, `${c.op}.w${++c.waits === 1 ? '' : c.waits}`);
       return engineWait<T>(name, options);
     }) as typeof step.waitForEvent;
-    const now = (op: string) => (called('ctx.now', op), ctx.now());
+    // ctx.now/ctx.random throw at once in a session that already has its outcome (an engine
+    // stop aborts every session before the stop completes): that call took no position, and
+    // neither does any later one of this execution (the outcome is final), so they are not
+    // its calls (seed 6435430: a sibling branch's step called after it was counted).
+    const journaled = <T>(base: string, op: string, read: () => T): T => {
+      const before = exec.calls.length;
+      called(base, op);
+      try {
+        return read();
+      } catch (e) {
+        if ((e as Error).message === 'run finished') {
+          exec.calls.length = before;
+          exec.ended = true;
+        }
+        throw e;
+      }
+    };
+    const now = (op: string) => journaled('ctx.now', op, () => ctx.now());
     const doStep = (op: DoSpec): Promise<Json> => {
       const unique = called(op.name, op.id);
       const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false } };
@@ -386,8 +405,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
           out.push(now(op.id));
           break;
         case 'random':
-          called('ctx.random', op.id);
-          out.push(ctx.random());
+          out.push(journaled('ctx.random', op.id, () => ctx.random()));
           break;
         case 'emit':
           called('emit:sim.emitted', op.id);

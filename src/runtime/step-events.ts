@@ -1,0 +1,93 @@
+// Per-step events (issue 41, docs/live-output.md): what a run's steps do as it happens, for
+// an app to follow one run or all without polling (Cloudflare's `instance.subscribe()`).
+// The RunSession emits them in the process that executes the run, once per real attempt
+// and never for what a replay hands back; the hub hands them to the subscribers in the order
+// they were emitted, each on its own microtask so a slow or throwing handler never holds or
+// breaks the run. In-process only: nothing is stored (the journal is the record; `runs get`
+// reads it), so a subscriber sees what happens from its subscription on.
+import type { ErrorInfo } from '../domain/errors.ts';
+import type { StepKind } from '../domain/run-view.ts';
+import type { Logger } from '../ports/logger.ts';
+
+/** Every step event type (docs/live-output.md, "Per-step events"). */
+export const STEP_EVENT_TYPES = [
+  'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published', 'stream.chunk', 'stream.closed',
+] as const;
+/** What a step did: started, succeeded, failed, retrying, sleeping, waiting, signaled,
+ *  parked; a publish recorded; a stream's chunk or close recorded. */
+export type StepEventType = (typeof STEP_EVENT_TYPES)[number];
+
+/** One thing a step did, as `engine.runs.subscribe`'s handler gets it. */
+export interface StepEvent {
+  type: StepEventType;
+  runId: string;
+  workflow: string;
+  /** The step's unique name in the run (`name#2` for a repeat; `publish:<key>` for a publish). */
+  step: string;
+  kind: StepKind;
+  /** step.started / succeeded / failed / retrying: the attempt (from 1). */
+  attempt?: number;
+  /** Epoch ms when it happened (the executing process's clock). */
+  at: number;
+  /** step.failed, step.retrying, step.parked: the attempt's error. */
+  error?: ErrorInfo;
+  /** step.retrying: when the next attempt is due; step.sleeping: the wake time; step.waiting:
+   *  the wait's deadline (absent: none). Epoch ms. */
+  until?: number;
+  /** state.published: the key; stream.chunk / stream.closed: the stream's name. */
+  key?: string;
+}
+
+/** runs.subscribe's handler; one that throws (or rejects) is logged and gets the next event. */
+export type StepEventHandler = (event: StepEvent) => void | Promise<void>;
+
+/** What a RunSession emits to. `listening` is asked first, so a run nobody follows builds no
+ *  event object on its step path. */
+export interface StepEventSink {
+  listening(runId: string): boolean;
+  emit(event: StepEvent): void;
+}
+
+export class StepEvents implements StepEventSink {
+  private readonly all = new Set<StepEventHandler>();
+  private readonly byRun = new Map<string, Set<StepEventHandler>>();
+
+  constructor(private readonly logger?: Logger) {}
+
+  /** `runId` absent: every run's events. Returns the function that unsubscribes. */
+  subscribe(handler: StepEventHandler, runId?: string): () => void {
+    if (runId === undefined) {
+      this.all.add(handler);
+      return () => void this.all.delete(handler);
+    }
+    const set = this.byRun.get(runId) ?? new Set();
+    set.add(handler);
+    this.byRun.set(runId, set);
+    return () => {
+      set.delete(handler);
+      if (set.size === 0 && this.byRun.get(runId) === set) this.byRun.delete(runId);
+    };
+  }
+
+  listening(runId: string): boolean {
+    return this.all.size > 0 || this.byRun.has(runId);
+  }
+
+  emit(event: StepEvent): void {
+    const handlers = [...this.all, ...(this.byRun.get(event.runId) ?? [])];
+    for (const h of handlers) {
+      queueMicrotask(() => {
+        try {
+          const r = h(event);
+          if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch((err: unknown) => this.threw(event, err));
+        } catch (err) {
+          this.threw(event, err);
+        }
+      });
+    }
+  }
+
+  private threw(event: StepEvent, err: unknown): void {
+    this.logger?.log('warn', `step event handler of ${event.type} for run ${event.runId} threw: ${(err as Error)?.message ?? String(err)}`);
+  }
+}

@@ -1,0 +1,180 @@
+// Conformance scenarios for live output (issue 41, docs/live-output.md): published state
+// (ctx.publish, runs.state, runs.published) and per-step events (runs.subscribe). Called from
+// runConformance(): the same on every backend.
+import { expect } from 'vitest';
+import { manual, workflow } from '@tranquil/sdk';
+import type { Engine } from '@tranquil/engine';
+import type { StepEvent } from '../../src/runtime/step-events.ts';
+import type { ScenarioKit } from './triggers.ts';
+
+export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit): void {
+  test('published state: read while the run waits and after it ends, the latest value wins, a restart republishes nothing, Map and Date survive', async () => {
+    const refused: string[] = [];
+    const wf = workflow('progress', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        for (const [key, value] of [['bad#key', 1], ['', 1], ['fn', () => 1]] as const) {
+          await ctx.publish(key, value).catch((err: Error) => void refused.push(`${err.name}: ${err.message}`));
+        }
+        await ctx.publish('progress', { done: 1, of: 3 });
+        await step.do('work', () => 'w');
+        await ctx.publish('progress', { done: 2, of: 3 });
+        await ctx.publish('detail', new Map([['at', new Date(0)]]));
+        const go = await step.waitForEvent('go');
+        await ctx.publish('progress', { done: 3, of: 3, go });
+        return 'ok';
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('progress', null);
+    // Waited for: the first publish of the key.
+    expect(await engine.runs.state(runId, 'progress', { timeout: '20s' })).toBeDefined();
+    await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    expect(await engine.runs.state(runId, 'progress')).toEqual({ done: 2, of: 3 });
+    const detail = await engine.runs.state<Map<string, Date>>(runId, 'detail');
+    expect(detail).toBeInstanceOf(Map);
+    expect(detail!.get('at')).toEqual(new Date(0));
+    expect(await engine.runs.state(runId, 'never')).toBeUndefined();
+    expect(refused).toHaveLength(3);
+    expect(refused[0]).toMatch(/^ValidationError: ctx\.publish key: no control characters and no '#'$/);
+    expect(refused[1]).toMatch(/^ValidationError: ctx\.publish key: must not be empty$/);
+    expect(refused[2]).toMatch(/^ValidationError: ctx\.publish\('fn'\) value/);
+    // A restart replays the run: nothing is published again, the state is the same.
+    const again = await restart(engine, [wf], dir);
+    await until('the run to wait again', async () => (await again.runs.get(runId)).status === 'waiting');
+    expect(await again.runs.state(runId, 'progress')).toEqual({ done: 2, of: 3 });
+    await again.signal(runId, 'go', 'yes');
+    const view = await again.result(runId, { timeout: '20s' });
+    expect(view.status).toBe('succeeded');
+    expect(await again.runs.state(runId, 'progress')).toEqual({ done: 3, of: 3, go: 'yes' });
+    expect(view.steps.filter((s) => s.kind === 'publish').map((s) => s.name)).toEqual(['publish:progress', 'publish:progress#2', 'publish:detail', 'publish:progress#3']);
+    const all = await again.runs.published(runId);
+    expect(all.map((p) => [p.key, p.step])).toEqual([['progress', 'publish:progress#3'], ['detail', 'publish:detail']]);
+    expect(all[0]!.publishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // A finished run that never published the key: answered at once, not waited for.
+    expect(await again.runs.state(runId, 'never', { timeout: '1h' })).toBeUndefined();
+    const why = await again.runs.explain(runId);
+    expect(why.details).toContain("published state: 'progress', 'detail' (read with `tranquil runs state " + runId + ' <key>`)');
+    await expect(again.runs.state(runId, 'a#b')).rejects.toThrow(/^runs\.state key: no control characters and no '#'$/);
+    await expect(again.runs.state(runId, 'k', { timeout: 'soon' })).rejects.toThrow(/runs\.state timeout/);
+    await expect(again.runs.state('no-such-run', 'k')).rejects.toThrow(/no-such-run/);
+  });
+
+  test('a wait for a published key times out with TimeoutError while the run publishes nothing', async () => {
+    const wf = workflow('quiet', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.waitForEvent('go'));
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('quiet', null);
+    const t0 = Date.now();
+    await expect(engine.runs.state(runId, 'progress', { timeout: 300 })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    await engine.runs.cancel(runId);
+  });
+
+  test('step events: a run\'s events in order, once per real attempt; a restart replays none of them', async () => {
+    let fail = true;
+    const wf = workflow('evented', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        await step.do('flaky', { retries: { limit: 2, delay: 50, backoff: 'constant', jitter: false } }, () => {
+          if (fail) {
+            fail = false;
+            throw new Error('once');
+          }
+          return 1;
+        });
+        await ctx.publish('k', 1);
+        await step.sleep('nap', 100);
+        await step.waitForEvent('go', { timeout: '1h' });
+        await step.do('last', () => 2);
+        return 'ok';
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const runId = 'evented-1';
+    const follow = (e: Engine) => {
+      const one: StepEvent[] = [];
+      const every: StepEvent[] = [];
+      const offs = [e.runs.subscribe((ev) => void one.push(ev), { runId }), e.runs.subscribe((ev) => void every.push(ev))];
+      return { one, every, off: () => offs.forEach((f) => f()) };
+    };
+    const first = follow(engine);
+    await engine.trigger('evented', null, { runId });
+    await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    await until('the waiting event', () => first.one.some((e) => e.type === 'step.waiting'));
+    const shape = (es: StepEvent[]) => es.map((e) => [e.type, e.step, e.attempt ?? null]);
+    expect(shape(first.one)).toEqual([
+      ['step.started', 'flaky', 1],
+      ['step.retrying', 'flaky', 1],
+      ['step.started', 'flaky', 2],
+      ['step.succeeded', 'flaky', 2],
+      ['state.published', 'publish:k', null],
+      ['step.sleeping', 'nap', null],
+      ['step.waiting', 'go', null],
+    ]);
+    expect(first.every).toEqual(first.one);
+    const retrying = first.one[1]!;
+    expect(retrying).toMatchObject({ runId, workflow: 'evented', kind: 'do', error: { message: 'once' } });
+    // The next attempt is due a backoff (50 ms) after the first failed, and starts no earlier.
+    expect(retrying.until).toBeGreaterThanOrEqual(first.one[0]!.at + 50);
+    expect(first.one[2]!.at).toBeGreaterThanOrEqual(retrying.until! - 5);
+    expect(first.one[4]).toMatchObject({ key: 'k', kind: 'publish' });
+    first.off();
+    const again = await restart(engine, [wf], dir);
+    const second = follow(again);
+    await until('the run to wait again', async () => (await again.runs.get(runId)).status === 'waiting');
+    await again.signal(runId, 'go', null);
+    expect((await again.result(runId, { timeout: '20s' })).status).toBe('succeeded');
+    await until('the last step\'s event', () => second.one.some((e) => e.type === 'step.succeeded' && e.step === 'last'));
+    expect(shape(second.one)).toEqual([
+      ['step.signaled', 'go', null],
+      ['step.started', 'last', 1],
+      ['step.succeeded', 'last', 1],
+    ]);
+    // Unsubscribed: the first engine's lists got nothing more.
+    expect(first.one).toHaveLength(7);
+    expect(() => again.runs.subscribe('nope' as never)).toThrow(/^runs\.subscribe: handler must be a function$/);
+  });
+  test('streams: a reader gets every chunk in order, live while the run goes on, ending at close; read again from offset 0 after a restart, no duplicate or missing chunk', async () => {
+    const wf = workflow('tokens', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const out = ctx.stream('tokens');
+        await out.write('Hel');
+        await out.write(new Map([['n', 2n]]));
+        await step.waitForEvent('more');
+        await out.write('lo');
+        await out.close();
+        return out.write('late').then(() => 'written', (err: Error) => err.message);
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('tokens', null);
+    const got: unknown[] = [];
+    const reading = (async () => {
+      for await (const c of engine.runs.stream(runId, 'tokens')) got.push(c);
+    })();
+    await until('two chunks read live', () => got.length === 2);
+    expect(got).toEqual(['Hel', new Map([['n', 2n]])]);
+    await engine.signal(runId, 'more', null);
+    await reading;
+    expect(got).toEqual(['Hel', new Map([['n', 2n]]), 'lo']);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.output).toBe("ctx.stream('tokens'): the stream is closed; nothing more can be written to it");
+    const again = await restart(engine, [wf], dir);
+    const read = async (from?: number) => {
+      const all: unknown[] = [];
+      for await (const c of again.runs.stream(runId, 'tokens', from === undefined ? {} : { from })) all.push(c);
+      return all;
+    };
+    expect(await read()).toEqual(['Hel', new Map([['n', 2n]]), 'lo']);
+    expect(await read(2)).toEqual(['lo']);
+    // A stream the run never wrote ends at once: the run has ended.
+    const none: unknown[] = [];
+    for await (const c of again.runs.stream(runId, 'other')) none.push(c);
+    expect(none).toEqual([]);
+    expect(() => again.runs.stream(runId, 'a#b')).toThrow(/^runs\.stream name: no control characters and no '#'$/);
+  }, 60_000);
+}

@@ -1,0 +1,60 @@
+// The pure parts of live output (docs/live-output.md): which publish holds a key's latest
+// value, a stream's chunks from its journal, key rules, and the step-event hub's delivery.
+import { describe, expect, it } from 'vitest';
+import { checkStateKey, publishedState, streamOf } from '../../src/domain/published-state.ts';
+import type { StepView } from '../../src/domain/run-view.ts';
+import { StepEvents, type StepEvent } from '../../src/runtime/step-events.ts';
+
+const pub = (seq: number, key: string, value: unknown, status: StepView['status'] = 'succeeded'): StepView =>
+  ({ seq, name: `publish:${key}#${seq}`, kind: 'publish', status, attempts: 1, result: { key, value } as never, endedAt: `2026-01-01T00:00:0${seq}.000Z` });
+
+describe('published state', () => {
+  it('a key holds the value of its last publish by position, whatever order the view lists them in', () => {
+    const steps = [pub(3, 'p', 'third'), pub(0, 'p', 'first'), pub(1, 'q', 'q1'), { seq: 2, name: 'x', kind: 'do', status: 'succeeded', attempts: 1, result: { key: 'p', value: 'not a publish' } } as StepView];
+    expect(publishedState(steps).map((p) => [p.key, p.value, p.step])).toEqual([['p', 'third', 'publish:p#3'], ['q', 'q1', 'publish:q#1']]);
+  });
+
+  it('keys are refused in one line naming the rule', () => {
+    expect(() => checkStateKey('a#b', 'k')).toThrow(/^k: no control characters and no '#'$/);
+    expect(() => checkStateKey(' a', 'k')).toThrow(/^k: no whitespace at either end$/);
+    expect(() => checkStateKey('x'.repeat(201), 'k')).toThrow(/^k: at most 200 characters$/);
+    expect(() => checkStateKey(7, 'k')).toThrow(/^k: /);
+    expect(checkStateKey('progress.rows', 'k')).toBe('progress.rows');
+  });
+
+  it('a stream is its chunks in position order, closed by its close entry; other streams apart', () => {
+    const w = (seq: number, result: unknown): StepView => ({ seq, name: `stream:s#${seq}`, kind: 'stream', status: 'succeeded', attempts: 1, result: result as never });
+    expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toEqual({ chunks: ['a', 'b'], closed: false });
+    expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toEqual({ chunks: ['a'], closed: true });
+  });
+});
+
+describe('step event hub', () => {
+  const ev = (runId: string, step: string): StepEvent => ({ type: 'step.started', runId, workflow: 'w', step, kind: 'do', at: 0, attempt: 1 });
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+
+  it('delivers in emission order to one run\'s and to every run\'s subscribers; a throwing handler breaks no one; unsubscribe stops delivery', async () => {
+    const warned: string[] = [];
+    const hub = new StepEvents({ log: (_level: string, m: string) => void warned.push(m) } as never);
+    const one: string[] = [];
+    const all: string[] = [];
+    expect(hub.listening('r1')).toBe(false);
+    const offOne = hub.subscribe((e) => void one.push(e.step), 'r1');
+    hub.subscribe((e) => void all.push(`${e.runId}:${e.step}`));
+    hub.subscribe(() => {
+      throw new Error('bad handler');
+    }, 'r1');
+    expect(hub.listening('r1')).toBe(true);
+    hub.emit(ev('r1', 'a'));
+    hub.emit(ev('r2', 'x'));
+    hub.emit(ev('r1', 'b'));
+    await tick();
+    expect(one).toEqual(['a', 'b']);
+    expect(all).toEqual(['r1:a', 'r2:x', 'r1:b']);
+    expect(warned).toEqual(['step event handler of step.started for run r1 threw: bad handler', 'step event handler of step.started for run r1 threw: bad handler']);
+    offOne();
+    hub.emit(ev('r1', 'c'));
+    await tick();
+    expect(one).toEqual(['a', 'b']);
+  });
+});
