@@ -218,6 +218,20 @@ export class QueueState<W extends Waiting> {
     this.forget(key);
   }
 
+  /** The keys' turns (when each was last served) and the tick: with them a queue rebuilt
+   *  from stored state (a Restate virtual object, queue-snapshot.ts) keeps its round-robin. */
+  turns(): { tick: number; served: [string, number][] } {
+    const served: [string, number][] = [];
+    for (const [key, k] of this.keys) if (k.served >= 0) served.push([key, k.served]);
+    return { tick: this.tick, served };
+  }
+
+  /** Restores what turns() gave. */
+  restoreTurns(t: { tick: number; served: readonly (readonly [string, number])[] }): void {
+    this.tick = Math.max(this.tick, t.tick);
+    for (const [key, served] of t.served) this.keyState(key).served = served;
+  }
+
   /** For `why` and `queues describe`: running and waiting, in the queue and for `key`. */
   stats(key?: string): { running: number; waiting: number; keyRunning: number; keyWaiting: number } {
     let waiting = 0;

@@ -20,18 +20,6 @@ runConformance({
       ],
     },
     {
-      reason: 'step-level queues are not built on Restate yet (issue 39): its step log has no slot(), so a queued step fails with "queues are not available on this backend (built on SQLite only so far, issue 39)"; the plan is a virtual object per queue and key holding slots and waiters',
-      tests: [
-        'queue: never more than concurrency bodies at once, in the queue and per key',
-        'queue: the rate limit is never exceeded in any window',
-        'queue: a cold key starts within one slot turnover of a hot key with many queued',
-        'queue: a run holds no slot while it sleeps',
-        'queue: bodies waiting for a slot survive a restart and run in their order',
-        'queue: an unknown queue name or a key that is not a string fails the step, naming it',
-        'queue: a run cancelled while its step waits for a slot leaves the line; its body never runs',
-      ],
-    },
-    {
       reason: 'run-level queues are not built on Restate yet (issue 39): start() refuses a workflow with options.runs in one line (NotSupportedError), so these cases cannot boot; the plan is a virtual object per queue and key holding the slots and the line',
       tests: [
         'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',

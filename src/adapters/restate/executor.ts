@@ -62,6 +62,10 @@ import { ENGINE_ID_SETTING, refuseSqliteRunsInFlight } from './switch-guard.ts';
 import { listChildren, parentRef, withLinks } from './child-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
+import { buildQueueObject } from './queue-object.ts';
+import { QueueCatalog } from './queue-slot.ts';
+import { endedRuns } from './queue-views.ts';
+import { queueSpecsOf } from '../../runtime/queues.ts';
 
 export interface RestateExecutorOptions {
   dataDir: string;
@@ -112,7 +116,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output';
+const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output,queues';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -228,6 +232,7 @@ export class RestateExecutor implements DurableExecutor {
       childOutput: (runId, output) => void this.saveChildOutput(runId, output),
       startChild: (req) => this.startChild(req),
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
+      queues: new QueueCatalog(queueSpecsOf(this.o.registry.all().map((w) => w.definition))),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
@@ -239,6 +244,7 @@ export class RestateExecutor implements DurableExecutor {
     ];
     // Kept as long as the runs they describe (the retention is part of the deployment tag).
     services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
+    services.push(buildQueueObject((runIds) => endedRuns(this.admin, runIds)) as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services));
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);

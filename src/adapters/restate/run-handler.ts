@@ -29,6 +29,7 @@ import { childEnd, childSignal } from '../../domain/child-runs.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { serviceName } from './workflow-service.ts';
+import type { QueueCatalog } from './queue-slot.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -52,6 +53,8 @@ export interface RunHooks {
   /** Child runs and signals between runs (docs/children.md), from step bodies. */
   startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
+  /** The queues steps may name (flow control on the queues' objects, queue-slot.ts). */
+  queues?: QueueCatalog;
 }
 
 /** A child run's parent, as the engine sends it with the run request: where its end goes. */
@@ -178,6 +181,7 @@ export class RestateRun {
       capability: this.hooks.capability,
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
+      queues: this.hooks.queues,
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
