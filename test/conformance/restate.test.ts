@@ -19,15 +19,5 @@ runConformance({
         'a paused run can be cancelled (its cleanup runs); pause and resume refuse what they cannot do',
       ],
     },
-    {
-      reason: 'run-level queues are not built on Restate yet (issue 39): start() refuses a workflow with options.runs in one line (NotSupportedError), so these cases cannot boot; the plan is a virtual object per queue and key holding the slots and the line',
-      tests: [
-        'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
-        'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
-        'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
-        'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
-        'run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger',
-      ],
-    },
   ],
 });

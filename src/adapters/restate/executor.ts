@@ -63,7 +63,7 @@ import { listChildren, parentRef, withLinks } from './child-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 import { buildQueueObject } from './queue-object.ts';
-import { QueueCatalog } from './queue-slot.ts';
+import { QueueCatalog, refuseBadRunKey } from './queue-slot.ts';
 import { endedRuns } from './queue-views.ts';
 import { queueSpecsOf } from '../../runtime/queues.ts';
 
@@ -186,10 +186,6 @@ export class RestateExecutor implements DurableExecutor {
 
   async start(): Promise<void> {
     if (this.started) return;
-    // Run-level flow control needs a cluster-wide line (a virtual object per queue and key):
-    // not built here yet, and a limit must never be ignored silently.
-    const limited = this.o.registry.all().find((r) => r.definition.runs);
-    if (limited) throw new NotSupportedError(`workflow '${limited.definition.name}' options.runs: run-level queues are not built on the Restate backend yet (issue 39); use the SQLite backend or remove the option`);
     await this.o.triggerStore.open();
     this.opened = true;
     try {
@@ -380,6 +376,7 @@ export class RestateExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
+    refuseBadRunKey(wf.definition, req.input);
     const now = this.o.clock.now();
     const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs, req.timeoutMs), rerunOf: req.rerunOf };
     const created = await this.o.triggerStore.write((w) => w.insertRun(run, now));
@@ -391,6 +388,7 @@ export class RestateExecutor implements DurableExecutor {
   async startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
+    refuseBadRunKey(wf.definition, req.input);
     const store = this.o.triggerStore;
     // Called from the parent's step body: the child's trace starts under that attempt's span.
     const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);

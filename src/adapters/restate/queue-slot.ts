@@ -10,6 +10,10 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import { ValidationError } from '../../domain/errors.ts';
 import type { QueueSpec } from '../../domain/rate-limit.ts';
+import type { Json } from '../../domain/json.ts';
+import { decodeValue } from '../../domain/value-codec.ts';
+import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
+import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import type { SlotHold, SlotRequest } from '../../ports/step-log.ts';
 import type { RestateDriver } from './driver.ts';
 import { QUEUE_OBJECT, type AcquireRequest, type Grant } from './queue-object.ts';
@@ -96,4 +100,14 @@ export function restateSlot(c: SlotContext, req: SlotRequest, signal: AbortSigna
       (err: unknown) => leave(err),
     );
   });
+}
+
+/** Run-level flow control: a key or priority function that throws or gives a bad value is
+ *  refused when the run is asked for, with nothing stored (as on SQLite); a run made by an
+ *  event or a schedule fails with it instead (run-slot.ts). */
+export function refuseBadRunKey(def: WorkflowDefinition, input: Json): void {
+  if (!def.runs) return;
+  const value = decodeValue(input); // as the run's code sees it (undefined, Date, Map...)
+  runKeyOf(def.name, def.runs, value);
+  runPriorityOf(def.name, def.runs, value);
 }

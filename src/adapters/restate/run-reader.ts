@@ -80,8 +80,8 @@ export class RestateRunReader implements RunReader {
       divergenceOf(local) ?? (ended(found.inv) ? (await divergencesIn(this.o.admin(), [runId])).get(runId) : undefined),
     ]);
     const view = buildView(found.workflow, found.inv, collectState(state, this.o.codec), diverged);
-    // A step waiting for a slot (queue-views.ts): only a running run has one.
-    const queued = view.status === 'running' ? await slotWaitOf(this.o.admin(), runId) : undefined;
+    // A step (or the run itself: run-level flow control) waiting for a slot (queue-views.ts).
+    const queued = view.status === 'running' || view.status === 'pending' ? await slotWaitOf(this.o.admin(), runId) : undefined;
     return queued ? { ...view, queued } : view;
   }
 

@@ -17,7 +17,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import { toStepView, type JournalEntry } from '../../domain/journal.ts';
-import { EngineStateError, RunStateError } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, ValidationError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
@@ -122,12 +122,23 @@ export class RestateStepLog implements StepLog {
     const catalog = hooks.queues;
     if (catalog) {
       const c = { rctx, driver: this.driver, catalog, stopping: () => stopSignal?.aborted === true, advance: (t: number) => this.advance(t) };
-      this.slot = (req, signal) => restateSlot(c, req, signal);
+      this.runSlot = (req, signal) => restateSlot(c, req, signal);
+      this.slot = (req, signal) => {
+        // A step asking for the queue whose slot its run holds would wait for its own run.
+        if (this.ownQueue !== undefined && this.ownQueue === (typeof req.queue === 'string' ? req.queue : req.queue.name)) {
+          return Promise.reject(new ValidationError(`step '${req.step}': queue '${this.ownQueue}' is this run's own queue (workflow option runs.queue), whose slot the run holds; a step waiting for it would wait for its own run: give the step another queue`));
+        }
+        return restateSlot(c, req, signal);
+      };
     }
   }
 
   /** Flow control: a slot of a queue, from the queue's virtual object (queue-slot.ts). */
   readonly slot?: (req: SlotRequest, signal: AbortSignal) => Promise<SlotHold>;
+  /** The run's own slot (run-slot.ts): as slot(), without the own-queue check. */
+  readonly runSlot?: (req: SlotRequest, signal: AbortSignal) => Promise<SlotHold>;
+  /** The queue whose slot the run holds (workflow option runs.queue), while it holds it. */
+  ownQueue: string | undefined;
 
   /** Present when the engine gave the hooks (child-steps.ts checks for them). */
   readonly startChild?: (req: ChildStartCall) => Promise<{ runId: string; created: boolean }>;
