@@ -405,12 +405,13 @@ class FastHold implements SlotHold, QueuedStep {
 }
 
 /** One attempt of a queued step: waits for a slot, runs the attempt, releases the slot. A
- *  backend without queues, or an unknown queue, fails the step without retrying. */
+ *  step log without queues (a Deno workflow file's, so far), or an unknown queue, fails the
+ *  step without retrying. */
 export async function queuedAttempt(
   log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: (hold: SlotHold) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   if (!log.slot) {
-    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available on this backend (built on SQLite only so far, issue 39)`)) };
+    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available here (issue 39: built for code workflows on SQLite and Restate; not yet in workflow files)`)) };
   }
   let hold: SlotHold;
   try {
