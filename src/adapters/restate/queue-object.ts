@@ -79,11 +79,11 @@ export function buildQueueObject(ended?: EndedRuns) {
       },
 
       pump: async (ctx: restate.ObjectContext, at: unknown): Promise<void> => {
-        const s = await ctx.get<QueueSnapshot>(STATE);
         // A stale timer (an earlier one replaced it) ends here.
-        if (!s || (await ctx.get<number>('pumpAt')) !== at) return;
+        if ((await ctx.get<number>('pumpAt')) !== at) return;
         ctx.clear('pumpAt');
-        await settle(ctx, s, await ctx.date.now());
+        const s = await ctx.get<QueueSnapshot>(STATE);
+        if (s) await settle(ctx, s, await ctx.date.now());
       },
 
       audit: async (ctx: restate.ObjectContext): Promise<void> => {
@@ -113,7 +113,9 @@ async function settle(ctx: restate.ObjectContext, s: QueueSnapshot, now: number)
     ctx.clear(STATE);
   } else {
     ctx.set(STATE, s);
-    if (s.holders.length + s.waiters.length > 0 && (await ctx.get<number>('auditAt')) === null) {
+    const auditAt = await ctx.get<number>('auditAt');
+    // (An audit armed long ago that never cleared its mark counts as none.)
+    if (s.holders.length + s.waiters.length > 0 && (auditAt === null || auditAt < now - AUDIT_MS)) {
       ctx.set('auditAt', now + AUDIT_MS);
       ctx.genericSend({ service: QUEUE_OBJECT, method: 'audit', key: ctx.key, parameter: null, inputSerde: json, delay: AUDIT_MS });
     }
@@ -122,7 +124,8 @@ async function settle(ctx: restate.ObjectContext, s: QueueSnapshot, now: number)
   for (const g of granted) ctx.resolveAwakeable<Grant>(g.id, { t: now });
   if (later !== undefined) {
     const armed = await ctx.get<number>('pumpAt');
-    if (armed === null || armed > later) {
+    // An armed time already past is a timer that has fired (or is about to): arm anew.
+    if (armed === null || armed > later || armed < now) {
       ctx.set('pumpAt', later);
       ctx.genericSend({ service: QUEUE_OBJECT, method: 'pump', key: ctx.key, parameter: later, inputSerde: json, delay: Math.max(1, later - now) });
     }
