@@ -7,7 +7,7 @@
 // --data-dir; bad input exits 1 with one line.
 import { controlCommands } from './control.ts';
 import { describeQueueWait } from '../src/domain/rate-limit.ts';
-import { readQueue, readQueues } from '../src/adapters/sqlite/queue-store.ts';
+import { readQueueRows } from '../compose/queue-reader.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -398,18 +398,22 @@ export function buildProgram(): Command {
 
   // Flow control (docs/flow-control.md): what each queue runs and holds in line, from the file.
   const queues = program.command('queues').description('flow-control queues: limits, running and waiting');
+  const queueRows = async (o: Common, name?: string) => {
+    const project = await loadProject(o);
+    const rows = await readQueueRows(resolveConfig({ ...project.engine, dataDir: project.dataDir }), name);
+    if (!rows) throw noData(project);
+    return rows;
+  };
   common(queues.command('list').description('every queue with its limits, bodies running and waiting'))
     .action(async (o: Common) => {
-      const data = readOnly(await loadProject(o));
-      const list = (() => { try { return readQueues(data.db); } finally { data.close(); } })();
+      const list = await queueRows(o);
       print(o, list, () => (list.length ? list.map((q) => `${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`).join('\n') : 'no queues'));
     });
   common(queues.command('describe <name>').description('one queue: its limits, and running and waiting per key (busiest first)'))
     .action(async (name: string, o: Common) => {
-      const data = readOnly(await loadProject(o));
-      const q = (() => { try { return readQueue(data.db, name); } finally { data.close(); } })();
-      if (!q) throw new ValidationError(`queues describe: no queue '${name}' in this data dir (an engine records its queues when it starts)`);
-      print(o, q, () => [`${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`, ...q.keys.map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
+      const [q] = await queueRows(o, name);
+      if (!q) throw new ValidationError(`queues describe: no queue '${name}' in this data dir (an engine records its queues when it starts; on Restate a queue shows while anything is held or waiting in it)`);
+      print(o, q, () => [`${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`, ...(q.keys ?? []).map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
     });
 
   // Headless under the OS supervisor (docs/host.md).

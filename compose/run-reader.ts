@@ -68,5 +68,26 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
   }
 }
 
+/** The admin API of the project's Restate (configured, or the embedded server recorded
+ *  under the data dir), checked to answer; undefined when there is none to ask. */
+export async function openRestateAdmin(config: ResolvedConfig): Promise<import('../src/adapters/restate/admin-api.ts').AdminApi | undefined> {
+  const [{ AdminApi }, { readAdminFile }] = await Promise.all([import('../src/adapters/restate/admin-api.ts'), import('../src/adapters/restate/server-process.ts')]);
+  let adminUrl = config.restate?.adminUrl;
+  if (!adminUrl) {
+    const recorded = readAdminFile(config.dataDir);
+    if (!recorded) return undefined;
+    if (!pidAlive(recorded.pid)) throw notRunning(config.dataDir);
+    adminUrl = recorded.adminUrl;
+  }
+  const admin = new AdminApi(adminUrl.replace(/\/$/, ''));
+  try {
+    await admin.query('SELECT 1 AS ok');
+  } catch (err) {
+    if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
+    throw err;
+  }
+  return admin;
+}
+
 const notRunning = (dataDir: string) =>
   new BackendUnavailableError(`restate backend: no restate-server is running for ${dataDir}; start \`tranquil serve\` or the app`);

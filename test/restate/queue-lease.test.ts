@@ -12,6 +12,8 @@ import { manual, queue, workflow } from '@tranquil/sdk';
 import { createEngine } from '@tranquil/engine';
 import { readAdminFile } from '../../src/adapters/restate/server-process.ts';
 import { removeDataDir } from './data-dir.ts';
+import { resolveConfig } from '../../compose/config.ts';
+import { readQueueRows } from '../../compose/queue-reader.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-qlease-'));
 afterAll(() => removeDataDir(dir));
@@ -50,6 +52,10 @@ it('a slot held by a run killed from outside is freed by the queue object\'s aud
     await until('the next to queue', async () => (await engine.runs.get(next)).queued !== undefined);
     const ingress = `http://127.0.0.1:${(JSON.parse(readFileSync(join(dir, 'restate', 'ports.json'), 'utf8')) as { ingress: number }).ingress}`;
     const audit = async () => expect((await fetch(`${ingress}/tqqueue/lease/audit/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'null' })).ok).toBe(true);
+    // What `tranquil queues list|describe` reads on Restate: the queue object's state.
+    const config = resolveConfig({ backend: 'restate', dataDir: dir });
+    expect(await readQueueRows(config)).toEqual([{ name: 'lease', limits: { concurrency: 1 }, running: 1, waiting: 1 }]);
+    expect(await readQueueRows(config, 'lease')).toEqual([{ name: 'lease', limits: { concurrency: 1 }, running: 1, waiting: 1, keys: [{ key: '', running: 1, waiting: 1 }] }]);
     // The holder lives: an audit keeps its slot.
     await audit();
     await new Promise((r) => setTimeout(r, 1000));
@@ -60,6 +66,8 @@ it('a slot held by a run killed from outside is freed by the queue object\'s aud
     await audit();
     expect((await engine.result(next, { timeout: '20s' })).status).toBe('succeeded');
     expect(ran).toEqual(['holder', 'next']);
+    // Nothing held or waiting any more: the object keeps no state, the queue is not listed.
+    await until('the queue to empty', async () => (await readQueueRows(config))!.length === 0);
   } finally {
     release();
     await engine.stop();

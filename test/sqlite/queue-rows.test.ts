@@ -11,6 +11,8 @@ import { manual, queue, workflow } from '@tranquil/sdk';
 import { createEngine } from '@tranquil/engine';
 import { DB_FILE } from '../../src/adapters/sqlite/store.ts';
 import { readQueues } from '../../src/adapters/sqlite/queue-store.ts';
+import { resolveConfig } from '../../compose/config.ts';
+import { readQueueRows } from '../../compose/queue-reader.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,6 +56,11 @@ describe('fast-path queue slots in the SQLite file', () => {
       const { runId: s } = await engine.trigger('q-slow', null);
       for (let i = 0; i < 100 && (!bodyStarted || rowCount() === 0); i++) await pause(10);
       expect(readQueues(reader)[0]).toMatchObject({ name: 'rows', running: 1, waiting: 0 });
+      // What `tranquil queues list|describe` reads (compose/queue-reader.ts, either backend).
+      const config = resolveConfig({ backend: 'sqlite', dataDir: dir });
+      expect(await readQueueRows(config)).toEqual([{ name: 'rows', limits: { concurrency: 5 }, running: 1, waiting: 0 }]);
+      expect(await readQueueRows(config, 'rows')).toEqual([{ name: 'rows', limits: { concurrency: 5 }, running: 1, waiting: 0, keys: [{ key: '', running: 1, waiting: 0 }] }]);
+      expect(await readQueueRows(config, 'nope')).toEqual([]);
       release();
       expect((await engine.result(s, { timeout: '10s' })).status).toBe('succeeded');
       await pause(50);

@@ -54,3 +54,30 @@ export async function endedRuns(admin: AdminApi, runIds: string[]): Promise<stri
   }
   return out;
 }
+
+/** A queue as `tranquil queues` shows it: limits, running and waiting, and per key. */
+export interface QueueSummary {
+  name: string;
+  limits: QueueSnapshot['limits'];
+  running: number;
+  waiting: number;
+  keys: { key: string; running: number; waiting: number }[];
+}
+
+/** Every queue with something held, waiting or counted now (an idle queue's object keeps no
+ *  state, so it is not listed), by name; its keys the busiest first (at most 50). */
+export async function queueSummaries(admin: AdminApi): Promise<QueueSummary[]> {
+  const rows = await admin.query<Row>(`SELECT service_key AS queue, value_utf8 FROM state WHERE service_name = ${sqlString(QUEUE_OBJECT)} AND key = 'q'`);
+  const out: QueueSummary[] = [];
+  for (const row of rows) {
+    const s = parse(row);
+    if (!s) continue;
+    const keys = new Map<string, { key: string; running: number; waiting: number }>();
+    const at = (key: string) => keys.get(key) ?? keys.set(key, { key, running: 0, waiting: 0 }).get(key)!;
+    for (const h of s.holders) at(h.key).running++;
+    for (const w of s.waiters) at(w.key).waiting++;
+    const busiest = [...keys.values()].sort((a, b) => b.running + b.waiting - (a.running + a.waiting) || a.key.localeCompare(b.key)).slice(0, 50);
+    out.push({ name: row.queue, limits: s.limits, running: s.holders.length, waiting: s.waiters.length, keys: busiest });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
