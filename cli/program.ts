@@ -6,6 +6,8 @@
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
 import { controlCommands } from './control.ts';
+import { describeQueueWait } from '../src/domain/rate-limit.ts';
+import { readQueueRows } from '../compose/queue-reader.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -168,16 +170,16 @@ export async function mutate(o: Common, op: Op, waitMs = 30_000): Promise<unknow
 const shellArg = (v: string) => (/^[A-Za-z0-9_.,:=@%+\/-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /** `tranquil runs list` with the same flags and the next page's cursor. */
-function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string; parent?: string }, cursor: string): string {
+function nextListCommand(o: Common & { status?: string; workflow?: string; limit: number; since?: string; until?: string; parent?: string; queue?: string }, cursor: string): string {
   const flags: [string, string | undefined][] = [
     ['--data-dir', o.dataDir], ['--config', o.config], ['--workflows', o.workflows],
-    ['--status', o.status], ['--workflow', o.workflow], ['--parent', o.parent], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
+    ['--status', o.status], ['--workflow', o.workflow], ['--parent', o.parent], ['--queue', o.queue], ['--since', o.since], ['--until', o.until], ['--limit', String(o.limit)], ['--cursor', cursor],
   ];
   const args = flags.filter(([, v]) => v !== undefined).map(([f, v]) => `${f} ${shellArg(v!)}`);
   return ['tranquil runs list', ...args, ...(o.json ? ['--json'] : [])].join(' ');
 }
 
-const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}`;
+const runLine = (r: RunView) => `${r.runId}  ${r.workflow}  ${r.status}  ${r.createdAt}${r.heldBy ? `  (${r.heldBy})` : ''}${r.queued ? `  ${r.queued.step === '' ? '' : `step '${r.queued.step}' `}${describeQueueWait(r.queued)}` : ''}`;
 
 /** A workflow file's run: its last Deno child's pid, exit and output (bounded), if kept. */
 const indent = (text: string) => text.replace(/\n$/, '').split('\n').map((l) => `    ${l}`).join('\n');
@@ -255,12 +257,13 @@ export function buildProgram(): Command {
     .option('--since <instant>', 'only runs created at or after this ISO 8601 instant')
     .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
     .option('--parent <runId>', 'only the child runs of this run')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string }) => {
+    .option('--queue <name>', 'only runs waiting in line in this queue (the run itself or one of its steps)')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string; queue?: string }) => {
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
       if (o.cursor !== undefined && o.cursor.length === 0) throw new ValidationError('--cursor: must not be empty');
-      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until'), ...(o.parent !== undefined ? { parent: o.parent } : {}) }));
+      const page = await withRuns(await loadProject(o), (runs) => runs.listRuns({ status: status.data, workflow: o.workflow, limit: o.limit, cursor: o.cursor, since: instant(o.since, '--since'), until: instant(o.until, '--until'), ...(o.parent !== undefined ? { parent: o.parent } : {}), ...(o.queue !== undefined ? { queue: o.queue } : {}) }));
       const more = page.next === undefined ? undefined : `more: ${nextListCommand(o, page.next)}`;
       // --json keeps stdout the plain array it always was; the next page's command goes to stderr.
       print(o, page.runs, () => [page.runs.length ? page.runs.map(runLine).join('\n') : 'no runs', ...(more ? [more] : [])].join('\n'));
@@ -391,6 +394,26 @@ export function buildProgram(): Command {
       const data = await triggerReader(await loadProject(o));
       const list = await data.listEvents({ unmatched: !!o.unmatched, name: o.name, limit: Math.max(1, o.limit) }).finally(() => data.close());
       print(o, list, () => (list.length ? list.map((e) => `${e.id}  ${e.name}  ${e.createdAt}  ${e.runIds.length ? e.runIds.join(',') : '(no subscriber)'}`).join('\n') : 'no events'));
+    });
+
+  // Flow control (docs/flow-control.md): what each queue runs and holds in line, from the file.
+  const queues = program.command('queues').description('flow-control queues: limits, running and waiting');
+  const queueRows = async (o: Common, name?: string) => {
+    const project = await loadProject(o);
+    const rows = await readQueueRows(resolveConfig({ ...project.engine, dataDir: project.dataDir }), name);
+    if (!rows) throw noData(project);
+    return rows;
+  };
+  common(queues.command('list').description('every queue with its limits, bodies running and waiting'))
+    .action(async (o: Common) => {
+      const list = await queueRows(o);
+      print(o, list, () => (list.length ? list.map((q) => `${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`).join('\n') : 'no queues'));
+    });
+  common(queues.command('describe <name>').description('one queue: its limits, and running and waiting per key (busiest first)'))
+    .action(async (name: string, o: Common) => {
+      const [q] = await queueRows(o, name);
+      if (!q) throw new ValidationError(`queues describe: no queue '${name}' in this data dir (an engine records its queues when it starts; on Restate a queue shows while anything is held or waiting in it)`);
+      print(o, q, () => [`${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`, ...(q.keys ?? []).map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
     });
 
   // Headless under the OS supervisor (docs/host.md).

@@ -22,25 +22,14 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
   const file = ReadOnlyFile.open(config.dataDir, codec);
   if (config.backend === 'sqlite') return file?.runReader();
   try {
-    const [{ AdminApi }, { RestateRunReader }, { readAdminFile }, { listChildren, withLinks }] = await Promise.all([
-      import('../src/adapters/restate/admin-api.ts'),
+    const [{ RestateRunReader }, { listChildren, withLinks }] = await Promise.all([
       import('../src/adapters/restate/run-reader.ts'),
-      import('../src/adapters/restate/server-process.ts'),
       import('../src/adapters/restate/child-links.ts'),
     ]);
-    let adminUrl = config.restate?.adminUrl;
-    if (!adminUrl) {
-      const recorded = readAdminFile(config.dataDir);
-      if (!recorded && !file) return undefined;
-      if (!recorded || !pidAlive(recorded.pid)) throw notRunning(config.dataDir);
-      adminUrl = recorded.adminUrl;
-    }
-    const admin = new AdminApi(adminUrl.replace(/\/$/, ''));
-    try {
-      await admin.query('SELECT 1 AS ok');
-    } catch (err) {
-      if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
-      throw err;
+    const admin = await openRestateAdmin(config);
+    if (!admin) {
+      if (!file) return undefined;
+      throw notRunning(config.dataDir);
     }
     const restate = new RestateRunReader({ admin: () => admin, workflows: options.workflows, local: file && outboxLookup(file.store), codec });
     // During a drain the runs SQLite started before the switch are read from the file.
@@ -66,6 +55,27 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
     file?.close();
     throw err;
   }
+}
+
+/** The admin API of the project's Restate (configured, or the embedded server recorded
+ *  under the data dir), checked to answer; undefined when there is none to ask. */
+export async function openRestateAdmin(config: ResolvedConfig): Promise<import('../src/adapters/restate/admin-api.ts').AdminApi | undefined> {
+  const [{ AdminApi }, { readAdminFile }] = await Promise.all([import('../src/adapters/restate/admin-api.ts'), import('../src/adapters/restate/server-process.ts')]);
+  let adminUrl = config.restate?.adminUrl;
+  if (!adminUrl) {
+    const recorded = readAdminFile(config.dataDir);
+    if (!recorded) return undefined;
+    if (!pidAlive(recorded.pid)) throw notRunning(config.dataDir);
+    adminUrl = recorded.adminUrl;
+  }
+  const admin = new AdminApi(adminUrl.replace(/\/$/, ''));
+  try {
+    await admin.query('SELECT 1 AS ok');
+  } catch (err) {
+    if (err instanceof BackendUnavailableError) throw config.restate?.adminUrl ? new BackendUnavailableError(`restate backend: the admin API at ${adminUrl} does not answer: ${err.message}`) : notRunning(config.dataDir);
+    throw err;
+  }
+  return admin;
 }
 
 const notRunning = (dataDir: string) =>

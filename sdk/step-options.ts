@@ -5,6 +5,12 @@ import { ValidationError } from '../src/domain/errors.ts';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from '../src/domain/retry-policy.ts';
 import type { StepOptions } from './types.ts';
+import { isQueueDefinition, QUEUE_NAME, queueNameSchema, type QueueRef } from './queue.ts';
+
+const queueRefSchema = z.union([
+  queueNameSchema,
+  z.custom((v) => isQueueDefinition(v), { error: "expected a queue('name', {...}) or a queue's name" }),
+]);
 
 // The message says what is wrong with this value (not a duration, too long, ...).
 const duration = z.custom<number | string>((v) => typeof readDuration(v) === 'number', {
@@ -25,12 +31,18 @@ const optionsSchema = z
       .strict()
       .optional(),
     timeout: duration.optional(),
+    /** Flow control (sdk/queue.ts): the body holds a slot of this queue while it runs. */
+    queue: queueRefSchema.optional(),
+    key: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200).optional(),
   })
   .strict();
 
 export interface NormalizedStepOptions {
   retry: RetryPolicy;
   timeoutMs?: number;
+  queue?: QueueRef;
+  /** The queue key (absent: the queue's one default key). */
+  key?: string;
 }
 
 const byDefaults = new WeakMap<StepOptions, NormalizedStepOptions>();
@@ -51,12 +63,10 @@ export function resolveStepOptions(stepName: string, defaults: StepOptions | und
 
 function resolveCached(stepName: string, defaults: StepOptions | undefined, options: StepOptions | undefined): NormalizedStepOptions {
   const d = defaults ?? NO_DEFAULTS;
-  if (options === undefined) {
-    let hit = byDefaults.get(d);
-    if (!hit) byDefaults.set(d, (hit = freeze(normalizeStepOptions(stepName, { ...d, retries: { ...d.retries } }))));
-    return hit;
-  }
+  if (options === undefined) return ofDefaults(stepName, d);
   if (typeof options !== 'object' || options === null) return normalizeStepOptions(stepName, options);
+  const queued = queueOnly(stepName, d, options);
+  if (queued) return queued;
   let perDefaults = byOptions.get(options);
   let hit = perDefaults?.get(d);
   if (hit) return hit;
@@ -64,6 +74,28 @@ function resolveCached(stepName: string, defaults: StepOptions | undefined, opti
   if (!perDefaults) byOptions.set(options, (perDefaults = new WeakMap()));
   perDefaults.set(d, hit);
   return hit;
+}
+
+function ofDefaults(stepName: string, d: StepOptions): NormalizedStepOptions {
+  let hit = byDefaults.get(d);
+  if (!hit) byDefaults.set(d, (hit = freeze(normalizeStepOptions(stepName, { ...d, retries: { ...d.retries } }))));
+  return hit;
+}
+
+/** Options that only name a queue and a key (`{ queue: llm, key: input.userId }`: a new
+ *  object per call, which the identity cache never hits) are read without the schema: the
+ *  defaults' normalised options plus the two fields, checked as the schema checks them. Any
+ *  other shape, or a value the schema would refuse, returns undefined: the schema's path
+ *  takes it (and words the error). This is the flow-control step path (docs/flow-control.md). */
+function queueOnly(stepName: string, d: StepOptions, options: StepOptions): NormalizedStepOptions | undefined {
+  const keys = Object.keys(options);
+  if (keys.length > 2) return undefined;
+  for (const k of keys) if (k !== 'queue' && k !== 'key') return undefined;
+  const { queue, key } = options;
+  if (typeof queue === 'string' ? !QUEUE_NAME.test(queue) : !isQueueDefinition(queue)) return undefined;
+  if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 200)) return undefined;
+  const base = ofDefaults(stepName, d);
+  return { retry: base.retry, timeoutMs: base.timeoutMs, queue, key: key ?? base.key };
 }
 
 function freeze(o: NormalizedStepOptions): NormalizedStepOptions {
@@ -106,5 +138,7 @@ export function normalizeStepOptions(stepName: string, options: StepOptions | un
   if (typeof delay === 'function') retry.delayFn = delayFunction(stepName, delay);
   const timeoutMs = parsed.timeout !== undefined ? parseDuration(parsed.timeout) : undefined;
   if (timeoutMs !== undefined && timeoutMs <= 0) throw new ValidationError(`step '${stepName}' options.timeout: must be > 0`);
-  return { retry, timeoutMs };
+  if (parsed.key !== undefined && parsed.queue === undefined) throw new ValidationError(`step '${stepName}' options.key: needs a queue (options.queue)`);
+  if (parsed.queue === undefined) return { retry, timeoutMs };
+  return { retry, timeoutMs, queue: parsed.queue as QueueRef, ...(parsed.key !== undefined ? { key: parsed.key } : {}) };
 }

@@ -3,6 +3,7 @@
 import type { Duration } from '../src/domain/duration.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { Backoff } from '../src/domain/retry-policy.ts';
+import type { QueueRef } from './queue.ts';
 
 export type { Duration, Json, Backoff };
 
@@ -67,6 +68,11 @@ export interface StepOptions {
   retries?: RetryOptions;
   /** Bounds each attempt; a timed-out attempt counts as failed (TimeoutError). */
   timeout?: Duration;
+  /** Flow control: the body holds a slot of this queue (sdk/queue.ts) only while it runs;
+   *  a name refers to a queue the workflow declares (`workflow(name, { queues }, ...)`). */
+  queue?: QueueRef;
+  /** The queue's key for this call (a user, a tenant): the queue's `key` limits apply per key. */
+  key?: string;
 }
 
 /** A step's body: runs at least once, its result (or error) is journaled and counts once. */

@@ -8,6 +8,7 @@ import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
+import { isQueueDefinition, runQueueSchema, type QueueDefinition, type RunQueueOptions } from './queue.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
@@ -42,6 +43,10 @@ export interface WorkflowDefinition<I = any, O = any> {
   /** The run timeout (ms, option `timeout`): a run not finished this long after it was
    *  created fails with TimeoutError, its cleanup run as after a cancel (docs/control.md). */
   readonly timeoutMs?: number;
+  /** Queues its steps may name (`{ queue: 'llm' }`); a step may also pass a queue itself. */
+  readonly queues?: readonly QueueDefinition[];
+  /** Run-level flow control (docs/flow-control.md): each run holds a slot of this queue. */
+  readonly runs?: RunQueueOptions<I>;
 }
 
 /** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
@@ -68,6 +73,11 @@ export interface WorkflowOptions {
    *  (engine.trigger option `timeout`). Past it the run fails with TimeoutError after the
    *  cleanup its code does on the error, as after a cancel (docs/control.md). */
   timeout?: Duration;
+  /** The queues (sdk/queue.ts) its steps refer to by name. */
+  queues?: QueueDefinition[];
+  /** Run-level flow control: `{ queue, key? }`, each run holds a slot of `queue` (per
+   *  `key(input)`) from its start to its end; a run over the limit waits, pending, in line. */
+  runs?: RunQueueOptions;
 }
 
 /** The `w` that workflow(name, (w) => ...) hands its build function. */
@@ -90,7 +100,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runQueueSchema.optional() }).strict();
 });
 
 /**
@@ -122,6 +132,8 @@ export function workflow<I = any, O = any>(
   let permissions: Permissions | undefined;
   let schemas: WorkflowSchemas | undefined;
   let timeoutMs: number | undefined;
+  let queues: readonly QueueDefinition[] | undefined;
+  let runs: RunQueueOptions | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
     const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
@@ -130,6 +142,8 @@ export function workflow<I = any, O = any>(
     if (opts.input || opts.output || opts.signals) {
       schemas = Object.freeze({ input: opts.input, output: opts.output, signals: opts.signals && Object.freeze({ ...opts.signals }) });
     }
+    if (opts.queues) queues = Object.freeze(uniqueQueues(name, opts.queues));
+    if (opts.runs) runs = Object.freeze({ ...opts.runs });
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -158,7 +172,7 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(queues ? { queues } : {}), ...(runs ? { runs } : {}) });
 }
 
 /** A run timeout: a positive duration within the limit, or a one-line ValidationError. */
@@ -171,6 +185,15 @@ export function runTimeoutMs(d: Duration, what: string): number {
   }
   if (!(ms > 0)) throw new ValidationError(`${what}: must be a positive duration, got ${JSON.stringify(d)}`);
   return ms;
+}
+
+function uniqueQueues(workflowName: string, list: QueueDefinition[]): QueueDefinition[] {
+  const seen = new Set<string>();
+  for (const q of list) {
+    if (seen.has(q.name)) throw new ValidationError(`workflow '${workflowName}' options.queues: queue '${q.name}' listed twice`);
+    seen.add(q.name);
+  }
+  return [...list];
 }
 
 function deepFreeze<T extends object>(o: T): T {

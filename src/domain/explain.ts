@@ -1,5 +1,6 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
+import { describeQueueWait } from './rate-limit.ts';
 import { APPROVAL_REQUIRED, approveCommand, shownGrant } from './approval.ts';
 import { describeAffinity, parkOf, type Attrs } from './capability.ts';
 import { formatDuration } from './duration.ts';
@@ -15,7 +16,7 @@ export interface Explanation {
   summary: string;
   /** One line per notable step, oldest first. */
   details: string[];
-  waitingFor?: { kind: 'time' | 'signal' | 'retry' | 'capability'; step: string; until?: string; capability?: string; affinity?: Attrs };
+  waitingFor?: { kind: 'time' | 'signal' | 'retry' | 'capability' | 'queue'; step: string; until?: string; capability?: string; affinity?: Attrs; queue?: string; key?: string };
   failedStep?: { name: string; attempts: number; error: { name: string; message: string } };
   /** A failed run: what runs.retry (no `from`) would resume from and discard. */
   retry?: RetryResult;
@@ -246,8 +247,16 @@ function explainState(run: RunView, now: number): Explanation {
       break;
     }
     case 'pending':
+      if (run.queued && run.queued.step === '') {
+        const q = run.queued;
+        return { ...base, waitingFor: { kind: 'queue', step: '', queue: q.queue, key: q.key }, summary: `${head} is pending: ${describeQueueWait(q)}.`, next: `Nothing to do: it starts when a slot of '${q.queue}' frees up (runs of '${run.workflow}' hold one from start to end). ${cancel}` };
+      }
       return { ...base, summary: `${head} is pending: created at ${run.createdAt}, not yet picked up by the engine.`, next: 'Nothing to do: the engine starts it shortly.' };
     case 'running':
+      if (run.queued) {
+        const q = run.queued;
+        return { ...base, waitingFor: { kind: 'queue', step: q.step, queue: q.queue, key: q.key }, summary: `${head} is running; ${q.step === '' ? 'the run (its own slot)' : `step '${q.step}'`} is ${describeQueueWait(q)}.`, next: `Nothing to do: it starts when a slot of '${q.queue}' frees up. ${cancel}` };
+      }
       return { ...base, summary: `${head} is running${last ? `; last recorded step: '${last.name}' (${last.status})` : ''}.`, next: `Nothing to do. ${cancel}` };
     case 'blocked':
       if (run.error?.name === APPROVAL_REQUIRED) {

@@ -1,5 +1,6 @@
 // The shapes every backend reports, identical on SQLite and Restate (docs/restate.md lists
 // where the backends differ).
+import type { QueueWait } from './rate-limit.ts';
 import type { ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
@@ -61,6 +62,8 @@ export interface RunView extends ControlView {
   parent?: ParentLink;
   /** The child runs this run started, in start order (runs.get and runs describe; absent in lists). */
   children?: ChildSummary[];
+  /** A running run whose step waits for a queue slot (src/domain/rate-limit.ts). */
+  queued?: QueueWait;
 }
 
 /** A workflow file's last Deno child for a run (docs/runner.md): its pid, how it ended, its
@@ -86,6 +89,9 @@ export interface RunFilter {
   until?: string;
   /** Only the child runs of this run (docs/children.md). */
   parent?: string;
+  /** Only runs waiting in line for a slot of this queue, the run itself or one of its steps
+   *  (docs/flow-control.md); each view then says where it stands (`queued`). */
+  queue?: string;
 }
 
 /** One page of runs, newest first; `next` is set when more runs match (pass it as `cursor`). */

@@ -8,6 +8,7 @@ import type { ErrorInfo } from '../domain/errors.ts';
 import type { JournalEntry } from '../domain/journal.ts';
 import type { Json } from '../domain/json.ts';
 import type { RecordedStep, StepCall } from '../domain/replay.ts';
+import type { QueueSpec } from '../domain/rate-limit.ts';
 import type { ChildStartRequest } from './executor.ts';
 
 /** step.start's request: `runId` absent = derived from the parent and the step by the log
@@ -33,6 +34,27 @@ export type AttemptResult =
  *  child: the engine's watchdog kills it when the step's timeout passes). */
 export interface AttemptLimits {
   timeoutMs?: number;
+}
+
+/** A step body's claim on a queue slot (src/runtime/queues.ts). */
+export interface SlotRequest {
+  /** A queue definition (sdk queue()) or the name of one the engine knows. */
+  queue: QueueSpec | string;
+  key: string;
+  runId: string;
+  /** The step's name in its run (`name#2` for a repeat): its identity in the queue. */
+  step: string;
+  /** Higher first among those waiting (a run's own slot: `runs.priority`); absent: 0. */
+  priority?: number;
+}
+
+export interface SlotHold {
+  /** When the engine granted the slot (its clock, the time the rate limit counted): a
+   *  queued step's first attempt is recorded as started then, not when it joined the line.
+   *  Absent: granted at once, in the same turn (the fast path). */
+  readonly grantedAt?: number;
+  /** The body ended: the slot goes to the next waiter. Idempotent. */
+  release(): void;
 }
 
 export interface StepLog {
@@ -66,6 +88,14 @@ export interface StepLog {
    *  `attempt`): its result, or its error; CapabilityUnavailableError when no provider
    *  matches (the step parks). Absent: this log reaches no host (every use step parks). */
   capability?(req: CapabilityRequest, signal: AbortSignal): Promise<Json | undefined>;
+  /** Flow control: resolves once the step may run its body in a slot of `req.queue` (held
+   *  until release), rejects when `signal` aborts first (a cancel, the engine stopping).
+   *  Absent: this backend has no queues, and a step naming one fails. */
+  slot?(req: SlotRequest, signal: AbortSignal): Promise<SlotHold>;
+  /** Flow control's fast path: a slot of `req.queue` at once, synchronously, when one is free
+   *  and nobody waits for it; undefined: the step asks slot() (it waits, or fails naming the
+   *  queue). Absent: every queued step asks slot(). */
+  slotNow?(req: SlotRequest): SlotHold | undefined;
   /** Records (inserts or replaces) the entry at entry.seq. `resultText`: the JSON text of
    *  entry.result when the session already produced it (a log may store it as is instead of
    *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */

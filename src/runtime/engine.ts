@@ -48,6 +48,7 @@ const filterSchema = once(() => z
     since: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
     until: z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'an ISO 8601 instant').transform((s) => new Date(s).toISOString()).optional(),
     parent: idSchema().optional(),
+    queue: z.string().min(1, 'must not be empty').max(120).optional(),
   })
   .strict());
 

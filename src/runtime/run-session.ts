@@ -17,7 +17,7 @@ import { decide, decideFinish, decideRecorded, type Decision, type StepCall } fr
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
-import type { AttemptResult, Recorded, StepLog } from '../ports/step-log.ts';
+import type { AttemptResult, Recorded, SlotHold, StepLog } from '../ports/step-log.ts';
 import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../ports/telemetry.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
@@ -30,6 +30,7 @@ import { CompletionOrder } from './completion-order.ts';
 import { capabilityBody, isPark } from './capability-call.ts';
 import { stepApi } from './step-api.ts';
 import { signalStep, withChildSteps } from './child-steps.ts';
+import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
@@ -688,13 +689,21 @@ export class RunSession implements StepLoggers {
         // Bad options: doStep rejects the call with the same error.
       }
     }
-    if (decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined) {
+    // A queued step stays on this path when its slot is free at once (slotNow: in memory, no
+    // wait, no write of its own); one that must wait goes on in doStep.
+    let hold: SlotHold | undefined;
+    if (
+      decision.type !== 'execute' || opts === undefined || opts.timeoutMs !== undefined ||
+      (opts.queue !== undefined && (hold = this.log.slotNow?.({ queue: opts.queue, key: opts.key ?? '', runId: this.log.runId, step: call.name })) === undefined)
+    ) {
       return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started));
     }
     const attempt = decision.attempt;
     p.attempts = attempt;
     const startedAt = decision.entry?.startedAt ?? this.log.now();
-    const res = this.bodyNow(call, attempt, body);
+    let res = this.bodyNow(call, attempt, body);
+    // The slot is held by the body alone: released as it ends, before its outcome is written.
+    if (hold) res = res instanceof Promise ? releasing(res, hold) : (hold.release(), res);
     if (res instanceof Promise || !res.ok) {
       const begun = { call, attempt, startedAt, opts, ran: res instanceof Promise ? res : Promise.resolve(res) };
       return this.follow(p, link, resolve, promise, this.doStep(p, rawName, options, body, 'do', started, begun));
@@ -797,7 +806,11 @@ export class RunSession implements StepLoggers {
       const c = call;
       const a = attempt;
       const timeoutMs = opts.timeoutMs;
-      ran = this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+      const attemptNow = () => this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+      // A queued step holds its queue slot only while its body runs (src/runtime/queues.ts);
+      // its first attempt started when the slot was granted, not when it joined the line.
+      const fresh = decision.entry === undefined;
+      ran = opts.queue === undefined ? attemptNow() : this.queued(c, a, opts, attemptNow, fresh ? (at) => (startedAt = at) : undefined);
     }
     const res = await this.io(ran);
     // Cancelled while the body ran: the step is recorded as cancelled; its outcome is ignored.
@@ -846,6 +859,18 @@ export class RunSession implements StepLoggers {
     if (this.ranHere) this.attemptEnded('step.failed', call, attempt, { error });
     await this.order.gate(order, call.seq);
     throw fromErrorInfo(error);
+  }
+
+  /** Waits for a slot of the step's queue (abortable like a body: a cancel, the engine
+   *  stopping), then runs the attempt in it. */
+  private queued(call: StepCall, attempt: number, opts: NormalizedStepOptions, run: () => Promise<AttemptResult>, granted?: (at: number) => void): Promise<AttemptResult> {
+    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name));
+    const key = this.aborts.add(info);
+    const req = { queue: opts.queue!, key: opts.key ?? '', runId: this.log.runId, step: call.name };
+    const hold = this.log.slotNow?.(req);
+    if (hold) return releasing(run(), hold);
+    const done = () => this.aborts.remove(key);
+    return queuedAttempt(this.log, req, info.signal, (h) => (done(), granted?.(h.grantedAt ?? this.log.now()), run())).finally(done);
   }
 
   /** A recorded outcome, handed back in completion order. */
@@ -1192,4 +1217,15 @@ function promiseWithResolve(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** `ran`, releasing the slot `hold` once it settles. */
+function releasing(ran: Promise<AttemptResult>, hold: SlotHold): Promise<AttemptResult> {
+  return ran.then(
+    (r) => (hold.release(), r),
+    (err: unknown) => {
+      hold.release();
+      throw err;
+    },
+  );
 }

@@ -30,6 +30,8 @@ import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
+import { queueScenarios } from './queues.ts';
+import { runQueueScenarios } from './run-queues.ts';
 import { liveOutputScenarios } from './live-output.ts';
 
 export interface ConformanceTarget {
@@ -558,6 +560,8 @@ export function runConformance(target: ConformanceTarget): void {
     schemaScenarios({ test, boot, restart, until });
     capabilityRetryScenarios({ test, boot });
     whyScenarios({ test, boot, restart, until });
+    queueScenarios({ test, boot, restart, until });
+    runQueueScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 import { createEngine, type Engine } from '@tranquil/engine';
-import { manual, workflow } from '@tranquil/sdk';
+import { manual, queue, workflow } from '@tranquil/sdk';
 import { MIGRATIONS } from '../../src/adapters/sqlite/schema.ts';
 
 const dirs: string[] = [];
@@ -41,6 +41,11 @@ async function boot(dataDir: string): Promise<Engine> {
   return e;
 }
 
+/** Undoes migration 12 (flow control, issue 39): its tables and indexes. */
+function dropQueues(db: Database.Database): void {
+  db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
+}
+
 /** Undoes migration 11 (run control, issue 41): its index and columns. */
 function dropRunControl(db: Database.Database): void {
   db.exec(`DROP INDEX runs_rerun_of; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE runs DROP COLUMN rerun_of;
@@ -63,6 +68,7 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE drain_runs;`);
       // Table of migration 9 (child runs' links).
       db.exec(`DROP TABLE run_links;`);
+      dropQueues(db);
       dropRunControl(db);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
       // Column of migration 10 (the run's trace context).
@@ -181,6 +187,7 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
   db.exec(`DROP TABLE run_links;`);
+  dropQueues(db);
   dropRunControl(db);
   db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`); // migration 10
   db.pragma('user_version = 8');
@@ -193,4 +200,46 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const done = await e.result((await e.trigger('caller', null, { runId: 'c9' })).runId, { timeout: '10s' });
   expect(done.output).toBe('kid x');
   expect((await e.runs.get('c9')).children).toEqual([{ runId: 'c9:call', workflow: 'kid', step: 'call', status: 'succeeded' }]);
+});
+
+it('a v11 data dir (before flow control) is upgraded to v12: its runs read as before, a queued step and a queued run go through, the queues are recorded', async () => {
+  const dir = newDir();
+  const q = queue('upgraded', { concurrency: 1 });
+  const solo = queue('solo-run', { concurrency: 1 });
+  const limited = workflow('limited', { queues: [q], runs: { queue: solo } }, (w) => {
+    w.trigger(manual());
+    w.run(async ({ input, step }) => step.do('call', { queue: 'upgraded', key: String(input) }, () => `called ${String(input)}`));
+  });
+  let e = await boot(dir);
+  const old = await e.trigger('napper', { n: 11 });
+  const nap = await e.trigger('napper', { nap: true });
+  const before = await e.result(old.runId);
+  for (let i = 0; i < 100 && (await e.runs.get(nap.runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 10));
+  await e.stop();
+  engines.splice(0);
+  const file = join(dir, 'tranquil.db');
+  const db = new Database(file);
+  dropQueues(db);
+  db.pragma('user_version = 11');
+  db.close();
+
+  e = await createEngine({ dataDir: dir, workflows: [napper, limited] });
+  await e.start();
+  engines.push(e);
+  expect(await e.runs.get(old.runId)).toEqual(before);
+  expect((await e.result(nap.runId, { timeout: '10s' })).status).toBe('succeeded');
+  const runs = await Promise.all(['a', 'b'].map((k) => e.trigger('limited', k)));
+  const outs = await Promise.all(runs.map(async (r) => (await e.result(r.runId, { timeout: '10s' })).output));
+  expect(outs).toEqual(['called a', 'called b']);
+  await e.stop();
+  engines.splice(0);
+
+  const ro = new Database(file, { readonly: true });
+  try {
+    expect(ro.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(ro.prepare(`SELECT name, limits FROM queue_defs ORDER BY name`).all()).toEqual([{ name: 'solo-run', limits: '{"concurrency":1}' }, { name: 'upgraded', limits: '{"concurrency":1}' }]);
+    expect(ro.prepare(`SELECT count(*) AS n FROM queue_slots`).get()).toEqual({ n: 0 });
+  } finally {
+    ro.close();
+  }
 });

@@ -63,6 +63,10 @@ import { listChildren, parentRef, withLinks, type LinkReads } from './child-link
 import { buildClusterLinks, ClusterLinks } from './cluster-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
+import { buildQueueObject } from './queue-object.ts';
+import { QueueCatalog, refuseBadRunKey } from './queue-slot.ts';
+import { endedRuns } from './queue-views.ts';
+import { queueSpecsOf } from '../../runtime/queues.ts';
 
 export interface RestateExecutorOptions {
   dataDir: string;
@@ -113,7 +117,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output';
+const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output,queues';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -229,6 +233,7 @@ export class RestateExecutor implements DurableExecutor {
       childOutput: (runId, output) => void this.saveChildOutput(runId, output),
       startChild: (req) => this.startChild(req),
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
+      queues: new QueueCatalog(queueSpecsOf(this.o.registry.all().map((w) => w.definition))),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
@@ -240,6 +245,7 @@ export class RestateExecutor implements DurableExecutor {
     ];
     // Kept as long as the runs they describe (the retention is part of the deployment tag).
     services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
+    services.push(buildQueueObject((runIds) => endedRuns(this.admin, runIds)) as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services), buildClusterLinks() as (typeof services)[number]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
@@ -375,6 +381,7 @@ export class RestateExecutor implements DurableExecutor {
   async startRun(req: StartRunRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
+    refuseBadRunKey(wf.definition, req.input);
     const now = this.o.clock.now();
     const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs, req.timeoutMs), rerunOf: req.rerunOf };
     const created = await this.o.triggerStore.write((w) => w.insertRun(run, now));
@@ -386,6 +393,7 @@ export class RestateExecutor implements DurableExecutor {
   async startChild(req: ChildStartRequest): Promise<{ runId: string; created: boolean }> {
     this.ensureStarted();
     const wf = this.o.registry.get(req.workflow);
+    refuseBadRunKey(wf.definition, req.input);
     const store = this.o.triggerStore;
     // Called from the parent's step body: the child's trace starts under that attempt's span.
     const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);

@@ -10,7 +10,7 @@
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import type { ApprovalRecord } from '../../domain/approval.ts';
-import { CancelledError, type ErrorInfo } from '../../domain/errors.ts';
+import { CancelledError, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { CancelInfo, ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
@@ -29,6 +29,8 @@ import { childEnd, childSignal } from '../../domain/child-runs.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { serviceName } from './workflow-service.ts';
+import type { QueueCatalog } from './queue-slot.ts';
+import { RunSlot } from './run-slot.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -52,6 +54,8 @@ export interface RunHooks {
   /** Child runs and signals between runs (docs/children.md), from step bodies. */
   startChild?(req: ChildStartRequest): Promise<{ runId: string; created: boolean }>;
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
+  /** The queues steps may name (flow control on the queues' objects, queue-slot.ts). */
+  queues?: QueueCatalog;
 }
 
 /** A child run's parent, as the engine sends it with the run request: where its end goes. */
@@ -133,6 +137,8 @@ export class RestateRun {
   private deadline: number | undefined;
 
   private readonly def: WorkflowDefinition;
+  /** The run's own slot (workflow option runs.queue), if it has one. */
+  private slot!: RunSlot;
 
   constructor(
     private readonly rctx: restate.WorkflowContext,
@@ -190,16 +196,22 @@ export class RestateRun {
       capability: this.hooks.capability,
       startChild: this.hooks.startChild,
       sendSignal: this.hooks.sendSignal,
+      queues: this.hooks.queues,
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
+    // Run-level flow control: in line before anything of the run is written (it shows pending).
+    this.slot = new RunSlot(this.log, this.def, input);
+    let cycle = 0;
+    while (!(await this.admit(cycle))) cycle++;
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
-    for (let cycle = 0; ; ) {
+    for (;;) {
       this.log.beginSession();
       const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await this.runSession(start.version);
       switch (outcome.type) {
         case 'succeeded':
+          this.slot.release();
           this.setRun({ status: 'succeeded', output: outcome.output });
           this.notifyParent('succeeded', outcome.output);
           this.hooks.settled(this.runId, this.view());
@@ -227,7 +239,10 @@ export class RestateRun {
             await this.hooks.diverged(this.runId, this.def.name, outcome.error);
             return never();
           }
+          // A failed run holds no slot while parked; a retry asks again.
+          this.slot.release();
           await this.park(outcome.error, cycle++);
+          while (!(await this.admit(cycle))) cycle++;
           continue;
       }
     }
@@ -318,8 +333,23 @@ export class RestateRun {
     }
   }
 
+  /** Waits for the run's own slot (run-slot.ts); false: its key or priority function
+   *  failed, and the run was parked failed with that error until a retry. */
+  private async admit(cycle: number): Promise<boolean> {
+    try {
+      await this.slot.acquire();
+      return true;
+    } catch (err) {
+      // Cancelled in line: it has left the line, and nothing of its code ran.
+      if (err instanceof CancelledError) throw await this.endCancelled();
+      await this.park(toErrorInfo(err), cycle);
+      return false;
+    }
+  }
+
   /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */
   private async endCancelled(): Promise<restate.CancelledError> {
+    this.slot?.release();
     this.files?.cancelTries.delete(this.runId);
     const cancel = await this.cancelNote();
     this.setRun(cancel ? { status: 'cancelled', cancel } : { status: 'cancelled' });

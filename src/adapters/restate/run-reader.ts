@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
+import { ValidationError } from '../../domain/errors.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { divergenceOf, outboxView } from './outbox-view.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
@@ -14,6 +15,8 @@ import { divergencesIn } from './divergence-object.ts';
 import { outputOf } from './output-object.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { serviceName, workflowName } from './workflow-service.ts';
+import { lineOf, slotWaitOf } from './queue-views.ts';
+import { waitIn } from '../../domain/queue-snapshot.ts';
 
 export interface RestateRunReaderOptions {
   admin: () => AdminApi;
@@ -82,13 +85,17 @@ export class RestateRunReader implements RunReader {
       early ?? this.state(found.inv.svc, runId),
       divergenceOf(local) ?? (ended(found.inv) ? (await divergencesIn(this.o.admin(), [runId])).get(runId) : undefined),
     ]);
-    return buildView(found.workflow, found.inv, collectState(state, this.o.codec), diverged);
+    const view = buildView(found.workflow, found.inv, collectState(state, this.o.codec), diverged);
+    // A step (or the run itself: run-level flow control) waiting for a slot (queue-views.ts).
+    const queued = view.status === 'running' || view.status === 'pending' ? await slotWaitOf(this.o.admin(), runId) : undefined;
+    return queued ? { ...view, queued } : view;
   }
 
   /** One page, newest first (invocation time, then id: a total order the cursor resumes
    *  after). Status lives in each run's state, so a status filter is applied here, over
    *  batches of invocation rows, until a match past the page says there is a next one. */
   async listRuns(filter: RunFilter): Promise<RunPage> {
+    if (filter.queue !== undefined) return this.listInLine(filter, filter.queue);
     const invFilter = this.serviceFilter('target_service_name', filter.workflow);
     const stateFilter = this.serviceFilter('service_name', filter.workflow);
     if (!invFilter || !stateFilter) return { runs: [] };
@@ -122,6 +129,30 @@ export class RestateRunReader implements RunReader {
       const end = invs[invs.length - 1]!;
       after = { c: String(end.created_at), i: end.id };
     }
+  }
+
+  /** The runs with a step in the queue's line, first in line first (one page: a line is
+   *  short-lived, so no cursor), each with where it stands. */
+  private async listInLine(filter: RunFilter, queue: string): Promise<RunPage> {
+    if (filter.cursor !== undefined) throw new ValidationError('runs list --queue: the runs in a line come in one page (no cursor)');
+    const line = await lineOf(this.o.admin(), queue);
+    const invFilter = this.serviceFilter('target_service_name', filter.workflow);
+    const stateFilter = this.serviceFilter('service_name', filter.workflow);
+    if (!line || line.runIds.length === 0 || !invFilter || !stateFilter) return { runs: [] };
+    const invs = (await this.o.admin().query<InvocationRow>(
+      `SELECT ${INVOCATION_COLUMNS} FROM sys_invocation WHERE target_handler_name = 'run' AND ${invFilter} AND target_service_key IN (${line.runIds.map(sqlString).join(',')})`,
+    )).filter((inv) => workflowName(inv.svc) !== undefined);
+    const state = await this.listState(stateFilter, invs);
+    const byRun = new Map(invs.map((inv) => [inv.run_id, inv]));
+    const runs: RunView[] = [];
+    for (const id of line.runIds) {
+      const inv = byRun.get(id);
+      const queued = inv && waitIn(queue, line.snapshot, id);
+      if (!inv || !queued) continue;
+      const view = buildView(workflowName(inv.svc)!, inv, { ...collectState(state.get(`${inv.svc}/${inv.run_id}`) ?? [], this.o.codec), steps: [] }, undefined);
+      if (filter.status === undefined || view.status === filter.status) runs.push({ ...view, queued });
+    }
+    return { runs: runs.slice(0, filter.limit ?? DEFAULT_PAGE) };
   }
 
   /** `~run` and `~meta` of the given runs, by `<svc>/<runId>`; in chunks (one SQL IN list each). */

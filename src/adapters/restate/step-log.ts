@@ -17,11 +17,12 @@ import * as restate from '@restatedev/restate-sdk';
 import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { ErrorInfo } from '../../domain/errors.ts';
 import { toStepView, type JournalEntry } from '../../domain/journal.ts';
-import { EngineStateError, RunStateError } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, ValidationError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
-import type { AttemptResult, ChildStartCall, Recorded, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, ChildStartCall, Recorded, SlotHold, SlotRequest, StepLog } from '../../ports/step-log.ts';
+import { restateSlot, type QueueCatalog } from './queue-slot.ts';
 import { childRunId } from '../../domain/child-id.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import { RestateDriver } from './driver.ts';
@@ -61,6 +62,8 @@ export interface RestateStepLogHooks {
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
   /** The suspension's timer fired `lateMs` after its wake time (metrics; not on replay). */
   timerFired?(lateMs: number): void;
+  /** The queues steps may name (flow control, queue-slot.ts); absent: no slot(). */
+  queues?: QueueCatalog;
 }
 
 /** Wakes the SDK's progress loop, which may wait for outside progress (an input or a run
@@ -116,7 +119,26 @@ export class RestateStepLog implements StepLog {
     const start = hooks.startChild;
     if (start) this.startChild = (req) => start({ ...req, runId: req.runId ?? childRunId(this.runId, req.parent.step) });
     if (hooks.sendSignal) this.sendSignal = hooks.sendSignal;
+    const catalog = hooks.queues;
+    if (catalog) {
+      const c = { rctx, driver: this.driver, catalog, stopping: () => stopSignal?.aborted === true, advance: (t: number) => this.advance(t) };
+      this.runSlot = (req, signal) => restateSlot(c, req, signal);
+      this.slot = (req, signal) => {
+        // A step asking for the queue whose slot its run holds would wait for its own run.
+        if (this.ownQueue !== undefined && this.ownQueue === (typeof req.queue === 'string' ? req.queue : req.queue.name)) {
+          return Promise.reject(new ValidationError(`step '${req.step}': queue '${this.ownQueue}' is this run's own queue (workflow option runs.queue), whose slot the run holds; a step waiting for it would wait for its own run: give the step another queue`));
+        }
+        return restateSlot(c, req, signal);
+      };
+    }
   }
+
+  /** Flow control: a slot of a queue, from the queue's virtual object (queue-slot.ts). */
+  readonly slot?: (req: SlotRequest, signal: AbortSignal) => Promise<SlotHold>;
+  /** The run's own slot (run-slot.ts): as slot(), without the own-queue check. */
+  readonly runSlot?: (req: SlotRequest, signal: AbortSignal) => Promise<SlotHold>;
+  /** The queue whose slot the run holds (workflow option runs.queue), while it holds it. */
+  ownQueue: string | undefined;
 
   /** Present when the engine gave the hooks (child-steps.ts checks for them). */
   readonly startChild?: (req: ChildStartCall) => Promise<{ runId: string; created: boolean }>;

@@ -6,9 +6,10 @@
 // engine.result(). The file, its owner lease and the CommitQueue belong to the
 // SqliteTriggerStore it is given; every write goes through that queue (group commit), and a
 // caller is answered only after its transaction committed.
-import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, type ErrorInfo } from '../../domain/errors.ts';
+import { EngineStateError, RunStateError, TimeoutError, UnknownRunError, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
+import { decodeValue } from '../../domain/value-codec.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView, StepView } from '../../domain/run-view.ts';
@@ -39,6 +40,10 @@ import type { Session } from '../../runtime/session-factory.ts';
 import type { CommitQueue } from './commit-queue.ts';
 import { FanInHold } from './fan-in.ts';
 import { FileTables } from './file-tables.ts';
+import { SqliteQueueStore } from './queue-store.ts';
+import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
+import { RunGate } from '../../runtime/run-gate.ts';
+import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
 import type { CapabilityRegistry } from '../../runtime/capabilities.ts';
@@ -112,6 +117,10 @@ export class SqliteExecutor implements DurableExecutor {
   private files!: FileTables;
   /** Runs parked on a capability step (step.use). */
   private parked!: ParkedRuns;
+  /** Flow control: step bodies waiting for and holding queue slots (src/runtime/queues.ts). */
+  private queues!: QueueManager;
+  /** Run-level flow control: runs of a workflow with `runs: { queue }` wait for a slot. */
+  private runGate!: RunGate;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
   private logHost!: RunLogHost;
@@ -168,6 +177,11 @@ export class SqliteExecutor implements DurableExecutor {
       random: o.random,
       capability: o.capabilities ? (req, signal) => o.capabilities!.call(req, signal) : undefined,
       drain: o.drain,
+      slot: (req, signal) => {
+        const conflict = this.runGate.stepConflict(req);
+        return conflict ? Promise.reject(conflict) : this.queues.acquire(req, signal);
+      },
+      slotNow: (req) => (this.runGate.stepConflict(req) ? undefined : this.queues.tryAcquire(req)),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
@@ -189,6 +203,8 @@ export class SqliteExecutor implements DurableExecutor {
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
+    this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)));
+    this.runGate = new RunGate(this.queues, (id) => this.dispatch(id));
     const r = this.o.retention;
     this.logHost = this.runLogHost();
     // Metrics of the file's work (docs/observability.md): commits, retention, timer lag.
@@ -205,6 +221,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
+    await this.queues.start();
     for (const id of this.store.unfinishedRunIds()) if (!drain || drain.runIds.has(id)) this.dispatch(id);
     await this.o.scheduler.start();
   }
@@ -214,6 +231,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.stopping = true;
     this.o.scheduler.stop();
     this.fanIn.clear();
+    this.queues?.stop();
     this.retention.stopSweeping();
     const stopping = new EngineStateError('engine stopped');
     for (const act of this.active.values()) act.abort?.(stopping);
@@ -238,6 +256,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.stopping = true;
     this.o.scheduler.stop();
     this.fanIn.clear();
+    this.queues?.stop();
     this.o.triggerStore.abandon();
     this.resolveIdle();
   }
@@ -287,6 +306,13 @@ export class SqliteExecutor implements DurableExecutor {
     this.ensureStarted();
     this.refuseNewWork('start a run');
     const wf = this.o.registry.get(req.workflow);
+    // Run-level flow control: a key or priority function that throws or gives a bad value is
+    // refused now, with nothing stored (a run made by an event or a schedule fails with it instead).
+    if (wf.definition.runs) {
+      const value = decodeValue(req.input); // as the run's code sees it (undefined, Date, Map...)
+      runKeyOf(req.workflow, wf.definition.runs, value);
+      runPriorityOf(req.workflow, wf.definition.runs, value);
+    }
     const inputText = JSON.stringify(req.input);
     let blocked = false;
     let createdAt = 0;
@@ -666,6 +692,8 @@ export class SqliteExecutor implements DurableExecutor {
           await this.queue.enqueue(() => this.files.block(runId, reason, this.now()));
           return;
         }
+        // Run-level flow control: a run over its queue's limit waits, pending, in line.
+        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input))) return;
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
@@ -735,6 +763,24 @@ export class SqliteExecutor implements DurableExecutor {
     }
   }
 
+  /** Whether the run may execute now (its queue slot, src/runtime/run-gate.ts). A run that
+   *  waits is not executed: it stays pending and is dispatched again once granted. A cancel
+   *  of a run still in line ends it at once (nothing of it ran); a key function that fails
+   *  fails the run with its one-line error. */
+  private async admitRun(runId: string, act: ActiveRun, def: RegisteredWorkflow['definition'], input: Json): Promise<boolean> {
+    const adm = this.runGate.admit(runId, def, input);
+    if (adm.type === 'go') return true;
+    if (adm.type === 'wait' && act.cancel === 'none') return false;
+    const error = adm.type === 'refused' ? toErrorInfo(adm.error) : undefined;
+    await this.queue.enqueue(() => {
+      const now = this.now();
+      this.store.finishRun(runId, error ? 'failed' : 'cancelled', now, undefined, error);
+      this.childEnded(runId, error ? 'failed' : 'cancelled', now, undefined, error);
+    });
+    this.notifyTerminal(runId);
+    return false;
+  }
+
   /** Resumes the runs parked on `capability` that a provider with `attrs` may serve. */
   async wakeParked(capability: string, attrs: Attrs): Promise<void> {
     if (!this.started || this.stopping) return;
@@ -802,6 +848,7 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
+    this.runGate.ended(runId);
     this.wakeParents();
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.length === 0) return;

@@ -8,7 +8,7 @@ import type { ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
-import type { AttemptResult, ChildStartCall, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, ChildStartCall, SlotHold, SlotRequest, StepLog } from '../../ports/step-log.ts';
 import { childRunId } from '../../domain/child-id.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import type { CommitQueue } from './commit-queue.ts';
@@ -54,6 +54,10 @@ export interface RunLogHost {
   readonly capability: ((req: CapabilityRequest, signal: AbortSignal) => Promise<Json | undefined>) | undefined;
   /** Restate's outbox, when this file is being drained to Restate: events go there. */
   readonly drain: { publish(event: EmittedEvent): Promise<unknown> } | undefined;
+  /** Waits for a queue slot (src/runtime/queues.ts). */
+  slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold>;
+  /** A queue slot at once if one is free and nobody waits; undefined: ask slot(). */
+  slotNow(req: SlotRequest): SlotHold | undefined;
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
@@ -114,6 +118,14 @@ export class SqliteRunLog implements StepLog {
   /** In-process: the body runs here; its outcome counts once because record() follows. */
   attempt(_call: StepCall, _attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult> {
     return run();
+  }
+
+  slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold> {
+    return this.host.slot(req, signal);
+  }
+
+  slotNow(req: SlotRequest): SlotHold | undefined {
+    return this.host.slotNow(req);
   }
 
   record(entry: JournalEntry, resultText?: string): Promise<void> {

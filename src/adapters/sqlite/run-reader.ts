@@ -1,6 +1,7 @@
 // RunReader over the SQLite file: the engine's own (over its open store) and the CLI's
 // (a read-only open of the data dir's file, no owner lease, so it works while a `serve` or
 // an embedding app owns the data dir).
+import { readSlotWait } from './queue-store.ts';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +27,11 @@ export class SqliteRunReader implements RunReader {
 
   async getRun(runId: string): Promise<RunView | undefined> {
     const row = this.store.getRunRow(runId);
-    return row && this.store.view(row, true);
+    const view = row && this.store.view(row, true);
+    // A step (or the run itself: run-level flow control) waiting for a queue slot: where it
+    // stands in line (`why`).
+    const queued = view?.status === 'running' || view?.status === 'pending' ? readSlotWait(this.store.db, runId) : undefined;
+    return queued ? { ...view!, queued } : view;
   }
 
   async childOutput(runId: string): Promise<ChildOutput | undefined> {
@@ -37,9 +42,15 @@ export class SqliteRunReader implements RunReader {
   async listRuns(filter: RunFilter): Promise<RunPage> {
     const limit = filter.limit ?? DEFAULT_PAGE;
     const beforeSeq = filter.cursor === undefined ? undefined : decodeCursor('sqlite', filter.cursor, cursorSchema).s;
-    const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, since: filter.since, until: filter.until, parent: filter.parent, beforeSeq, limit: limit + 1 });
+    const rows = this.store.listRunRows({ status: filter.status, workflow: filter.workflow, since: filter.since, until: filter.until, parent: filter.parent, queue: filter.queue, beforeSeq, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const runs = page.map((r) => this.store.view(r, false));
+    if (filter.queue !== undefined) {
+      for (const v of runs) {
+        const queued = readSlotWait(this.store.db, v.runId);
+        if (queued) v.queued = queued;
+      }
+    }
     return rows.length > limit ? { runs, next: encodeCursor('sqlite', { s: page[page.length - 1]!.created_seq }) } : { runs };
   }
 

@@ -208,6 +208,42 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN pause_at INTEGER;
   CREATE INDEX runs_rerun_of ON runs (rerun_of) WHERE rerun_of IS NOT NULL;
   `,
+  /* 12: flow control (issue 39, docs/flow-control.md): each queue's limits as the engine last
+         started with them (read by `tranquil queues`), the bodies and runs waiting for a slot in
+         their order (`ord`; a run's own slot has step ''), the slots held, and the starts a
+         rate limit counts; a waiting run's priority (higher first) orders its line. */ `
+  CREATE TABLE queue_defs (
+    name TEXT PRIMARY KEY,
+    limits TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE queue_waiting (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    key TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, step)
+  ) WITHOUT ROWID;
+  CREATE INDEX queue_waiting_order ON queue_waiting (queue, ord);
+  CREATE TABLE queue_slots (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    key TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (run_id, step)
+  ) WITHOUT ROWID;
+  CREATE TABLE queue_starts (
+    queue TEXT NOT NULL,
+    key TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX queue_starts_at ON queue_starts (queue, at);
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

@@ -423,6 +423,10 @@ export class SqliteStore {
       where.push('run_id IN (SELECT run_id FROM run_links WHERE parent_run_id = ?)');
       args.push(filter.parent);
     }
+    if (filter.queue) {
+      where.push('run_id IN (SELECT run_id FROM queue_waiting WHERE queue = ?)');
+      args.push(filter.queue);
+    }
     const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_seq DESC LIMIT ?`;
     return this.db.prepare(sql).all(...args, filter.limit ?? 100) as RunRow[];
   }

@@ -100,6 +100,20 @@ export const NOT_YET_PORTED: string[] = [
   'pause during a running body: the body finishes and is recorded, the run is paused at the next step; resume goes on',
   'timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart',
   'a paused run can be cancelled (its cleanup runs); pause and resume refuse what they cannot do',
+  // Flow control (issue 39): the Deno child's step log has no slot() yet.
+  'queue: never more than concurrency bodies at once, in the queue and per key',
+  'queue: the rate limit is never exceeded in any window',
+  'queue: a cold key starts within one slot turnover of a hot key with many queued',
+  'queue: a run holds no slot while it sleeps',
+  'queue: bodies waiting for a slot survive a restart and run in their order',
+  'queue: an unknown queue name or a key that is not a string fails the step, naming it',
+  'queue: a run cancelled while its step waits for a slot leaves the line; its body never runs',
+  // Run-level flow control (issue 39): a workflow file's definition carries no options.runs yet.
+  'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
+  'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
+  'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
+  'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
+  'run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger',
   // issue 41: live output. ctx.publish and ctx.stream go through the runner protocol (an attempt
   // and a record); files/live-output.ts covers them in one case of its own, these are not ported
   // one by one. Step events are emitted by the RunSession, which for a file runs in its Deno

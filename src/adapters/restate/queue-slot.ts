@@ -1,0 +1,113 @@
+// A step's slot of a queue on Restate (the StepLog's slot(), docs/flow-control.md): the run
+// makes an awakeable, sends `acquire` with its id to the queue's object (queue-object.ts) and
+// waits on it; the object resolves it when the slot is granted. The body's end sends
+// `release`. Each is a journaled command of the run's invocation, so a replay (after a
+// suspension, a crash, another replica taking over) neither asks again nor releases twice:
+// the slot belongs to the run's durable invocation, not to the process running it, and a
+// replica that dies while its body holds a slot leaves it to the invocation's next attempt,
+// which runs the body again in that same slot and then releases it.
+import './polyfill.ts';
+import * as restate from '@restatedev/restate-sdk';
+import { ValidationError } from '../../domain/errors.ts';
+import type { QueueSpec } from '../../domain/rate-limit.ts';
+import type { Json } from '../../domain/json.ts';
+import { decodeValue } from '../../domain/value-codec.ts';
+import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
+import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
+import type { SlotHold, SlotRequest } from '../../ports/step-log.ts';
+import type { RestateDriver } from './driver.ts';
+import { QUEUE_OBJECT, type AcquireRequest, type Grant } from './queue-object.ts';
+
+const json = restate.serde.json;
+
+/** The queues an engine's workflows declare, by name; a definition passed to a step itself
+ *  is taken as it is (the same name with other limits is refused). */
+export class QueueCatalog {
+  private readonly byName = new Map<string, QueueSpec>();
+
+  constructor(specs: readonly QueueSpec[]) {
+    for (const s of specs) this.byName.set(s.name, { name: s.name, limits: s.limits });
+  }
+
+  resolve(ref: QueueSpec | string): QueueSpec {
+    if (typeof ref === 'string') {
+      const q = this.byName.get(ref);
+      if (!q) throw new ValidationError(`unknown queue '${ref}': declare it in the workflow's options (workflow(name, { queues: [queue('${ref}', {...})] }, ...)) or pass the queue itself`);
+      return q;
+    }
+    const known = this.byName.get(ref.name);
+    if (known && JSON.stringify(known.limits) !== JSON.stringify(ref.limits)) {
+      throw new ValidationError(`queue '${ref.name}' is defined twice with different limits (${JSON.stringify(known.limits)} and ${JSON.stringify(ref.limits)}): define it once and share it`);
+    }
+    return known ?? { name: ref.name, limits: ref.limits };
+  }
+}
+
+export interface SlotContext {
+  rctx: restate.WorkflowContext;
+  driver: RestateDriver;
+  catalog: QueueCatalog;
+  /** The engine is stopping: nothing more is sent (the invocation goes on elsewhere later,
+   *  and its replay must meet the same commands), and a waiter keeps its place. */
+  stopping(): boolean;
+  /** Moves the run's clock to the grant's time. */
+  advance(t: number): void;
+}
+
+/** Waits for a slot of `req.queue` (rejects when `signal` aborts first: the run then leaves
+ *  the line, or gives back a slot granted meanwhile, before the rejection). */
+export function restateSlot(c: SlotContext, req: SlotRequest, signal: AbortSignal): Promise<SlotHold> {
+  let spec: QueueSpec;
+  try {
+    spec = c.catalog.resolve(req.queue);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (signal.aborted) return Promise.reject(signal.reason);
+  const { id, promise } = c.rctx.awakeable<Grant>();
+  const ask: AcquireRequest = { id, runId: req.runId, step: req.step, key: req.key, limits: spec.limits, ...(req.priority ? { priority: req.priority } : {}) };
+  c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'acquire', key: spec.name, parameter: ask, inputSerde: json });
+  return new Promise<SlotHold>((resolve, reject) => {
+    let settled = false;
+    const leave = (reason: unknown): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (c.stopping()) return reject(reason);
+      // Awaited: once the run has ended, it is out of the line (`why` of the next agrees).
+      const left = c.rctx.genericCall<{ id: string }, { released: boolean }>({ service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json, outputSerde: json });
+      c.driver.await(left).then(() => reject(reason), () => reject(reason));
+    };
+    const onAbort = (): void => leave(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    c.driver.await(promise).then(
+      (g) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        c.advance(g.t);
+        let released = false;
+        resolve({
+          grantedAt: g.t,
+          release: () => {
+            if (released || c.stopping()) return;
+            released = true;
+            c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json });
+          },
+        });
+      },
+      // A cancel Restate delivered to the wait itself.
+      (err: unknown) => leave(err),
+    );
+  });
+}
+
+/** Run-level flow control: a key or priority function that throws or gives a bad value is
+ *  refused when the run is asked for, with nothing stored (as on SQLite); a run made by an
+ *  event or a schedule fails with it instead (run-slot.ts). */
+export function refuseBadRunKey(def: WorkflowDefinition, input: Json): void {
+  if (!def.runs) return;
+  const value = decodeValue(input); // as the run's code sees it (undefined, Date, Map...)
+  runKeyOf(def.name, def.runs, value);
+  runPriorityOf(def.name, def.runs, value);
+}
