@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, NotSupportedError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
+import type { ResumeResult } from '../../domain/run-control.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -112,7 +113,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output';
+const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -516,6 +517,41 @@ export class RestateExecutor implements DurableExecutor {
       await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
     }
     return plan;
+  }
+
+  /** docs/control.md: noted through the run's `pause` handler (pause-handlers.ts); the run
+   *  holds at its next step boundary or wake. */
+  async pause(runId: string, by: string): Promise<void> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); nothing to pause`);
+    if (v.status === 'blocked') throw new RunStateError(`run ${runId} is blocked (it waits for an approval and runs nothing): nothing to pause`);
+    await this.control(runId, v.workflow, 'pause', { by });
+  }
+
+  /** docs/control.md: a paused run goes on. Returns once it left `paused` (a runs.get right
+   *  after shows it going on, as on SQLite). A cancelled run is not resumed here yet. */
+  async resume(runId: string): Promise<ResumeResult> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (v.status === 'cancelled') throw new NotSupportedError(`backend 'restate' cannot resume a cancelled run yet (docs/control.md, "Backends"); \`tranquil runs rerun ${runId}\` starts it anew`);
+    await this.control(runId, v.workflow, 'resume', {});
+    const deadline = Date.now() + 30_000;
+    for (let i = 0; v.status === 'paused' && (await this.requireView(runId)).status === 'paused'; i++) {
+      if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not go on within 30s of its resume`);
+      await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
+    }
+    return { resumed: 'paused', discarded: [] };
+  }
+
+  /** Calls one of the run's control handlers; its refusal (409) is the caller's RunStateError. */
+  private async control(runId: string, workflow: string, handler: 'pause' | 'resume', body: Json): Promise<void> {
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(workflow)}/${encodeURIComponent(runId)}/${handler}`, body));
+    const message = (res.json as { message?: unknown } | undefined)?.message;
+    const said = typeof message === 'string' ? message : res.text.slice(0, 200);
+    if (res.status === 409 || res.status === 400) throw new RunStateError(said);
+    if (res.status === 404) throw new NotSupportedError(`run ${runId} is served by code from before runs.${handler} on Restate: ${said}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused ${handler} of run ${runId} (${res.status}): ${said}`);
   }
 
   /** How many times the run has failed and been parked (`~cycle`, written by the handler). */

@@ -29,6 +29,8 @@ import { childEnd, childSignal } from '../../domain/child-runs.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
 import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { serviceName } from './workflow-service.ts';
+import { RunPause } from './run-pause.ts';
+import type { PauseInfo } from '../../domain/run-control.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -97,12 +99,14 @@ export interface RetryRequest {
 
 
 export interface RunState {
-  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'parked' | 'blocked' | 'succeeded' | 'failed' | 'cancelled';
+  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'parked' | 'blocked' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
   /** A cancelled run: who asked and when (from `~cancel`). */
   cancel?: CancelInfo;
+  /** A paused run: who asked and when (from `~pause#k`, run-pause.ts). */
+  paused?: PauseInfo;
   /** When the run took this status, on the run's journaled clock: the same in every read and
    *  every replay (the invocation's modified_at moves when Restate suspends or resumes it, so
    *  a view dated by it looked like a new transition: a notification delivered twice). */
@@ -126,6 +130,7 @@ export class RestateRun {
   /** What the state writes said, kept to hand engine.result() a view without a query. */
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
+  private pause!: RunPause;
   private parent: ParentRef | undefined;
   /** The run's trace context: every session's execution span is its child. */
   private traceparent: string | undefined;
@@ -181,6 +186,13 @@ export class RestateRun {
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
+    this.pause = new RunPause({
+      ctx: this.rctx, driver: this.log.driver,
+      showPaused: (paused) => this.setRun({ status: 'paused', paused }),
+      advance: (t) => this.log.advance(t),
+    });
+    this.log.pauseRequested = () => this.pausing();
+    this.pause.watch();
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {
@@ -200,13 +212,17 @@ export class RestateRun {
           throw outcome.cause;
         case 'suspended':
           for (const entry of outcome.entries) await this.log.record(entry);
-          this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
-          const provided = this.awaitProvider(outcome.entries);
-          await this.log.suspend(outcome.wakeAt, outcome.signals, provided).catch((err) => {
-            // Cancelled while suspended: the next session throws it into the code (cleanup).
-            if (!this.log.cancelled) throw err;
-          });
-          if (provided) this.rctx.clear('~park');
+          if (!this.pausing()) {
+            this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
+            const provided = this.awaitProvider(outcome.entries);
+            await this.log.suspend(outcome.wakeAt, outcome.signals, provided, this.log.cancelled ? undefined : this.pause.branch()).catch((err) => {
+              // Cancelled while suspended: the next session throws it into the code (cleanup).
+              if (!this.log.cancelled) throw err;
+            });
+            if (provided) this.rctx.clear('~park');
+          }
+          // Asked to pause (docs/control.md): held until resumed or cancelled (run-pause.ts).
+          if (this.pausing()) await this.pause.hold();
           this.setRun({ status: 'running' });
           continue;
         case 'failed':
@@ -219,6 +235,11 @@ export class RestateRun {
           continue;
       }
     }
+  }
+
+  /** A pause was seen and no cancel came: no further step starts, the run holds. */
+  private pausing(): boolean {
+    return this.pause.requested() && !this.log.cancelled;
   }
 
   /** One session; a workflow file's child output is handed on, whatever the outcome. */

@@ -274,6 +274,9 @@ export class RestateStepLog implements StepLog {
     return this.cancels >= 2;
   }
 
+  /** Set by the run handler: a pause was seen (run-pause.ts). */
+  pauseRequested?: () => boolean;
+
   /** Restate cancelled the invocation (at least once). */
   get cancelled(): boolean {
     return this.cancels > 0;
@@ -284,10 +287,11 @@ export class RestateStepLog implements StepLog {
   }
 
   /** Waits until the suspended run can go on: its wake time, a signal in the slot of one of
-   *  its open waits, or the awakeable of its parked capability steps (`provided`, resolved
-   *  with the time), whichever comes first. */
-  async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>): Promise<void> {
+   *  its open waits, the awakeable of its parked capability steps (`provided`, resolved
+   *  with the time), or a pause request (`pause`, run-pause.ts), whichever comes first. */
+  async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>, pause?: restate.RestatePromise<number>): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
+    if (pause) branches.push(pause);
     if (provided) branches.push(provided.map((v) => (typeof v?.t === 'number' ? v.t : this.clock)));
     if (wakeAt !== undefined) {
       // Measured only for a timer this attempt of the invocation made live: its completion

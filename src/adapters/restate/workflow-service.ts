@@ -1,6 +1,7 @@
 // One restate.workflow per Tranquil workflow: `run` (the run itself, keyed by run id),
 // and the shared handlers `signal` (resolves a signal slot the run's signal queue handed out;
-// signal-queue.ts) and `retry` (resumes a parked-failed run).
+// signal-queue.ts), `retry` (resumes a parked-failed run), `pause` and `resume`
+// (pause-handlers.ts).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import * as z from 'zod';
@@ -13,6 +14,7 @@ import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionOptions } from '../../runtime/session-factory.ts';
 import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
+import { pauseRun, resumeRun } from './pause-handlers.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -126,6 +128,10 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         }
         return { noted: true };
       },
+
+      // runs.pause / runs.resume (docs/control.md): durable promises the run watches.
+      pause: (ctx: restate.WorkflowSharedContext, body: unknown) => pauseRun(ctx, body),
+      resume: (ctx: restate.WorkflowSharedContext) => resumeRun(ctx),
 
       retry: async (ctx: restate.WorkflowSharedContext, body: unknown) => {
         const req = retryBody.safeParse(body ?? {});
