@@ -9,10 +9,4 @@ runConformance({
     await engine.start();
     return engine;
   },
-  skip: [{
-    reason: 'runs.resume of a cancelled run is not built on Restate yet (docs/control.md, "Backends"): NotSupportedError',
-    tests: [
-      'resume of a cancelled run continues from where it stopped: recorded results reused, the cancelled step runs again',
-    ],
-  }],
 });

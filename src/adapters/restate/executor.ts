@@ -8,7 +8,6 @@
 // schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
 // slots are claimed through the Scheduler it is given. With `triggers: 'restate'` the event
 // inbox, schedules and webhook secrets live in Restate instead (cluster-triggers.ts).
-import { deadlineFor } from '../../domain/run-control.ts';
 import { withControl } from './run-control.ts';
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
@@ -18,7 +17,7 @@ import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, NotSupportedError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
-import type { ResumeResult } from '../../domain/run-control.ts';
+import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -529,19 +528,29 @@ export class RestateExecutor implements DurableExecutor {
     await this.control(runId, v.workflow, 'pause', { by });
   }
 
-  /** docs/control.md: a paused run goes on. Returns once it left `paused` (a runs.get right
-   *  after shows it going on, as on SQLite). A cancelled run is not resumed here yet. */
+  /** docs/control.md: a paused run goes on; a cancelled run parked by its handler continues
+   *  from the step its cancel reached (run-continue.ts). Returns once it left that status (a
+   *  runs.get right after shows it going on, as on SQLite). */
   async resume(runId: string): Promise<ResumeResult> {
     this.ensureStarted();
     const v = await this.requireView(runId);
-    if (v.status === 'cancelled') throw new NotSupportedError(`backend 'restate' cannot resume a cancelled run yet (docs/control.md, "Backends"); \`tranquil runs rerun ${runId}\` starts it anew`);
+    let result: ResumeResult = { resumed: 'paused', discarded: [] };
+    if (v.status === 'cancelled') {
+      const found = await this.invocation(runId, v.workflow);
+      if (!found || found.inv.status === 'completed') {
+        throw new RunStateError(`run ${runId} ended with its cancel (cancelled while blocked or parked failed, by code from before runs.resume, or its park expired): it cannot be continued; \`tranquil runs rerun ${runId}\` starts it anew`);
+      }
+      // The parked run's step views mirror its journal: the plan made here is the handler's.
+      result = resumePlan(v.steps);
+    }
     await this.control(runId, v.workflow, 'resume', {});
+    this.settledViews.delete(runId);
     const deadline = Date.now() + 30_000;
-    for (let i = 0; v.status === 'paused' && (await this.requireView(runId)).status === 'paused'; i++) {
+    for (let i = 0; (v.status === 'paused' || v.status === 'cancelled') && (await this.requireView(runId)).status === v.status; i++) {
       if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not go on within 30s of its resume`);
       await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
     }
-    return { resumed: 'paused', discarded: [] };
+    return result;
   }
 
   /** Calls one of the run's control handlers; its refusal (409) is the caller's RunStateError. */
@@ -595,14 +604,15 @@ export class RestateExecutor implements DurableExecutor {
         const left = deadline - Date.now();
         if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
         const cachedBefore = this.settledViews.get(runId);
-        // Parked failed here: it never completes, and the server shows its failed view a
-        // moment after the handler wrote it: look again soon (a few queries, once per run).
-        const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
+        // Parked failed or cancelled here: it does not complete, and the server shows its view
+        // a moment after the handler wrote it: look again soon (a few queries, once per run).
+        const parked = cachedBefore?.status === 'failed' || cachedBefore?.status === 'cancelled';
+        const pollMs = Math.min(left, parked ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
         if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs, abort.signal).then(() => false)]);
         if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
-        if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
+        if (cached && cached.status === 'succeeded') {
           // Settled here: the completion is a moment away; wait for it rather than query.
           if (!done) done = await Promise.race([completed, new Promise<boolean>((r) => setTimeout(() => r(false), Math.min(left, 2000)))]);
           if (done) return cached;

@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { MAX_CANCEL_BY } from '../../domain/cancel.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import { describeIssue } from '../../domain/validate.ts';
-import { CANCEL_PROMISE, type RunState } from './run-handler.ts';
+import type { RunState } from './run-handler.ts';
+import { CANCEL_CYCLE, cancelCycleNow, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
 import { PAUSE_CYCLE, pausePromise, resumePromise, type PauseNote, type ResumeNote } from './run-pause.ts';
 
 /** The `pause` handler's body: who asks (the engine validated it). */
@@ -32,7 +33,7 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
   const run = await ctx.get<RunState>('~run');
   if (run && isTerminal(run.status as RunStatus)) throw refuse(`run ${ctx.key} already finished (${run.status}); nothing to pause`);
   if (run?.status === 'blocked') throw refuse(`run ${ctx.key} is blocked (it waits for an approval and runs nothing): nothing to pause`);
-  if ((await ctx.promise(CANCEL_PROMISE).peek()) !== undefined) throw refuse(`run ${ctx.key} is being cancelled; it cannot be paused`);
+  if ((await ctx.promise(cancelPromise(await cancelCycleNow(ctx))).peek()) !== undefined) throw refuse(`run ${ctx.key} is being cancelled; it cannot be paused`);
   const p = ctx.promise<PauseNote>(pausePromise(await cycleNow(ctx)));
   if ((await p.peek()) !== undefined) return { noted: false };
   try {
@@ -44,9 +45,19 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
   return { noted: true };
 }
 
-/** Lets a paused run go on (or withdraws a pause asked and not yet applied). */
-export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ resumed: boolean }> {
+/** Lets a paused run go on (or withdraws a pause asked and not yet applied); continues a run
+ *  parked cancelled (run-continue.ts; the engine checked that its invocation is alive). */
+export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ resumed: 'paused' | 'cancelled' }> {
   const run = await ctx.get<RunState>('~run');
+  if (run?.status === 'cancelled') {
+    const c = (await ctx.get<number>(CANCEL_CYCLE)) ?? 0;
+    try {
+      await ctx.promise<ContinueRequest>(continuePromise(c)).resolve({ t: await ctx.date.now() });
+    } catch (err) {
+      if (!(err instanceof restate.TerminalError)) throw err; // a concurrent resume did it
+    }
+    return { resumed: 'cancelled' };
+  }
   const k = await cycleNow(ctx);
   const asked = await ctx.promise<PauseNote>(pausePromise(k)).peek();
   if (asked === undefined || (run && isTerminal(run.status as RunStatus))) {
@@ -57,5 +68,5 @@ export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ r
   } catch (err) {
     if (!(err instanceof restate.TerminalError)) throw err; // a concurrent resume did it
   }
-  return { resumed: true };
+  return { resumed: 'paused' };
 }

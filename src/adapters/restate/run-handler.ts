@@ -30,6 +30,8 @@ import type { ChildStartRequest } from '../../ports/executor.ts';
 import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { serviceName } from './workflow-service.ts';
 import { RunPause } from './run-pause.ts';
+import { CANCEL_CYCLE, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
+import { resumePlan } from '../../domain/run-control.ts';
 import type { PauseInfo } from '../../domain/run-control.ts';
 
 export interface RunHooks {
@@ -79,9 +81,9 @@ export interface RestateFiles {
 export const releasePromise = (k: number): string => `~release#${k}`;
 
 /** The durable promise the engine resolves with who asks to cancel, before it asks Restate
- *  to cancel the invocation (executor.cancel; the `cancelNote` handler). The first asker
- *  stays. A cancel from outside the engine API (Restate's own UI or CLI) leaves it empty. */
-export const CANCEL_PROMISE = '~cancel';
+ *  to cancel the invocation (executor.cancel; the `cancelNote` handler), is
+ *  `cancelPromise(cycle)` (run-continue.ts). The first asker of a cycle stays. A cancel from
+ *  outside the engine API (Restate's own UI or CLI) leaves it empty. */
 
 /** What `~cancel` holds: who asked, and when (the handler's journaled time, epoch ms). */
 export interface CancelNote {
@@ -131,6 +133,8 @@ export class RestateRun {
   private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
   private pause!: RunPause;
+  /** How many times the run was cancelled and continued (run-continue.ts). */
+  private cancelCycle = 0;
   private parent: ParentRef | undefined;
   /** The run's trace context: every session's execution span is its child. */
   private traceparent: string | undefined;
@@ -206,7 +210,9 @@ export class RestateRun {
           // The invocation's output is journaled by Restate too: sealed.
           return sealJson(this.codec, outcome.output);
         case 'cancelled':
-          throw await this.endCancelled();
+          // Parked: runs.resume continues it (run-continue.ts); else it ends cancelled.
+          await this.parkCancelled();
+          continue;
         case 'interrupted':
           // Not the workflow's failure (a transport or SDK error): Restate retries the invocation.
           throw outcome.cause;
@@ -337,6 +343,38 @@ export class RestateRun {
     return new restate.CancelledError();
   }
 
+  /** Parked cancelled: the run shows `cancelled` (its parent told, result() answered) until
+   *  runs.resume resolves `~continue#<cycle>`: then the journal is cut at the step the cancel
+   *  was thrown into and the run goes on. After PARK_TTL_MS, or at a further cancel, the
+   *  invocation ends cancelled. */
+  private async parkCancelled(): Promise<void> {
+    const end = await this.endCancelled();
+    const c = this.cancelCycle;
+    const asked = this.rctx.promise<ContinueRequest>(continuePromise(c)).get();
+    let woke: ContinueRequest | 'ttl';
+    try {
+      woke = await this.log.driver.await(restate.RestatePromise.race([asked, this.rctx.sleep(PARK_TTL_MS, '~cancelled').map(() => 'ttl' as const)]));
+    } catch (err) {
+      throw err instanceof CancelledError ? end : err;
+    }
+    if (woke === 'ttl') throw end;
+    if (typeof woke?.t === 'number') this.log.advance(woke.t);
+    this.log.beginSession(); // entries as recorded, the cleanup included
+    const plan = resumePlan(this.log.entries);
+    if (plan.from) {
+      this.log.truncate(plan.from.seq);
+      for (const d of plan.discarded) {
+        this.written.steps.delete(d.seq);
+        this.rctx.clear(`~s${d.seq}`);
+      }
+    }
+    this.log.cancelTaken();
+    this.cancelCycle = c + 1;
+    this.rctx.set(CANCEL_CYCLE, this.cancelCycle);
+    this.pause.renew();
+    this.setRun({ status: 'running' });
+  }
+
   /** Parked failed: the run shows `failed` until runs.retry resolves `~retry#<cycle>` (then
    *  the failed step is reset and the run goes on) or the park outlives its TTL. */
   private async park(error: ErrorInfo, cycle: number): Promise<void> {
@@ -393,7 +431,7 @@ export class RestateRun {
    *  journaled peek, so a replay reads the same); undefined for a cancel from elsewhere. */
   private async cancelNote(): Promise<CancelInfo | undefined> {
     try {
-      const peek = this.rctx.promise<CancelNote>(CANCEL_PROMISE).peek() as unknown as restate.RestatePromise<CancelNote | undefined>;
+      const peek = this.rctx.promise<CancelNote>(cancelPromise(this.cancelCycle)).peek() as unknown as restate.RestatePromise<CancelNote | undefined>;
       const note = await this.log.driver.await(peek);
       return note && typeof note.by === 'string' && typeof note.t === 'number' ? { by: note.by, at: new Date(note.t).toISOString() } : undefined;
     } catch (err) {

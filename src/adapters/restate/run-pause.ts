@@ -62,6 +62,15 @@ export class RunPause {
     });
   }
 
+  /** A cancelled run continues (run-continue.ts): a pause asked before its cancel is spent;
+   *  a new cycle is watched. */
+  renew(): void {
+    this.k++;
+    this.seen = undefined;
+    this.host.ctx.set(PAUSE_CYCLE, this.k);
+    this.watch();
+  }
+
   /** A pause was seen in this cycle: no further step starts. */
   requested(): boolean {
     return this.seen !== undefined;

@@ -277,6 +277,11 @@ export class RestateStepLog implements StepLog {
   /** Set by the run handler: a pause was seen (run-pause.ts). */
   pauseRequested?: () => boolean;
 
+  /** A cancelled run continues (run-continue.ts): the cancels so far are spent. */
+  cancelTaken(): void {
+    this.cancels = 0;
+  }
+
   /** Restate cancelled the invocation (at least once). */
   get cancelled(): boolean {
     return this.cancels > 0;

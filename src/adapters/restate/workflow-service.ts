@@ -12,9 +12,10 @@ import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionOptions } from '../../runtime/session-factory.ts';
-import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
 import { pauseRun, resumeRun } from './pause-handlers.ts';
+import { cancelCycleNow, cancelPromise } from './run-continue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -118,7 +119,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
       cancelNote: async (ctx: restate.WorkflowSharedContext, body: unknown): Promise<{ noted: boolean }> => {
         const req = cancelNoteBody.safeParse(body ?? {});
         if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'cancel note'), { errorCode: 400 });
-        const p = ctx.promise<CancelNote>(CANCEL_PROMISE);
+        const p = ctx.promise<CancelNote>(cancelPromise(await cancelCycleNow(ctx)));
         if ((await p.peek()) !== undefined) return { noted: false };
         try {
           await p.resolve({ by: req.data.by, t: await ctx.date.now() });
