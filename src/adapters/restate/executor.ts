@@ -404,6 +404,7 @@ export class RestateExecutor implements DurableExecutor {
           ...(parent ? { parent } : {}),
           ...(r.traceparent ? { traceparent: r.traceparent } : {}),
           ...(r.deadlineAt !== undefined ? { deadline: r.deadlineAt } : {}),
+          control: 1,
         };
         // The run's trace context as W3C traceparent too: a Restate that exports traces
         // (tracing-endpoint) puts its invocation spans in the run's trace.

@@ -8,7 +8,7 @@ import * as z from 'zod';
 import { MAX_CANCEL_BY } from '../../domain/cancel.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import { describeIssue } from '../../domain/validate.ts';
-import type { RunState } from './run-handler.ts';
+import type { RunMeta, RunState } from './run-handler.ts';
 import { CANCEL_CYCLE, cancelCycleNow, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
 import { PAUSE_CYCLE, pausePromise, resumePromise, type PauseNote, type ResumeNote } from './run-pause.ts';
 
@@ -16,6 +16,10 @@ import { PAUSE_CYCLE, pausePromise, resumePromise, type PauseNote, type ResumeNo
 const pauseBody = z.object({ by: z.string().min(1).max(MAX_CANCEL_BY) }).strict();
 
 const refuse = (message: string) => new restate.TerminalError(message, { errorCode: 409 });
+
+/** A run started by an engine from before run control keeps its journal's shape: no watch. */
+const OLD_RUN = (runId: string, what: string) =>
+  `run ${runId} was started by an engine from before runs.pause on Restate; it cannot be ${what} (it can be cancelled, and rerun)`;
 
 /** The cycle a pause or resume asked now belongs to: the run handler's, or past it while the
  *  run has not yet taken a resume (only the run handler writes state). */
@@ -32,6 +36,7 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
   if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'pause request'), { errorCode: 400 });
   const run = await ctx.get<RunState>('~run');
   if (run && isTerminal(run.status as RunStatus)) throw refuse(`run ${ctx.key} already finished (${run.status}); nothing to pause`);
+  if (run && !(await ctx.get<RunMeta>('~meta'))?.control) throw refuse(OLD_RUN(ctx.key, 'paused'));
   if (run?.status === 'blocked') throw refuse(`run ${ctx.key} is blocked (it waits for an approval and runs nothing): nothing to pause`);
   if ((await ctx.promise(cancelPromise(await cancelCycleNow(ctx))).peek()) !== undefined) throw refuse(`run ${ctx.key} is being cancelled; it cannot be paused`);
   const p = ctx.promise<PauseNote>(pausePromise(await cycleNow(ctx)));
@@ -49,6 +54,7 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
  *  parked cancelled (run-continue.ts; the engine checked that its invocation is alive). */
 export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ resumed: 'paused' | 'cancelled' }> {
   const run = await ctx.get<RunState>('~run');
+  if (run && !(await ctx.get<RunMeta>('~meta'))?.control) throw refuse(OLD_RUN(ctx.key, 'resumed'));
   if (run?.status === 'cancelled') {
     const c = (await ctx.get<number>(CANCEL_CYCLE)) ?? 0;
     try {

@@ -5,7 +5,11 @@
 //   session again from the top, as the SQLite executor does after a wake;
 // - failed: park (the run shows `failed`); runs.retry resolves `~retry#<cycle>` and the run
 //   resumes with the journal truncated at the retry point (domain retryPlan);
-// - cancelled: Restate's CancelledError; diverged: recorded outside Restate, then ended.
+// - cancelled: parked (the run shows `cancelled`); runs.resume resolves `~continue#<cycle>`
+//   and the run goes on from the step the cancel reached (run-continue.ts); after the park's
+//   TTL or a further cancel, Restate's CancelledError ends it;
+// - paused (runs.pause): held on `~resume#k` at a step boundary (run-pause.ts);
+// - diverged: recorded outside Restate, then ended.
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
@@ -91,6 +95,14 @@ export interface CancelNote {
   t: number;
 }
 
+/** What `~meta` holds. `control`: the run watches pause and parks after a cancel. */
+export interface RunMeta {
+  version: string;
+  input: Json;
+  startedAt?: string;
+  control?: boolean;
+}
+
 /** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
 export interface RetryRequest {
   /** The step to resume at, as the engine reported it to the caller; absent: the default. */
@@ -130,9 +142,10 @@ const CANCEL_TRIES = 2;
 /** One invocation of a workflow's `run` handler. Lives as long as the invocation. */
 export class RestateRun {
   /** What the state writes said, kept to hand engine.result() a view without a query. */
-  private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
+  private readonly written: { meta?: RunMeta; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
-  private pause!: RunPause;
+  private pause: RunPause | undefined;
+  private control = false;
   /** How many times the run was cancelled and continued (run-continue.ts). */
   private cancelCycle = 0;
   private parent: ParentRef | undefined;
@@ -162,7 +175,10 @@ export class RestateRun {
     return this.hooks.codec ?? identityCodec;
   }
 
-  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number): Promise<Json> {
+  /** `control`: the run request asked for run control (pause, resume of a cancel); a run
+   *  forwarded by an engine from before it replays with the journal it started with. */
+  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false): Promise<Json> {
+    this.control = control;
     this.parent = parent;
     this.traceparent = traceparent;
     this.deadline = deadline;
@@ -177,7 +193,7 @@ export class RestateRun {
     // The version is journaled with the start: state writes are compared on replay, so
     // everything written must come from the journal, not from the code now running.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version }));
-    this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
+    this.written.meta = { version: start.version, input, startedAt: iso(start.t), ...(this.control ? { control: true } : {}) };
     this.rctx.set('~meta', sealPayloads(this.codec, this.written.meta, ['input']));
     // The run's trace context with its state (the request that carried it is journaled too).
     if (this.traceparent !== undefined) this.rctx.set('~trace', this.traceparent);
@@ -190,13 +206,15 @@ export class RestateRun {
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
-    this.pause = new RunPause({
-      ctx: this.rctx, driver: this.log.driver,
-      showPaused: (paused) => this.setRun({ status: 'paused', paused }),
-      advance: (t) => this.log.advance(t),
-    });
-    this.log.pauseRequested = () => this.pausing();
-    this.pause.watch();
+    if (this.control) {
+      this.pause = new RunPause({
+        ctx: this.rctx, driver: this.log.driver,
+        showPaused: (paused) => this.setRun({ status: 'paused', paused }),
+        advance: (t) => this.log.advance(t),
+      });
+      this.log.pauseRequested = () => this.pausing();
+      this.pause.watch();
+    }
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (let cycle = 0; ; ) {
@@ -211,6 +229,7 @@ export class RestateRun {
           return sealJson(this.codec, outcome.output);
         case 'cancelled':
           // Parked: runs.resume continues it (run-continue.ts); else it ends cancelled.
+          if (!this.control) throw await this.endCancelled();
           await this.parkCancelled();
           continue;
         case 'interrupted':
@@ -221,14 +240,14 @@ export class RestateRun {
           if (!this.pausing()) {
             this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
             const provided = this.awaitProvider(outcome.entries);
-            await this.log.suspend(outcome.wakeAt, outcome.signals, provided, this.log.cancelled ? undefined : this.pause.branch()).catch((err) => {
+            await this.log.suspend(outcome.wakeAt, outcome.signals, provided, this.log.cancelled ? undefined : this.pause?.branch()).catch((err) => {
               // Cancelled while suspended: the next session throws it into the code (cleanup).
               if (!this.log.cancelled) throw err;
             });
             if (provided) this.rctx.clear('~park');
           }
           // Asked to pause (docs/control.md): held until resumed or cancelled (run-pause.ts).
-          if (this.pausing()) await this.pause.hold();
+          if (this.pausing()) await this.pause!.hold();
           this.setRun({ status: 'running' });
           continue;
         case 'failed':
@@ -245,7 +264,7 @@ export class RestateRun {
 
   /** A pause was seen and no cancel came: no further step starts, the run holds. */
   private pausing(): boolean {
-    return this.pause.requested() && !this.log.cancelled;
+    return !!this.pause?.requested() && !this.log.cancelled;
   }
 
   /** One session; a workflow file's child output is handed on, whatever the outcome. */
@@ -371,7 +390,7 @@ export class RestateRun {
     this.log.cancelTaken();
     this.cancelCycle = c + 1;
     this.rctx.set(CANCEL_CYCLE, this.cancelCycle);
-    this.pause.renew();
+    this.pause?.renew();
     this.setRun({ status: 'running' });
   }
 

@@ -49,6 +49,9 @@ export interface RunRequest {
   traceparent?: string;
   /** When the run must end (docs/control.md), fixed when the run was written. */
   deadline?: number;
+  /** 1: the run watches pause and parks after a cancel (docs/control.md). Absent in runs
+   *  forwarded by engines from before: they replay with the journal they started with. */
+  control?: number;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -66,7 +69,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
         const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline);
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, req?.control === 1);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):
