@@ -111,16 +111,12 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     const bad = (await engine.trigger('cli-fails', {})).runId;
     const sleeper = (await engine.trigger('cli-sleeps', {})).runId;
     const waiter = (await engine.trigger('cli-waits', {})).runId;
-    const paused = (await engine.trigger('cli-waits', {})).runId;
     expect((await engine.result(ok, { timeout: '20s' })).status).toBe('succeeded');
     expect((await engine.result(bad, { timeout: '20s' })).status).toBe('failed');
     await until('run to sleep', async () => (await engine.runs.get(sleeper)).status === 'sleeping', 20_000);
     await until('run to wait', async () => (await engine.runs.get(waiter)).status === 'waiting', 20_000);
-    await until('run to wait', async () => (await engine.runs.get(paused)).status === 'waiting', 20_000);
-    await engine.runs.pause(paused, { by: 'cli-test' });
-    await until('run to pause', async () => (await engine.runs.get(paused)).status === 'paused', 20_000);
 
-    const ids = [ok, bad, sleeper, waiter, paused];
+    const ids = [ok, bad, sleeper, waiter];
     const described = await Promise.all(ids.map((id) => cli(backend, dir, 'runs', 'describe', id, '--json')));
     const whys = await Promise.all(ids.map((id) => cli(backend, dir, 'why', id, '--json')));
     const listed = json<RunView[]>(await cli(backend, dir, 'runs', 'list', '--json'), 'runs list');
@@ -142,16 +138,31 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(json<RunView>(described[0]!, 'ok').output).toEqual({ sum: 6 });
     expect(json<RunView>(described[0]!, 'ok').steps).toHaveLength(2);
     expect(json<RunView>(described[1]!, 'bad').error).toEqual({ name: 'TerminalError', message: 'card declined' });
-    expect(json<RunView>(described[4]!, 'paused').paused?.by).toBe('cli-test');
-    expect(json<Explanation>(whys[4]!, 'why paused').summary).toContain(`is paused by cli-test at ${(await engine.runs.get(paused)).paused!.at}; `);
 
     const byId = (vs: RunView[]) => vs.map((v) => ({ runId: v.runId, workflow: v.workflow, status: v.status })).sort((a, b) => a.runId.localeCompare(b.runId));
     expect(byId(listed)).toEqual(byId(await engine.runs.list()));
-    expect(listed).toHaveLength(5);
+    expect(listed).toHaveLength(4);
 
     const unknown = await cli(backend, dir, 'runs', 'describe', 'no-such-run', '--json');
     expect(unknown.code).toBe(1);
     expect(unknown.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
+  }, 120_000);
+
+  test('cli: runs describe and why show a paused run (who paused it, when) as the engine does', async () => {
+    const { engine, dir } = await boot(workflows());
+    const paused = (await engine.trigger('cli-waits', {})).runId;
+    await until('run to wait', async () => (await engine.runs.get(paused)).status === 'waiting', 20_000);
+    await engine.runs.pause(paused, { by: 'cli-test' });
+    await until('run to pause', async () => (await engine.runs.get(paused)).status === 'paused', 20_000);
+    const [described, why] = await Promise.all([cli(backend, dir, 'runs', 'describe', paused, '--json'), cli(backend, dir, 'why', paused, '--json')]);
+    const api = await engine.runs.get(paused);
+    const { updatedAt: _, ...rest } = JSON.parse(JSON.stringify(api)) as RunView;
+    const shown = json<RunView>(described, 'runs describe');
+    expect(shown).toEqual({ ...rest, updatedAt: shown.updatedAt });
+    expect(shown.paused?.by).toBe('cli-test');
+    const said = json<Explanation>(why, 'why');
+    expect(said).toEqual(JSON.parse(JSON.stringify(await engine.runs.explain(paused))));
+    expect(said.summary).toContain(`is paused by cli-test at ${api.paused!.at}; `);
   }, 120_000);
 
   test('after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)', async () => {
