@@ -10,6 +10,7 @@ import type { Attrs } from '../domain/capability.ts';
 import type { Json } from '../domain/json.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
+import type { ResumeResult } from '../domain/run-control.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../ports/executor.ts';
 import type { TriggerState } from '../ports/triggers.ts';
@@ -104,6 +105,19 @@ export class DrainRouter implements DurableExecutor {
 
   retry(runId: string, options: RetryOptions): Promise<RetryResult> {
     return this.of(runId).retry(runId, options);
+  }
+
+  /** docs/control.md: by the executor that holds the run. */
+  pause(runId: string, by: string): Promise<void> {
+    const ex = this.of(runId);
+    if (!ex.pause) throw new NotSupportedError(`backend '${ex.backend}' cannot pause runs yet`);
+    return ex.pause(runId, by);
+  }
+
+  resume(runId: string): Promise<ResumeResult> {
+    const ex = this.of(runId);
+    if (!ex.resume) throw new NotSupportedError(`backend '${ex.backend}' cannot resume runs yet`);
+    return ex.resume(runId);
   }
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {

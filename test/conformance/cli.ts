@@ -148,6 +148,23 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(unknown.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
   }, 120_000);
 
+  test('cli: runs describe and why show a paused run (who paused it, when) as the engine does', async () => {
+    const { engine, dir } = await boot(workflows());
+    const paused = (await engine.trigger('cli-waits', {})).runId;
+    await until('run to wait', async () => (await engine.runs.get(paused)).status === 'waiting', 20_000);
+    await engine.runs.pause(paused, { by: 'cli-test' });
+    await until('run to pause', async () => (await engine.runs.get(paused)).status === 'paused', 20_000);
+    const [described, why] = await Promise.all([cli(backend, dir, 'runs', 'describe', paused, '--json'), cli(backend, dir, 'why', paused, '--json')]);
+    const api = await engine.runs.get(paused);
+    const { updatedAt: _, ...rest } = JSON.parse(JSON.stringify(api)) as RunView;
+    const shown = json<RunView>(described, 'runs describe');
+    expect(shown).toEqual({ ...rest, updatedAt: shown.updatedAt });
+    expect(shown.paused?.by).toBe('cli-test');
+    const said = json<Explanation>(why, 'why');
+    expect(said).toEqual(JSON.parse(JSON.stringify(await engine.runs.explain(paused))));
+    expect(said.summary).toContain(`is paused by cli-test at ${api.paused!.at}; `);
+  }, 120_000);
+
   test('after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)', async () => {
     const { engine, dir } = await boot(workflows());
     const ok = (await engine.trigger('cli-ok', { n: 2 })).runId;

@@ -200,24 +200,28 @@ export function controlScenarios({ test, boot, restart, until }: ScenarioKit): v
 
   test('timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart', async () => {
     const after: string[] = [];
+    // Long enough for the pause to come before the nap is due on a loaded machine (each
+    // runs.get on Restate is a SQL query of its admin API).
+    const NAP_MS = 2000;
     const wf = workflow('paused-timers', (w) => {
       w.trigger(manual());
       w.run(async ({ input, step }) => {
-        if (input === 'sleep') await step.sleep('nap', 400);
+        if (input === 'sleep') await step.sleep('nap', NAP_MS);
         else await step.waitForEvent('go');
         await step.do('after', () => void after.push(String(input)));
         return 'done';
       });
     });
     const { engine, dir } = await boot([wf]);
+    const t0 = Date.now();
     const sleeper = await engine.trigger('paused-timers', 'sleep');
     const waiter = await engine.trigger('paused-timers', 'wait');
-    await until('the runs to suspend', async () =>
-      (await engine.runs.get(sleeper.runId)).status === 'sleeping' && (await engine.runs.get(waiter.runId)).status === 'waiting');
+    await until('the sleeper to sleep', async () => (await engine.runs.get(sleeper.runId)).status === 'sleeping');
     await engine.runs.pause(sleeper.runId);
+    await until('the waiter to wait', async () => (await engine.runs.get(waiter.runId)).status === 'waiting');
     await engine.runs.pause(waiter.runId);
     await engine.signal(waiter.runId, 'go', 1);
-    await new Promise((r) => setTimeout(r, 800)); // the nap came due while paused
+    await new Promise((r) => setTimeout(r, Math.max(0, t0 + NAP_MS + 400 - Date.now()))); // the nap came due while paused
     expect((await engine.runs.get(sleeper.runId)).status).toBe('paused');
     expect((await engine.runs.get(waiter.runId)).status).toBe('paused');
     expect(after).toEqual([]);

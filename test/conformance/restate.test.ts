@@ -9,15 +9,4 @@ runConformance({
     await engine.start();
     return engine;
   },
-  skip: [
-    {
-      reason: 'runs.pause and runs.resume are not built on Restate yet (docs/control.md, "Backends"): NotSupportedError',
-      tests: [
-        'resume of a cancelled run continues from where it stopped: recorded results reused, the cancelled step runs again',
-        'pause during a running body: the body finishes and is recorded, the run is paused at the next step; resume goes on',
-        'timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart',
-        'a paused run can be cancelled (its cleanup runs); pause and resume refuse what they cannot do',
-      ],
-    },
-  ],
 });

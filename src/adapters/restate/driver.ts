@@ -49,6 +49,10 @@ export class RestateDriver {
    *  state of a record, the next ctx.run) landed before or after the next await depending on
    *  socket timing, and a replay of the invocation failed with a journal mismatch. */
   gate: (() => Promise<void>) | undefined;
+  /** A promise raced along with every race while anything else is awaited (docs/control.md:
+   *  the run's pause request), first in each race so that one already complete wins as it
+   *  did the first time; it keeps no race going on its own. Set by watch(). */
+  private watcher: Waiter | undefined;
 
   /** @param onCancelled told once per cancel Restate delivers to the invocation. Waiters it
    *  gives up reject with the engine's CancelledError. */
@@ -77,6 +81,13 @@ export class RestateDriver {
         void this.loop();
       } else this.interrupt?.(); // the race in flight does not include this promise
     });
+  }
+
+  /** Races `promise` along with whatever is awaited from now on, until it settles: then
+   *  `onSettled` gets its value (a failure drops it; a cancel is counted as any). Replaces
+   *  the promise watched before. */
+  watch<T>(promise: restate.RestatePromise<T>, onSettled: (value: T) => void): void {
+    this.watcher = { promise, resolve: onSettled as (v: unknown) => void, reject: () => {} };
   }
 
   /** The invocation is over: nothing more is awaited (pending callers never settle). */
@@ -110,8 +121,9 @@ export class RestateDriver {
         const batch = this.pending.slice();
         if (batch.length === 0) break;
         let settled: Settled;
+        const watcher = this.watcher;
         try {
-          const tagged = batch.map((w) =>
+          const tagged = (watcher ? [watcher, ...batch] : batch).map((w) =>
             (w.tagged ??= w.promise.map((value, failure): Settled => (failure === undefined ? { w, ok: true, value } : { w, ok: false, failure }))),
           );
           const raced = await this.race(tagged);
@@ -122,12 +134,19 @@ export class RestateDriver {
           // concerns every caller waiting now.
           const all = this.pending;
           this.pending = [];
+          if (this.watcher === watcher) this.watcher = undefined;
           const reason = err instanceof restate.CancelledError ? this.cancelled(all) : err;
           for (const w of all) w.reject(reason);
           continue;
         }
         if (this.closed) return;
         const waiter = settled.w;
+        if (waiter === watcher) {
+          if (this.watcher === watcher) this.watcher = undefined;
+          if (settled.ok) waiter.resolve(settled.value);
+          else if (settled.failure instanceof restate.CancelledError) this.cancelled(batch, waiter);
+          continue;
+        }
         this.pending.splice(this.pending.indexOf(waiter), 1);
         if (settled.ok) waiter.resolve(settled.value);
         else if (settled.failure instanceof restate.CancelledError) waiter.reject(this.cancelled(batch, waiter));

@@ -8,7 +8,6 @@
 // schedules, webhook secrets, and runs whose code diverged from their journal. Schedule
 // slots are claimed through the Scheduler it is given. With `triggers: 'restate'` the event
 // inbox, schedules and webhook secrets live in Restate instead (cluster-triggers.ts).
-import { deadlineFor } from '../../domain/run-control.ts';
 import { withControl } from './run-control.ts';
 import './polyfill.ts';
 import { createHash, randomUUID } from 'node:crypto';
@@ -18,6 +17,7 @@ import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, NotSupportedError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
+import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -117,7 +117,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note,diverged,output,queues';
+const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output,queues';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -422,6 +422,7 @@ export class RestateExecutor implements DurableExecutor {
           ...(parent ? { parent } : {}),
           ...(r.traceparent ? { traceparent: r.traceparent } : {}),
           ...(r.deadlineAt !== undefined ? { deadline: r.deadlineAt } : {}),
+          control: 1,
         };
         // The run's trace context as W3C traceparent too: a Restate that exports traces
         // (tracing-endpoint) puts its invocation spans in the run's trace.
@@ -543,6 +544,51 @@ export class RestateExecutor implements DurableExecutor {
     return plan;
   }
 
+  /** docs/control.md: noted through the run's `pause` handler (pause-handlers.ts); the run
+   *  holds at its next step boundary or wake. */
+  async pause(runId: string, by: string): Promise<void> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    if (isTerminal(v.status)) throw new RunStateError(`run ${runId} already finished (${v.status}); nothing to pause`);
+    if (v.status === 'blocked') throw new RunStateError(`run ${runId} is blocked (it waits for an approval and runs nothing): nothing to pause`);
+    await this.control(runId, v.workflow, 'pause', { by });
+  }
+
+  /** docs/control.md: a paused run goes on; a cancelled run parked by its handler continues
+   *  from the step its cancel reached (run-continue.ts). Returns once it left that status (a
+   *  runs.get right after shows it going on, as on SQLite). */
+  async resume(runId: string): Promise<ResumeResult> {
+    this.ensureStarted();
+    const v = await this.requireView(runId);
+    let result: ResumeResult = { resumed: 'paused', discarded: [] };
+    if (v.status === 'cancelled') {
+      const found = await this.invocation(runId, v.workflow);
+      if (!found || found.inv.status === 'completed') {
+        throw new RunStateError(`run ${runId} ended with its cancel (cancelled while blocked or parked failed, by code from before runs.resume, or its park expired): it cannot be continued; \`tranquil runs rerun ${runId}\` starts it anew`);
+      }
+      // The parked run's step views mirror its journal: the plan made here is the handler's.
+      result = resumePlan(v.steps);
+    }
+    await this.control(runId, v.workflow, 'resume', {});
+    this.settledViews.delete(runId);
+    const deadline = Date.now() + 30_000;
+    for (let i = 0; (v.status === 'paused' || v.status === 'cancelled') && (await this.requireView(runId)).status === v.status; i++) {
+      if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not go on within 30s of its resume`);
+      await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
+    }
+    return result;
+  }
+
+  /** Calls one of the run's control handlers; its refusal (409) is the caller's RunStateError. */
+  private async control(runId: string, workflow: string, handler: 'pause' | 'resume', body: Json): Promise<void> {
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${serviceName(workflow)}/${encodeURIComponent(runId)}/${handler}`, body));
+    const message = (res.json as { message?: unknown } | undefined)?.message;
+    const said = typeof message === 'string' ? message : res.text.slice(0, 200);
+    if (res.status === 409 || res.status === 400) throw new RunStateError(said);
+    if (res.status === 404) throw new NotSupportedError(`run ${runId} is served by code from before runs.${handler} on Restate: ${said}`);
+    if (!res.ok) throw new BackendUnavailableError(`restate refused ${handler} of run ${runId} (${res.status}): ${said}`);
+  }
+
   /** How many times the run has failed and been parked (`~cycle`, written by the handler). */
   private async cycleOf(runId: string, workflow: string): Promise<number> {
     const rows = await this.admin.query<{ value_utf8: string | null }>(
@@ -584,14 +630,15 @@ export class RestateExecutor implements DurableExecutor {
         const left = deadline - Date.now();
         if (left <= 0) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (status ${v?.status ?? 'unknown'})`);
         const cachedBefore = this.settledViews.get(runId);
-        // Parked failed here: it never completes, and the server shows its failed view a
-        // moment after the handler wrote it: look again soon (a few queries, once per run).
-        const pollMs = Math.min(left, cachedBefore?.status === 'failed' ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
+        // Parked failed or cancelled here: it does not complete, and the server shows its view
+        // a moment after the handler wrote it: look again soon (a few queries, once per run).
+        const parked = cachedBefore?.status === 'failed' || cachedBefore?.status === 'cancelled';
+        const pollMs = Math.min(left, parked ? SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]! : attachPending ? left : 250);
         if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         let done = await Promise.race([completed, this.settledOrAfter(runId, pollMs, abort.signal).then(() => false)]);
         if (this.stopping) throw new EngineStateError('engine stopped while waiting for a result');
         const cached = this.settledViews.get(runId);
-        if (cached && (cached.status === 'succeeded' || cached.status === 'cancelled')) {
+        if (cached && cached.status === 'succeeded') {
           // Settled here: the completion is a moment away; wait for it rather than query.
           if (!done) done = await Promise.race([completed, new Promise<boolean>((r) => setTimeout(() => r(false), Math.min(left, 2000)))]);
           if (done) return cached;

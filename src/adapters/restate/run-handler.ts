@@ -5,7 +5,11 @@
 //   session again from the top, as the SQLite executor does after a wake;
 // - failed: park (the run shows `failed`); runs.retry resolves `~retry#<cycle>` and the run
 //   resumes with the journal truncated at the retry point (domain retryPlan);
-// - cancelled: Restate's CancelledError; diverged: recorded outside Restate, then ended.
+// - cancelled: parked (the run shows `cancelled`); runs.resume resolves `~continue#<cycle>`
+//   and the run goes on from the step the cancel reached (run-continue.ts); after the park's
+//   TTL or a further cancel, Restate's CancelledError ends it;
+// - paused (runs.pause): held on `~resume#k` at a step boundary (run-pause.ts);
+// - diverged: recorded outside Restate, then ended.
 // Views are kept in workflow state (`~run`, `~meta`, `~s<p>`), read by the engine over SQL.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
@@ -31,6 +35,10 @@ import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-q
 import { serviceName } from './workflow-service.ts';
 import type { QueueCatalog } from './queue-slot.ts';
 import { RunSlot } from './run-slot.ts';
+import { RunPause } from './run-pause.ts';
+import { CANCEL_CYCLE, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
+import { resumePlan } from '../../domain/run-control.ts';
+import type { PauseInfo } from '../../domain/run-control.ts';
 
 export interface RunHooks {
   /** Publishes an event (dedup by id) from inside a journaled ctx.run. */
@@ -81,14 +89,22 @@ export interface RestateFiles {
 export const releasePromise = (k: number): string => `~release#${k}`;
 
 /** The durable promise the engine resolves with who asks to cancel, before it asks Restate
- *  to cancel the invocation (executor.cancel; the `cancelNote` handler). The first asker
- *  stays. A cancel from outside the engine API (Restate's own UI or CLI) leaves it empty. */
-export const CANCEL_PROMISE = '~cancel';
+ *  to cancel the invocation (executor.cancel; the `cancelNote` handler), is
+ *  `cancelPromise(cycle)` (run-continue.ts). The first asker of a cycle stays. A cancel from
+ *  outside the engine API (Restate's own UI or CLI) leaves it empty. */
 
 /** What `~cancel` holds: who asked, and when (the handler's journaled time, epoch ms). */
 export interface CancelNote {
   by: string;
   t: number;
+}
+
+/** What `~meta` holds. `control`: the run watches pause and parks after a cancel. */
+export interface RunMeta {
+  version: string;
+  input: Json;
+  startedAt?: string;
+  control?: boolean;
 }
 
 /** The value runs.retry resolves `~retry#<cycle>` with (`true` from engines before `from`). */
@@ -101,12 +117,14 @@ export interface RetryRequest {
 
 
 export interface RunState {
-  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'parked' | 'blocked' | 'succeeded' | 'failed' | 'cancelled';
+  status: 'running' | 'sleeping' | 'waiting' | 'retrying' | 'parked' | 'blocked' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
   wakeAt?: string;
   output?: Json;
   error?: ErrorInfo;
   /** A cancelled run: who asked and when (from `~cancel`). */
   cancel?: CancelInfo;
+  /** A paused run: who asked and when (from `~pause#k`, run-pause.ts). */
+  paused?: PauseInfo;
   /** When the run took this status, on the run's journaled clock: the same in every read and
    *  every replay (the invocation's modified_at moves when Restate suspends or resumes it, so
    *  a view dated by it looked like a new transition: a notification delivered twice). */
@@ -128,8 +146,12 @@ const CANCEL_TRIES = 2;
 /** One invocation of a workflow's `run` handler. Lives as long as the invocation. */
 export class RestateRun {
   /** What the state writes said, kept to hand engine.result() a view without a query. */
-  private readonly written: { meta?: { version: string; input: Json; startedAt?: string }; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
+  private readonly written: { meta?: RunMeta; run?: RunState; steps: Map<number, StepView> } = { steps: new Map() };
   private log!: RestateStepLog;
+  private pause: RunPause | undefined;
+  private control = false;
+  /** How many times the run was cancelled and continued (run-continue.ts). */
+  private cancelCycle = 0;
   private parent: ParentRef | undefined;
   /** The run's trace context: every session's execution span is its child. */
   private traceparent: string | undefined;
@@ -168,7 +190,10 @@ export class RestateRun {
     return (this.replayCodecOf ??= this.codec.forReplay?.(this.rctx.request().id, this.sealKey) ?? this.codec);
   }
 
-  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number): Promise<Json> {
+  /** `control`: the run request asked for run control (pause, resume of a cancel); a run
+   *  forwarded by an engine from before it replays with the journal it started with. */
+  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false): Promise<Json> {
+    this.control = control;
     this.parent = parent;
     this.traceparent = traceparent;
     this.deadline = deadline;
@@ -186,7 +211,7 @@ export class RestateRun {
     // rotation a replay must write what the first execution wrote.
     const start = await this.rctx.run('~start', () => ({ t: Date.now(), version: this.version, ...(this.codec.activeKeyId ? { k: this.codec.activeKeyId } : {}) }));
     this.sealKey = (start as { k?: string }).k;
-    this.written.meta = { version: start.version, input, startedAt: iso(start.t) };
+    this.written.meta = { version: start.version, input, startedAt: iso(start.t), ...(this.control ? { control: true } : {}) };
     this.rctx.set('~meta', sealPayloads(this.replayCodec, this.written.meta, ['input']));
     // The run's trace context with its state (the request that carried it is journaled too).
     if (this.traceparent !== undefined) this.rctx.set('~trace', this.traceparent);
@@ -204,6 +229,15 @@ export class RestateRun {
     this.slot = new RunSlot(this.log, this.def, input);
     let cycle = 0;
     while (!(await this.admit(cycle))) cycle++;
+    if (this.control) {
+      this.pause = new RunPause({
+        ctx: this.rctx, driver: this.log.driver,
+        showPaused: (paused) => this.setRun({ status: 'paused', paused }),
+        advance: (t) => this.log.advance(t),
+      });
+      this.log.pauseRequested = () => this.pausing();
+      this.pause.watch();
+    }
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
     for (;;) {
@@ -218,19 +252,26 @@ export class RestateRun {
           // The invocation's output is journaled by Restate too: sealed.
           return sealJson(this.replayCodec, outcome.output);
         case 'cancelled':
-          throw await this.endCancelled();
+          // Parked: runs.resume continues it (run-continue.ts); else it ends cancelled.
+          if (!this.control) throw await this.endCancelled();
+          await this.parkCancelled();
+          continue;
         case 'interrupted':
           // Not the workflow's failure (a transport or SDK error): Restate retries the invocation.
           throw outcome.cause;
         case 'suspended':
           for (const entry of outcome.entries) await this.log.record(entry);
-          this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
-          const provided = this.awaitProvider(outcome.entries);
-          await this.log.suspend(outcome.wakeAt, outcome.signals, provided).catch((err) => {
-            // Cancelled while suspended: the next session throws it into the code (cleanup).
-            if (!this.log.cancelled) throw err;
-          });
-          if (provided) this.rctx.clear('~park');
+          if (!this.pausing()) {
+            this.setRun({ status: outcome.status, wakeAt: iso(outcome.wakeAt) });
+            const provided = this.awaitProvider(outcome.entries);
+            await this.log.suspend(outcome.wakeAt, outcome.signals, provided, this.log.cancelled ? undefined : this.pause?.branch()).catch((err) => {
+              // Cancelled while suspended: the next session throws it into the code (cleanup).
+              if (!this.log.cancelled) throw err;
+            });
+            if (provided) this.rctx.clear('~park');
+          }
+          // Asked to pause (docs/control.md): held until resumed or cancelled (run-pause.ts).
+          if (this.pausing()) await this.pause!.hold();
           this.setRun({ status: 'running' });
           continue;
         case 'failed':
@@ -246,6 +287,11 @@ export class RestateRun {
           continue;
       }
     }
+  }
+
+  /** A pause was seen and no cancel came: no further step starts, the run holds. */
+  private pausing(): boolean {
+    return !!this.pause?.requested() && !this.log.cancelled;
   }
 
   /** One session; a workflow file's child output is handed on, whatever the outcome. */
@@ -358,6 +404,38 @@ export class RestateRun {
     return new restate.CancelledError();
   }
 
+  /** Parked cancelled: the run shows `cancelled` (its parent told, result() answered) until
+   *  runs.resume resolves `~continue#<cycle>`: then the journal is cut at the step the cancel
+   *  was thrown into and the run goes on. After PARK_TTL_MS, or at a further cancel, the
+   *  invocation ends cancelled. */
+  private async parkCancelled(): Promise<void> {
+    const end = await this.endCancelled();
+    const c = this.cancelCycle;
+    const asked = this.rctx.promise<ContinueRequest>(continuePromise(c)).get();
+    let woke: ContinueRequest | 'ttl';
+    try {
+      woke = await this.log.driver.await(restate.RestatePromise.race([asked, this.rctx.sleep(PARK_TTL_MS, '~cancelled').map(() => 'ttl' as const)]));
+    } catch (err) {
+      throw err instanceof CancelledError ? end : err;
+    }
+    if (woke === 'ttl') throw end;
+    if (typeof woke?.t === 'number') this.log.advance(woke.t);
+    this.log.beginSession(); // entries as recorded, the cleanup included
+    const plan = resumePlan(this.log.entries);
+    if (plan.from) {
+      this.log.truncate(plan.from.seq);
+      for (const d of plan.discarded) {
+        this.written.steps.delete(d.seq);
+        this.rctx.clear(`~s${d.seq}`);
+      }
+    }
+    this.log.cancelTaken();
+    this.cancelCycle = c + 1;
+    this.rctx.set(CANCEL_CYCLE, this.cancelCycle);
+    this.pause?.renew();
+    this.setRun({ status: 'running' });
+  }
+
   /** Parked failed: the run shows `failed` until runs.retry resolves `~retry#<cycle>` (then
    *  the failed step is reset and the run goes on) or the park outlives its TTL. */
   private async park(error: ErrorInfo, cycle: number): Promise<void> {
@@ -414,7 +492,7 @@ export class RestateRun {
    *  journaled peek, so a replay reads the same); undefined for a cancel from elsewhere. */
   private async cancelNote(): Promise<CancelInfo | undefined> {
     try {
-      const peek = this.rctx.promise<CancelNote>(CANCEL_PROMISE).peek() as unknown as restate.RestatePromise<CancelNote | undefined>;
+      const peek = this.rctx.promise<CancelNote>(cancelPromise(this.cancelCycle)).peek() as unknown as restate.RestatePromise<CancelNote | undefined>;
       const note = await this.log.driver.await(peek);
       return note && typeof note.by === 'string' && typeof note.t === 'number' ? { by: note.by, at: new Date(note.t).toISOString() } : undefined;
     } catch (err) {

@@ -77,6 +77,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
   let output: Json | undefined;
   let wakeAt: string | undefined;
   let cancel: RunView['cancel'];
+  let paused: RunView['paused'];
   let updatedAt = iso(inv.modified_at);
   const run = state.run;
   if (diverged) {
@@ -113,6 +114,7 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
     if (run.status === 'failed' || run.status === 'blocked') error = run.error;
     if (run.status === 'succeeded') output = run.output ?? null;
     if (run.status === 'cancelled' && run.cancel) cancel = run.cancel;
+    if (run.status === 'paused' && run.paused) paused = run.paused;
     wakeAt = run.wakeAt;
   }
   const v: RunView = {
@@ -129,5 +131,6 @@ export function buildView(workflow: string, inv: InvocationRow, state: RunStateR
   if (error !== undefined) v.error = error;
   if (wakeAt !== undefined) v.wakeAt = wakeAt;
   if (cancel !== undefined) v.cancel = cancel;
+  if (paused !== undefined) v.paused = paused;
   return v;
 }

@@ -93,7 +93,8 @@ export class RunWatch {
     }
   }
 
-  /** Of these runs, those whose invocation completed or whose handler recorded `failed`. */
+  /** Of these runs, those whose invocation completed or whose handler recorded `failed` or
+   *  `cancelled` (both park: run-handler.ts, run-continue.ts). */
   private async worthALook(svc: string, ids: string[]): Promise<string[]> {
     const inList = ids.map(sqlString).join(',');
     const [done, states] = await Promise.all([
@@ -108,7 +109,8 @@ export class RunWatch {
     const out = new Set(done.map((r) => r.k));
     for (const s of states) {
       try {
-        if (s.v && (JSON.parse(s.v) as { status?: string }).status === 'failed') out.add(s.k);
+        const status = s.v ? (JSON.parse(s.v) as { status?: string }).status : undefined;
+        if (status === 'failed' || status === 'cancelled') out.add(s.k);
       } catch {
         // not ours to judge
       }

@@ -296,6 +296,14 @@ export class RestateStepLog implements StepLog {
     return this.cancels >= 2;
   }
 
+  /** Set by the run handler: a pause was seen (run-pause.ts). */
+  pauseRequested?: () => boolean;
+
+  /** A cancelled run continues (run-continue.ts): the cancels so far are spent. */
+  cancelTaken(): void {
+    this.cancels = 0;
+  }
+
   /** Restate cancelled the invocation (at least once). */
   get cancelled(): boolean {
     return this.cancels > 0;
@@ -306,10 +314,11 @@ export class RestateStepLog implements StepLog {
   }
 
   /** Waits until the suspended run can go on: its wake time, a signal in the slot of one of
-   *  its open waits, or the awakeable of its parked capability steps (`provided`, resolved
-   *  with the time), whichever comes first. */
-  async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>): Promise<void> {
+   *  its open waits, the awakeable of its parked capability steps (`provided`, resolved
+   *  with the time), or a pause request (`pause`, run-pause.ts), whichever comes first. */
+  async suspend(wakeAt: number | undefined, signals: readonly string[], provided?: restate.RestatePromise<{ t?: number } | null>, pause?: restate.RestatePromise<number>): Promise<void> {
     const branches: restate.RestatePromise<number>[] = [];
+    if (pause) branches.push(pause);
     if (provided) branches.push(provided.map((v) => (typeof v?.t === 'number' ? v.t : this.clock)));
     if (wakeAt !== undefined) {
       // Measured only for a timer this attempt of the invocation made live: its completion

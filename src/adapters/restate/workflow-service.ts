@@ -1,6 +1,7 @@
 // One restate.workflow per Tranquil workflow: `run` (the run itself, keyed by run id),
 // and the shared handlers `signal` (resolves a signal slot the run's signal queue handed out;
-// signal-queue.ts) and `retry` (resumes a parked-failed run).
+// signal-queue.ts), `retry` (resumes a parked-failed run), `pause` and `resume`
+// (pause-handlers.ts).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import * as z from 'zod';
@@ -11,8 +12,10 @@ import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
 import type { SessionOptions } from '../../runtime/session-factory.ts';
-import { CANCEL_PROMISE, releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
+import { releasePromise, RestateRun, type CancelNote, type ParentRef, type RestateFiles, type RetryRequest, type RunHooks, type RunState } from './run-handler.ts';
 import type { SlotRequest } from './signal-queue.ts';
+import { pauseRun, resumeRun } from './pause-handlers.ts';
+import { cancelCycleNow, cancelPromise } from './run-continue.ts';
 import { signalPromise, type SignalEnvelope } from './step-log.ts';
 
 /** Restate service names are identifiers: `-` is spelled `_`, and a prefix avoids clashes
@@ -46,6 +49,9 @@ export interface RunRequest {
   traceparent?: string;
   /** When the run must end (docs/control.md), fixed when the run was written. */
   deadline?: number;
+  /** 1: the run watches pause and parks after a cancel (docs/control.md). Absent in runs
+   *  forwarded by engines from before: they replay with the journal they started with. */
+  control?: number;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -63,7 +69,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
         const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline);
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, req?.control === 1);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):
@@ -116,7 +122,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
       cancelNote: async (ctx: restate.WorkflowSharedContext, body: unknown): Promise<{ noted: boolean }> => {
         const req = cancelNoteBody.safeParse(body ?? {});
         if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'cancel note'), { errorCode: 400 });
-        const p = ctx.promise<CancelNote>(CANCEL_PROMISE);
+        const p = ctx.promise<CancelNote>(cancelPromise(await cancelCycleNow(ctx)));
         if ((await p.peek()) !== undefined) return { noted: false };
         try {
           await p.resolve({ by: req.data.by, t: await ctx.date.now() });
@@ -126,6 +132,10 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         }
         return { noted: true };
       },
+
+      // runs.pause / runs.resume (docs/control.md): durable promises the run watches.
+      pause: (ctx: restate.WorkflowSharedContext, body: unknown) => pauseRun(ctx, body),
+      resume: (ctx: restate.WorkflowSharedContext) => resumeRun(ctx),
 
       retry: async (ctx: restate.WorkflowSharedContext, body: unknown) => {
         const req = retryBody.safeParse(body ?? {});
