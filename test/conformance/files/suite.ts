@@ -100,6 +100,7 @@ export const NOT_YET_PORTED: string[] = [
   'pause during a running body: the body finishes and is recorded, the run is paused at the next step; resume goes on',
   'timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart',
   'a paused run can be cancelled (its cleanup runs); pause and resume refuse what they cannot do',
+  'cli: runs describe and why show a paused run (who paused it, when) as the engine does',
   // Flow control (issue 39): the Deno child's step log has no slot() yet.
   'queue: never more than concurrency bodies at once, in the queue and per key',
   'queue: the rate limit is never exceeded in any window',
