@@ -10,7 +10,7 @@
 // slot with nobody waiting is granted synchronously (tryAcquire, the step's fast path); its
 // row is written by the next group commit only if the body still runs then.
 import { ValidationError } from '../domain/errors.ts';
-import { QueueState, type QueueLimits, type QueueSpec, type Waiting } from '../domain/rate-limit.ts';
+import { QueueState, type QueueLimits, type QueueSpec, type QueueWait, type Waiting } from '../domain/rate-limit.ts';
 import type { HoldRows, QueuedStep, QueueStore } from '../ports/queue-store.ts';
 import type { AttemptResult, SlotHold, SlotRequest, StepLog } from '../ports/step-log.ts';
 import { toErrorInfo } from '../domain/errors.ts';
@@ -18,6 +18,8 @@ import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 
 interface Waiter extends Waiting, QueuedStep {
   granted: boolean;
+  /** When the queue's state counted the start (pump's clock read): the time stored and reported. */
+  grantedAt?: number;
   /** Handed its slot (the grant is durable and the body may run). */
   resolved: boolean;
   gaveUp: boolean;
@@ -37,15 +39,6 @@ interface Queue {
   seen: WeakSet<object>;
 }
 
-/** What `why` says of a step waiting for a slot. */
-export interface SlotWait {
-  queue: string;
-  key: string;
-  step: string;
-  running: number;
-  limit?: number;
-  ahead: number;
-}
 
 export interface QueueManagerOptions {
   /** How long a waiter recovered at start keeps its place for its run to ask again. */
@@ -229,7 +222,7 @@ export class QueueManager {
   };
 
   /** The step of `runId` waiting for a slot, if one is (for `why` and the run's explain). */
-  waitOf(runId: string): SlotWait | undefined {
+  waitOf(runId: string): QueueWait | undefined {
     for (const w of this.waiters.values()) {
       if (w.runId !== runId || w.granted || w.recovered) continue;
       const q = this.queues.get(w.queue)!;
@@ -288,6 +281,7 @@ export class QueueManager {
       if (pick.type === 'later') return this.wakeAt(q, pick.at);
       const w = pick.waiter;
       w.granted = true;
+      w.grantedAt = now;
       // A recovered waiter keeps its slot until its run asks again (or its grace ends).
       if (w.resolve) this.hand(q, w);
     }
@@ -314,7 +308,9 @@ export class QueueManager {
     if (counted && ++q.grants % PRUNE_EVERY === 0) {
       this.store.prune(q.spec.name, this.now() - Math.max(q.spec.limits.rate?.periodMs ?? 0, q.spec.limits.key?.rate?.periodMs ?? 0));
     }
-    const grantedAt = this.now();
+    // The time the rate limit counted, not a second clock read: stored starts (loaded again
+    // after a restart) and the step's startedAt must be the window the limiter kept.
+    const grantedAt = w.grantedAt ?? this.now();
     const written = this.store.grant(w, grantedAt, counted);
     if (!counted) {
       // No rate limit: a grant lost in a crash loses nothing (the next owner frees every slot
