@@ -3,7 +3,7 @@
 // rate limit counts. The tables are schema migration 12 (schema.ts); readers open only a file
 // at the current version. Writes go through the commit queue (durable when answered).
 import type Database from 'better-sqlite3';
-import type { QueueLimits } from '../../domain/rate-limit.ts';
+import type { QueueLimits, QueueWait } from '../../domain/rate-limit.ts';
 import type { HoldRows, QueuedStep, QueueStore, RecoveredQueues } from '../../ports/queue-store.ts';
 import type { CommitQueue } from './commit-queue.ts';
 
@@ -122,7 +122,7 @@ export function readQueue(db: Database.Database, name: string): { name: string; 
 }
 
 /** The step of `runId` waiting for a slot, as `why` says it. */
-export function readSlotWait(db: Database.Database, runId: string): { queue: string; key: string; step: string; running: number; limit?: number; ahead: number } | undefined {
+export function readSlotWait(db: Database.Database, runId: string): QueueWait | undefined {
   const w = db.prepare(`SELECT * FROM queue_waiting WHERE run_id = ? ORDER BY ord LIMIT 1`).get(runId) as Row | undefined;
   if (!w) return undefined;
   const def = db.prepare(`SELECT limits FROM queue_defs WHERE name = ?`).get(w.queue) as { limits: string } | undefined;
