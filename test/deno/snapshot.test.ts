@@ -123,3 +123,37 @@ export default workflow('file-imports', (w) => {
     }
   }, 120_000);
 });
+
+describe('paths Deno names oddly', () => {
+  // Given a path, Deno reports a '%' that starts no escape unencoded (file:///d/%/x.ts), which
+  // made the module-graph check throw "URIError: URI malformed" (the CLI fuzz found it with
+  // --data-dir %). A '%41' must stay three characters, not become 'A'.
+  it("runs a file with a local import from a directory and data dir named with '%' and '%41'", async () => {
+    const dir = join(tempDir(), '%', 'flows%41');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'pct.ts');
+    writeFileSync(file, `
+import { workflow, manual } from '@tranquil/sdk';
+import { tag } from './lib%25.ts';
+import { mark } from './odd%.ts';
+export default workflow('pct', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('a', () => tag() + mark));
+});
+`);
+    writeFileSync(join(dir, 'lib%.ts'), `export const tag = () => 'percent';\n`);
+    writeFileSync(join(dir, 'odd%.ts'), `export const mark = '!';\n`);
+    const dataDir = join(dir, '..', '%');
+    const engine = await createEngine({ dataDir, workflowFiles: [file], log: { level: 'silent' } });
+    await engine.start();
+    try {
+      await engine.workflows.approve('pct');
+      const { runId } = await engine.trigger('pct', {});
+      const view = await engine.result(runId, { timeout: '60s' });
+      expect(view.error).toBeUndefined();
+      expect(view.output).toBe('percent!');
+    } finally {
+      await engine.stop();
+    }
+  }, 120_000);
+});

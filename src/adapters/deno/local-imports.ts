@@ -18,6 +18,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { ValidationError } from '../../domain/errors.ts';
+import { decodeLenient } from './file-url.ts';
 
 /** Files whose text is scanned for imports; others (JSON, text) are copied as they are. */
 const CODE = new Set(['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs']);
@@ -117,7 +118,7 @@ export function localClosure(mainPath: string): ClosureFile[] {
         throw new ValidationError(`workflow file ${main}: ${path} imports '${spec}' by absolute path; only relative imports ('./x.ts') are snapshotted with the file (docs/runner.md, Snapshots)`);
       }
       if (!isRelative(spec)) continue;
-      const target = resolve(dirname(path), decodeURIComponent(spec.replace(/[?#].*$/, '')));
+      const target = resolve(dirname(path), decodeLenient(spec.replace(/[?#].*$/, '')) ?? spec);
       if (seen.has(target)) continue;
       seen.add(target);
       if (!within(home, target)) {
@@ -133,3 +134,4 @@ export function localClosure(mainPath: string): ClosureFile[] {
   }
   return files;
 }
+

@@ -9,10 +9,11 @@
 // --no-npm/--no-remote refuse npm:, jsr: and remote ones).
 import { execFile } from 'node:child_process';
 import { join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
 import { packageRoot } from './package-root.ts';
+import { pathOfFileUrl } from './file-url.ts';
 import { withPrivateUmask } from './child-process.ts';
 
 const INFO_TIMEOUT_MS = 60_000;
@@ -39,8 +40,11 @@ export interface GraphContext {
 }
 
 function denoInfo(ctx: GraphContext, entries: readonly string[], cwd: string): Promise<Info> {
+  // Entries go as file URLs: given a path, Deno leaves a '%' that starts no escape unencoded in
+  // the specifiers it reports (file:///data/%/x.ts), which no URL parser turns back into a path.
+  const urls = entries.map((e) => pathToFileURL(e).href);
   return new Promise((resolve, reject) => {
-    withPrivateUmask(() => execFile(ctx.binary, ['info', '--json', ...ctx.flags, ...entries], { env: ctx.env, cwd, timeout: INFO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL', ...(ctx.signal ? { signal: ctx.signal } : {}) }, (err, stdout, stderr) => {
+    withPrivateUmask(() => execFile(ctx.binary, ['info', '--json', ...ctx.flags, ...urls], { env: ctx.env, cwd, timeout: INFO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL', ...(ctx.signal ? { signal: ctx.signal } : {}) }, (err, stdout, stderr) => {
       if (err) return reject(new ValidationError(`deno info ${entries.join(' ')} failed: ${(stderr || err.message).trim().split('\n').pop()}`));
       try {
         resolve(infoSchema.parse(JSON.parse(stdout)));
@@ -98,7 +102,8 @@ function refusal(target: string, snapDir: string, engine: ReadonlySet<string>, t
     return `which is not a URL (${target})`;
   }
   if (url.protocol !== 'file:') return `a ${url.protocol} specifier (not granted: only local modules are loaded)`;
-  const path = fileURLToPath(url);
+  const path = pathOfFileUrl(url); // decoded as Deno decodes it ('%' starting no escape kept)
+  if (path === undefined) return `which names no local UTF-8 file path (${target})`;
   if (inside(snapDir, path) || engine.has(path) || trusted.some((d) => inside(d, path))) return undefined;
   return `which resolves to ${path}, outside the workflow's snapshot`;
 }
