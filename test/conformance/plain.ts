@@ -156,4 +156,29 @@ steps:
     expect(failed.error?.message).toContain('refund -1 refused');
     expect(sent).toHaveLength(1);
   }, 60_000);
+
+  test("plain: invoke's onParentCancel: a cancel of the run cancels a child by default and leaves an abandoned one running", async () => {
+    const def = (policy: string) => `workflow: plain-parent-${policy}
+version: 1
+trigger: { manual: true }
+steps:
+  - id: kid
+    invoke: plain-waiter
+    onParentCancel: ${policy}
+`;
+    const waiter = workflow('plain-waiter', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.waitForEvent<string>('go', { timeout: '1h' }));
+    });
+    const { engine } = await boot([plainWorkflow(def('cancel')), plainWorkflow(def('abandon')), waiter]);
+    const started = await Promise.all(['cancel', 'abandon'].map((p) => engine.trigger(`plain-parent-${p}`, null)));
+    const [kept, left] = started.map((s) => `${s.runId}:kid`) as [string, string];
+    await until('both children waiting', async () => (await Promise.all([kept, left].map((id) => engine.runs.get(id).catch(() => undefined)))).every((r) => r?.status === 'waiting'));
+    for (const s of started) await engine.runs.cancel(s.runId);
+    for (const s of started) expect((await engine.result(s.runId, { timeout: '30s' })).status).toBe('cancelled');
+    expect((await engine.result(kept, { timeout: '30s' })).status).toBe('cancelled');
+    expect((await engine.runs.get(left)).status).toBe('waiting');
+    await engine.signal(left, 'go', 'still here');
+    expect(await engine.result(left, { timeout: '30s' })).toMatchObject({ status: 'succeeded', output: 'still here' });
+  }, 60_000);
 }

@@ -112,7 +112,8 @@ export function compilePlain(def: PlainDefinition, actions: Actions): WorkflowFn
           } catch (err) {
             throw new TerminalError(`step '${s.id}': ${message(err)}`);
           }
-          data[s.id] = (await step.invoke<Json>(s.id, s.workflow, rendered, s.timeoutMs !== undefined ? { timeout: s.timeoutMs } : {})) ?? null;
+          const options = { ...(s.timeoutMs !== undefined ? { timeout: s.timeoutMs } : {}), ...(s.onParentCancel ? { onParentCancel: s.onParentCancel } : {}) };
+          data[s.id] = (await step.invoke<Json>(s.id, s.workflow, rendered, options)) ?? null;
           break;
         }
         case 'action': {

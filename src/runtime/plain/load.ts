@@ -32,7 +32,7 @@ export type PlainStep =
   | { kind: 'sleep'; id: string; ms: number }
   | { kind: 'wait'; id: string; event: string; timeoutMs?: number }
   | { kind: 'condition'; id: string; condition: string }
-  | { kind: 'invoke'; id: string; workflow: string; input?: Json; timeoutMs?: number; at: Place };
+  | { kind: 'invoke'; id: string; workflow: string; input?: Json; timeoutMs?: number; onParentCancel?: 'cancel' | 'abandon'; at: Place };
 
 /** A plain (YAML) workflow parsed and checked by loadPlainWorkflow (docs/plain-workflows.md). */
 export interface PlainDefinition {
@@ -196,6 +196,7 @@ function toStep(s: StepData, i: number, known: string[], later: string[], at: Lo
       const step: PlainStep = { kind: 'invoke', id: s.id, workflow: s.invoke, at: at.place(['steps', i, 'invoke']) };
       if (input !== undefined) step.input = input;
       if (s.timeout !== undefined) step.timeoutMs = s.timeout;
+      if (s.onParentCancel !== undefined) step.onParentCancel = s.onParentCancel;
       return step;
     }
     case 'action': {

@@ -95,6 +95,8 @@ function buildDefinitionSchema() {
     input: z.unknown().optional(),
     /** How long to wait for the child's end (it runs on after a timeout). */
     timeout: durationSchema.optional(),
+    /** What a cancel of this run does to the child: cancel it (default) or leave it running. */
+    onParentCancel: z.enum(['cancel', 'abandon'], { error: "expected 'cancel' or 'abandon'" }).optional(),
   });
 
   const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep, invoke: invokeStep } as const;
