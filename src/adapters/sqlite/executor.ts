@@ -715,13 +715,17 @@ export class SqliteExecutor implements DurableExecutor {
         const f = this.o.faults?.hit('before-outcome-commit');
         if (f) await f;
         // Read in the write's own turn: a cancel accepted up to then and not yet delivered.
+        let pausedNow = false;
         const at = await this.queue.enqueue(() => {
           const t = this.applyOutcome(runId, outcome, act.cancel === 'forced' || (act.cancel === 'requested' && !session.cancelDelivered));
           // A pause asked meanwhile takes effect now (the session stopped at a step boundary).
-          if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') this.store.control.pause(runId, act.pause, t);
+          pausedNow = outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none';
+          if (pausedNow) this.store.control.pause(runId, act.pause!, t);
           return t;
         });
-        if (outcome.type === 'suspended' && act.pause !== undefined && act.cancel === 'none') return;
+        // Decided in the write's turn: a pause asked after it (a request on the row, the run
+        // still active) must not skip arming the wake below, or the run slept for good.
+        if (pausedNow) return;
         if (this.setbacks.size > 0) this.setbacks.delete(runId);
         if (outcome.type === 'suspended') {
           this.fanIn.executed(runId, performance.now() - t0);
