@@ -117,6 +117,8 @@ export class RunSession implements StepLoggers {
   /** Bumped by every step call and every finished operation: a quiescence check that sees
    *  it unchanged knows no branch moved in between. */
   private activity = 0;
+  /** A look for quiescence is scheduled (checkQuiescent): at most one at a time. */
+  private quietLook = false;
   private readonly blocked: Blocked[] = [];
   private drainWaiters: (() => void)[] = [];
   /** Per signal name: waits that looked and found nothing in this session (they keep their
@@ -630,8 +632,13 @@ export class RunSession implements StepLoggers {
   private checkQuiescent(): void {
     // Once the workflow function returned, the run finishes (its blocked losers stay open).
     if (this.outcome || this.returned || this.inflight > 0 || (this.blocked.length === 0 && this.order.heldCount === 0)) return;
+    // One look at a time: a fan-out of n blocked calls scheduled n looks, each re-scheduling
+    // while the others' calls kept `activity` moving, ~n^2 turns (a parent of 1,000 children).
+    if (this.quietLook) return;
+    this.quietLook = true;
     const seen = this.activity;
     setImmediate(() => {
+      this.quietLook = false;
       if (this.outcome || this.returned || this.inflight > 0) return;
       // Something moved (a result handed back, a call): look again once it settles.
       if (this.activity !== seen) return this.checkQuiescent();

@@ -89,6 +89,11 @@ export class RestateStepLog implements StepLog {
   private readonly reserved = new Map<number, { name: string; slot: number; open: boolean }>();
   private readonly nextSlot = new Map<string, number>();
   private readonly freed = new Map<string, number[]>();
+  /** The `get` of each signal slot a suspend of this invocation raced, made once and raced
+   *  again by every later suspend; `arrived` is its envelope once a race returned it. A new
+   *  `get` of every open slot per suspend made a fan-out of n children journal n gets per
+   *  wake-up (with the peeks, ~2 x wake-ups x n commands); now one per slot. */
+  private readonly watched = new Map<string, { get: restate.RestatePromise<number>; arrived?: SignalEnvelope }>();
   private clock: number;
   /** Every await of the invocation goes through it (the SDK allows one awaiter at a time). */
   /** Cancels Restate delivered to this invocation: the first is thrown into the code, a
@@ -256,11 +261,17 @@ export class RestateStepLog implements StepLog {
 
   async takeSignal(signalName: string, entry: JournalEntry): Promise<{ payload: Json } | undefined> {
     const wait = this.slotOf(signalName, entry.seq);
-    // peek() is typed as a plain Promise but is a RestatePromise (a journaled command) in
-    // the SDK: awaiting it directly would be a second awaiter beside the driver.
-    const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, wait.slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
-    const got = await this.driver.await(peek);
-    if (got === undefined) return undefined;
+    // Returned by a suspend's race already: no command. Else a peek (a command), which sees
+    // every signal that arrived since, so a session takes all the ends that came while the
+    // run was busy, not only the one that woke it (one session for many of n children).
+    let got = this.watched.get(signalPromise(signalName, wait.slot))?.arrived;
+    if (got === undefined) {
+      // peek() is typed as a plain Promise but is a RestatePromise (a journaled command) in
+      // the SDK: awaiting it directly would be a second awaiter beside the driver.
+      const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, wait.slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
+      got = await this.driver.await(peek);
+      if (got === undefined) return undefined;
+    }
     wait.open = false;
     this.advance(got.t);
     // Sealed by the engine before it left for Restate (executor.signal).
@@ -332,10 +343,25 @@ export class RestateStepLog implements StepLog {
     const names = new Set(signals);
     for (const wait of this.reserved.values()) {
       if (!wait.open || !names.has(wait.name)) continue;
-      branches.push(this.rctx.promise<SignalEnvelope>(signalPromise(wait.name, wait.slot)).get().map((env) => env?.t ?? 0));
+      branches.push(this.watch(signalPromise(wait.name, wait.slot)));
     }
     if (branches.length === 0) throw new Error('suspended with nothing to wake it');
     this.advance(await this.driver.await(branches.length === 1 ? branches[0]! : restate.RestatePromise.race(branches)));
+  }
+
+  /** The slot's one `get` in this invocation (see `watched`), resolving with the arrival time. */
+  private watch(key: string): restate.RestatePromise<number> {
+    let w = this.watched.get(key);
+    if (!w) {
+      const entry: { get: restate.RestatePromise<number>; arrived?: SignalEnvelope } = {
+        get: this.rctx.promise<SignalEnvelope>(key).get().map((env) => {
+          entry.arrived = env;
+          return env?.t ?? 0;
+        }),
+      };
+      this.watched.set(key, (w = entry));
+    }
+    return w.get;
   }
 
   private async mark(name: string, marker: Omit<Marker, 't'>): Promise<Recorded> {
