@@ -9,7 +9,7 @@
 //   panel (issue 15: the Runs panel's list pages over HTTP on a data dir of 1,000,000 runs,
 //   100,000 in --quick, with the verdict against "under 300 ms"; bench/panel-list.ts).
 //   children (issue 40: ms per awaited child run vs per step in the same run, and one run
-//   awaiting 1,000 children with Promise.all, 200 on Restate, smaller in --quick: ms and peak RSS;
+//   awaiting 1,000 children with Promise.all (both backends), smaller in --quick: ms and peak RSS;
 //   bench/lib/child-rows.ts).
 //   codec (issue 37: steps/s of the 100-concurrent row with the value codec and with today's
 //   JSON encoding, side by side, in alternating children; bench/lib/codec.ts).

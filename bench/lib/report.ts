@@ -178,7 +178,7 @@ export function renderTable(res: Results): string {
     if (!f || f.na !== undefined) return cell(f);
     return `${groupNum(f.median)} ms (n=${chN(k, 'fanout')}); peak RSS +${groupNum(m(ch(k, 'fanout.rssDeltaMiB'))!)} MiB`;
   };
-  row('(m) one run: await Promise.all(n x step.invoke(one-step child)) (n = 1,000, 200 on Restate; less in --quick): ms to result; peak RSS growth', chFan(F), chFan(N), restateNa ? rCell('children.fanout.ms') : chFan(R),
+  row('(m) one run: await Promise.all(n x step.invoke(one-step child)) (n = 1,000; less in --quick): ms to result; peak RSS growth', chFan(F), chFan(N), restateNa ? rCell('children.fanout.ms') : chFan(R),
     ch(R, 'fanout.treeRssDeltaMiB')?.na === undefined && m(ch(R, 'fanout.treeRssDeltaMiB')) !== undefined ? `Restate incl. restate-server: RSS +${groupNum(m(ch(R, 'fanout.treeRssDeltaMiB'))!)} MiB` : '-', '-');
   // Workflow files in Deno children (issue 11): the runner's per-run overhead, same run.
   const rn = (k: BackendKey, p: string) => get(res, k, `runner.${p}`);
