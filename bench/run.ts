@@ -15,9 +15,9 @@
 //   JSON encoding, side by side, in alternating children; bench/lib/codec.ts).
 //   otel (issue 42: steps/s of the 100-concurrent row with telemetry off, the OpenTelemetry
 //   API with no SDK, and the SDK with a batching exporter, in rotating children; bench/lib/otel.ts).
-//   queues (issue 39: flow control on SQLite: steps/s and CPU per step through a queue whose
-//   limit never binds vs no queue, handover at concurrency 1, drain of 10,000 queued runs;
-//   bench/queues.ts; Restate has no queues yet).
+//   queues (issue 39: flow control on both backends: steps/s and CPU per step through a queue
+//   whose limit never binds vs no queue, handover at concurrency 1 (p50/p99), drain of 10,000
+//   queued runs (500 on Restate); bench/queues.ts).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 // npm run bench -- --peers [--quick] [--peer-systems=ours,dbos,cf]: the comparison with DBOS
 //   (on a Postgres it starts) and Cloudflare Workflows (miniflare), alone in its own sitting
@@ -574,15 +574,20 @@ async function main(): Promise<void> {
       log(`history failed: ${(err as Error).message}`);
     }
   }
-  // Issue 39: flow control (bench/queues.ts, SQLite only: Restate has no queues yet).
+  // Issue 39: flow control (bench/queues.ts), each backend in its own process: SQLite at its
+  // default durability, Restate over its embedded restate-server (smaller sizes, named).
   let queuesText = '';
   if (want('queues')) {
-    try {
-      queuesText = execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'queues.ts'), ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 900_000, stdio: ['ignore', 'pipe', 'inherit'] });
-      (res as unknown as Record<string, unknown>).queues = queuesText;
-    } catch (err) {
-      log(`queues failed: ${(err as Error).message}`);
+    for (const backend of ['sqlite', 'restate'] as const) {
+      if (ONLY_BACKENDS && ![...ONLY_BACKENDS].some((k) => k.startsWith(backend))) continue;
+      try {
+        queuesText += execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'queues.ts'), `--backend=${backend}`, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 1_800_000, stdio: ['ignore', 'pipe', 'inherit'] });
+      } catch (err) {
+        log(`queues (${backend}) failed: ${(err as Error).message}`);
+        queuesText += `backend   ${backend}: failed (${(err as Error).message.split('\n')[0]})\n`;
+      }
     }
+    (res as unknown as Record<string, unknown>).queues = queuesText;
   }
   // Issue 12: a 3-node Restate cluster with two engine replicas beside one embedded server.
   let clusterTable = '';
@@ -675,7 +680,7 @@ async function main(): Promise<void> {
   const table = renderTable(res) + (clusterTable ? `\n\n${clusterTable}` : '') + (citizenTable ? `\n\n${citizenTable}` : '') + (panelTable ? `\n\n${panelTable}` : '') + (codecRows ? `\n\n${codecRows}` : '') + (otelRows ? `\n\n${otelRows}` : '');
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
-  if (queuesText) console.log('\nFlow control (issue 39, SQLite; Restate: n/a, no queues yet):\n' + queuesText);
+  if (queuesText) console.log('\nFlow control (issue 39; bench/queues.ts):\n' + queuesText);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);
   mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
   const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
