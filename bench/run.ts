@@ -18,6 +18,9 @@
 //   queues (issue 39: flow control on both backends: steps/s and CPU per step through a queue
 //   whose limit never binds vs no queue, handover at concurrency 1 (p50/p99), drain of 10,000
 //   queued runs (500 on Restate); bench/queues.ts).
+//   streams (issue 41: one run writing chunks to a stream while a follower reads it live, both
+//   backends: chunks/s written and read, write -> follower latency p50/p99, a replay read from
+//   offset 0 after the end; bench/streams.ts).
 //   One scenario alone: `npm run bench -- --quick --only=signals --backends=restate`.
 // npm run bench -- --peers [--quick] [--peer-systems=ours,dbos,cf]: the comparison with DBOS
 //   (on a Postgres it starts) and Cloudflare Workflows (miniflare), alone in its own sitting
@@ -589,6 +592,20 @@ async function main(): Promise<void> {
     }
     (res as unknown as Record<string, unknown>).queues = queuesText;
   }
+  // Issue 41: live output (bench/streams.ts), each backend in its own process.
+  let streamsText = '';
+  if (want('streams')) {
+    for (const backend of ['sqlite', 'restate'] as const) {
+      if (ONLY_BACKENDS && ![...ONLY_BACKENDS].some((k) => k.startsWith(backend))) continue;
+      try {
+        streamsText += execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'streams.ts'), `--backend=${backend}`, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 1_200_000, stdio: ['ignore', 'pipe', 'inherit'] });
+      } catch (err) {
+        log(`streams (${backend}) failed: ${(err as Error).message}`);
+        streamsText += `backend   ${backend}: failed (${(err as Error).message.split('\n')[0]})\n`;
+      }
+    }
+    (res as unknown as Record<string, unknown>).streams = streamsText;
+  }
   // Issue 12: a 3-node Restate cluster with two engine replicas beside one embedded server.
   let clusterTable = '';
   if (want('cluster')) {
@@ -681,6 +698,7 @@ async function main(): Promise<void> {
   console.log(table);
   if (historyTable) console.log('\nHow cost grows with history (runs already asleep in the file):\n' + historyTable);
   if (queuesText) console.log('\nFlow control (issue 39; bench/queues.ts):\n' + queuesText);
+  if (streamsText) console.log('\nLive output (issue 41; bench/streams.ts):\n' + streamsText);
   if (res.profile && !('error' in res.profile)) console.log('\n' + (res.profile as { text: string }).text);
   mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
   const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');

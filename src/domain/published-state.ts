@@ -32,6 +32,13 @@ export const publishStepName = (key: string): string => `publish:${key}`;
 /** The step name of a stream's write or close: `stream:<name>`, `stream:<name>#2`, ... */
 export const streamStepName = (name: string): string => `stream:${name}`;
 
+/** Where a stream step stands in its stream: the k-th step of a stream (`stream:<name>#k`)
+ *  holds chunk k-1, and a close, always the last, stands at the count of chunks. */
+export function streamOffset(stepName: string): number {
+  const m = /#(\d+)$/.exec(stepName);
+  return m ? Number(m[1]) - 1 : 0;
+}
+
 /** A stream as its journal holds it: its chunks (stored form) in the order the code wrote
  *  them, and whether the code closed it. */
 export function streamOf(steps: readonly StepView[], name: string): { chunks: Json[]; closed: boolean } {

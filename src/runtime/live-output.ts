@@ -6,6 +6,7 @@ import { parseDuration, type Duration } from '../domain/duration.ts';
 import { TimeoutError, ValidationError } from '../domain/errors.ts';
 import { checkStateKey, publishedState, streamOf, type PublishedValue } from '../domain/published-state.ts';
 import { isTerminal } from '../domain/run-status.ts';
+import type { Json } from '../domain/json.ts';
 import type { RunView } from '../domain/run-view.ts';
 import { once } from '../domain/once.ts';
 import { parseOrThrow } from '../domain/validate.ts';
@@ -88,17 +89,27 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
       return {
         async *[Symbol.asyncIterator]() {
           let wake: (() => void) | undefined;
-          let moved = false;
-          // Woken at once by this process's write to the stream, else by the poll.
+          // Chunks this process wrote since the subscription, by offset: the one due next is
+          // taken from here without reading the run again (a follower of n chunks would
+          // otherwise read the run's whole journal n times). A gap (chunks written before
+          // the subscription, or by another process) is read from the run.
+          const heard = new Map<number, Json>();
+          let closedAt: number | undefined;
           const off = events.subscribe((e) => {
-            if ((e.type === 'stream.chunk' || e.type === 'stream.closed') && e.key === n) {
-              moved = true;
-              wake?.();
-            }
+            if ((e.type !== 'stream.chunk' && e.type !== 'stream.closed') || e.key !== n) return;
+            if (e.type === 'stream.chunk' && e.offset !== undefined && e.chunk !== undefined && e.offset >= next) heard.set(e.offset, e.chunk);
+            if (e.type === 'stream.closed') closedAt = e.offset ?? 0;
+            wake?.();
           }, id);
+          const fromHeard = function* (): Generator<T> {
+            while (heard.has(next)) {
+              const c = heard.get(next)!;
+              heard.delete(next++);
+              yield decodeValue<T>(c);
+            }
+          };
           try {
             for (;;) {
-              moved = false;
               const run = await view(id);
               const { chunks, closed } = streamOf(run.steps, n);
               while (next < chunks.length) yield decodeValue<T>(chunks[next++]!);
@@ -109,12 +120,20 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
                 while (next < last.length) yield decodeValue<T>(last[next++]!);
                 return;
               }
-              if (moved) continue;
-              await new Promise<void>((r) => {
-                const t = setTimeout(r, POLL_MS);
-                wake = () => (clearTimeout(t), r());
-              });
-              wake = undefined;
+              for (;;) {
+                for (const k of heard.keys()) if (k < next) heard.delete(k);
+                yield* fromHeard();
+                if (closedAt !== undefined && next >= closedAt) return;
+                // A gap before what was heard, or a close ahead of it: read the run.
+                if (heard.size > 0 || closedAt !== undefined) break;
+                const polled = await new Promise<boolean>((r) => {
+                  const t = setTimeout(() => r(true), POLL_MS);
+                  wake = () => (clearTimeout(t), r(false));
+                });
+                wake = undefined;
+                // The poll reads the run: a run executing elsewhere, or one that ended.
+                if (polled) break;
+              }
             }
           } finally {
             off();

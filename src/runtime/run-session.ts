@@ -34,7 +34,7 @@ import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
-import { checkStateKey, publishStepName, streamStepName } from '../domain/published-state.ts';
+import { checkStateKey, publishStepName, streamOffset, streamStepName } from '../domain/published-state.ts';
 import type { StepEvent, StepEventSink, StepEventType } from './step-events.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
@@ -1164,8 +1164,14 @@ export class RunSession implements StepLoggers {
       if (this.outcome || !this.checkRecorded(call, res.recorded)) return never();
       const now = this.log.now();
       const order = this.order.next();
-      await this.io(this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: res.ok ? res.value : fresh, startedAt: now, endedAt: now, order }));
-      this.stepEvent(event.type, call, event);
+      const value = res.ok ? res.value : fresh;
+      await this.io(this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: value, startedAt: now, endedAt: now, order }));
+      // A stream's event carries its chunk and offset, so a reader in this process takes it
+      // without reading the run again (live-output.ts).
+      if (kind === 'stream') {
+        const chunk = (value as { chunk?: Json }).chunk;
+        this.stepEvent(event.type, call, { ...event, offset: streamOffset(call.name), ...(chunk !== undefined ? { chunk } : {}) });
+      } else this.stepEvent(event.type, call, event);
       await this.order.gate(order, call.seq);
     } finally {
       this.unsettled--;

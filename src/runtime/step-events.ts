@@ -6,6 +6,7 @@
 // breaks the run. In-process only: nothing is stored (the journal is the record; `runs get`
 // reads it), so a subscriber sees what happens from its subscription on.
 import type { ErrorInfo } from '../domain/errors.ts';
+import type { Json } from '../domain/json.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import type { Logger } from '../ports/logger.ts';
 
@@ -36,6 +37,12 @@ export interface StepEvent {
   until?: number;
   /** state.published: the key; stream.chunk / stream.closed: the stream's name. */
   key?: string;
+  /** stream.chunk: the chunk's offset in its stream (from 0); stream.closed: the number of
+   *  chunks the stream holds. */
+  offset?: number;
+  /** stream.chunk: the chunk as journaled (stored form: decodeValue gives back a Map, a
+   *  Date...), already durable when the event is emitted. */
+  chunk?: Json;
 }
 
 /** runs.subscribe's handler; one that throws (or rejects) is logged and gets the next event. */

@@ -2,7 +2,8 @@
 // value, a stream's chunks from its journal, key rules, and the step-event hub's delivery.
 import { describe, expect, it } from 'vitest';
 import { checkStateKey, publishedState, streamOf } from '../../src/domain/published-state.ts';
-import type { StepView } from '../../src/domain/run-view.ts';
+import type { RunView, StepView } from '../../src/domain/run-view.ts';
+import { liveOutputApi } from '../../src/runtime/live-output.ts';
 import { StepEvents, type StepEvent } from '../../src/runtime/step-events.ts';
 
 const pub = (seq: number, key: string, value: unknown, status: StepView['status'] = 'succeeded'): StepView =>
@@ -56,5 +57,58 @@ describe('step event hub', () => {
     hub.emit(ev('r1', 'c'));
     await tick();
     expect(one).toEqual(['a', 'b']);
+  });
+});
+
+describe('a stream follower in the writing process', () => {
+  // The run's journal as the view reads it, grown by `write`, which also emits the event
+  // the RunSession emits after the chunk's commit.
+  const setup = () => {
+    const hub = new StepEvents();
+    const steps: StepView[] = [];
+    let status: RunView['status'] = 'running';
+    let views = 0;
+    const view = async (runId: string): Promise<RunView> => {
+      views++;
+      return { runId, workflow: 'w', status, steps: [...steps] } as unknown as RunView;
+    };
+    const api = liveOutputApi(view, hub, (id) => String(id));
+    const write = (chunk: unknown, opts: { silent?: boolean } = {}) => {
+      const offset = steps.filter((s) => s.kind === 'stream').length;
+      steps.push({ seq: steps.length, name: `stream:s#${offset + 1}`, kind: 'stream', status: 'succeeded', attempts: 1, result: { stream: 's', chunk } as never });
+      if (!opts.silent) hub.emit({ type: 'stream.chunk', runId: 'r1', workflow: 'w', step: `stream:s#${offset + 1}`, kind: 'stream', at: 0, key: 's', offset, chunk: chunk as never });
+    };
+    const close = () => {
+      const offset = steps.filter((s) => s.kind === 'stream').length;
+      steps.push({ seq: steps.length, name: `stream:s#${offset + 1}`, kind: 'stream', status: 'succeeded', attempts: 1, result: { stream: 's', closed: true } as never });
+      hub.emit({ type: 'stream.closed', runId: 'r1', workflow: 'w', step: `stream:s#${offset + 1}`, kind: 'stream', at: 0, key: 's', offset });
+      status = 'succeeded';
+    };
+    return { api, write, close, views: () => views };
+  };
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+
+  it('takes each chunk from its event, in order, without reading the run once per chunk; a chunk written unheard is read from the run', async () => {
+    const s = setup();
+    s.write('a');
+    s.write('b');
+    const got: unknown[] = [];
+    const done = (async () => {
+      for await (const c of s.api.stream('r1', 's')) got.push(c);
+    })();
+    await tick();
+    for (let i = 0; i < 200; i++) {
+      s.write(`c${i}`);
+      if (i % 50 === 0) await tick();
+    }
+    await tick();
+    s.write('gap', { silent: true }); // written where this process heard nothing of it
+    s.write('after-gap');
+    await tick();
+    s.close();
+    await done;
+    expect(got).toEqual(['a', 'b', ...Array.from({ length: 200 }, (_, i) => `c${i}`), 'gap', 'after-gap']);
+    // One read at the start, one for the gap, and at most one for the close: not one per chunk.
+    expect(s.views()).toBeLessThanOrEqual(4);
   });
 });

@@ -1,0 +1,84 @@
+// npm run bench:streams [-- --quick] [-- --backend=sqlite|restate]: live output (issue 41,
+// docs/live-output.md). One run writes N chunks to `ctx.stream('s')` while a reader in the
+// same process follows it with `engine.runs.stream(runId, 's', { from: 0 })`:
+//  - write: chunks/s from the run's trigger to its result (each chunk is a journal step);
+//  - live read: chunks/s the follower saw, and the latency from a chunk's write (the time the
+//    workflow code stamps into it, same process clock) to the follower receiving it, p50/p99;
+//  - replay read: chunks/s of a reader from offset 0 after the run ended (the journal read).
+// Median of reps, each on a fresh engine; Restate over its embedded restate-server, smaller N.
+// Also run by `npm run bench` (--only=streams) once per backend, printed under its table.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEngine } from '../compose/index.ts';
+import { manual, workflow } from '../sdk/index.ts';
+
+const QUICK = process.argv.includes('--quick');
+const BACKEND = (process.argv.find((a) => a.startsWith('--backend='))?.slice(10) ?? 'sqlite') as 'sqlite' | 'restate';
+if (BACKEND !== 'sqlite' && BACKEND !== 'restate') throw new Error(`--backend: '${BACKEND}' is not sqlite or restate`);
+const REPS = QUICK ? 3 : 5;
+const N = BACKEND === 'restate' ? (QUICK ? 100 : 300) : QUICK ? 500 : 2_000;
+
+const writer = workflow('b-stream', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, ctx }) => {
+    const out = ctx.stream('s');
+    for (let i = 0; i < (input as number); i++) await out.write({ i, t: performance.now() });
+    await out.close();
+    return input as number;
+  });
+});
+
+type Chunk = { i: number; t: number };
+interface Rep { writePerS: number; livePerS: number; p50: number; p99: number; replayPerS: number }
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const median = (xs: number[]) => pct(xs, 50);
+
+async function rep(): Promise<Rep> {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-streams-'));
+  const engine = await createEngine({ backend: BACKEND, dataDir: dir, workflows: [writer] });
+  await engine.start();
+  try {
+    const t0 = performance.now();
+    const { runId } = await engine.trigger('b-stream', N);
+    const lat: number[] = [];
+    let seen = 0;
+    const follow = (async () => {
+      for await (const c of engine.runs.stream(runId, 's', { from: 0 })) {
+        const chunk = c as Chunk;
+        if (chunk.i !== seen) throw new Error(`the follower got chunk ${chunk.i} where ${seen} was next`);
+        lat.push(performance.now() - chunk.t);
+        seen++;
+      }
+      return performance.now();
+    })();
+    const v = await engine.result(runId, { timeout: '600s' });
+    const written = performance.now();
+    if (v.status !== 'succeeded') throw new Error(`the writer ended ${v.status}: ${v.error?.message}`);
+    const followed = await follow;
+    if (seen !== N) throw new Error(`the follower saw ${seen} of ${N} chunks`);
+    const r0 = performance.now();
+    let again = 0;
+    for await (const _ of engine.runs.stream(runId, 's', { from: 0 })) again++;
+    const replayMs = performance.now() - r0;
+    if (again !== N) throw new Error(`a reader from 0 after the end got ${again} of ${N} chunks`);
+    return { writePerS: N / ((written - t0) / 1000), livePerS: N / ((followed - t0) / 1000), p50: pct(lat, 50), p99: pct(lat, 99), replayPerS: N / (replayMs / 1000) };
+  } finally {
+    await engine.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  await rep(); // warm-up
+  const rs: Rep[] = [];
+  for (let i = 0; i < REPS; i++) rs.push(await rep());
+  const f = (k: keyof Rep, d = 0) => `${median(rs.map((r) => r[k])).toFixed(d)} (${Math.min(...rs.map((r) => r[k])).toFixed(d)}-${Math.max(...rs.map((r) => r[k])).toFixed(d)})`;
+  console.log(`backend   ${BACKEND}: one run writing ${N} chunks, a follower from offset 0, ${REPS} reps, median (min-max)`);
+  console.log(`write     ${f('writePerS')} chunks/s (trigger to result)`);
+  console.log(`live read ${f('livePerS')} chunks/s; write -> follower p50 ${f('p50', 2)} ms, p99 ${f('p99', 2)} ms`);
+  console.log(`replay    ${f('replayPerS')} chunks/s (a reader from offset 0 after the run ended)`);
+}
+
+await main();
