@@ -6,6 +6,8 @@
 // kept as docs/panel-run.png (written when PANEL_SCREENSHOT=1, so a normal run changes no
 // tracked file). Under `tranquil dev` (its `holds`), every page names the held runs with the
 // step where the reloaded code diverges, the list marks them, and the decision is a click.
+// Run control: a run streaming between steps is paused, seen stopped, resumed, seen growing
+// on the same page to its end (its hostile last chunk shown as text), and rerun.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
