@@ -3,9 +3,9 @@
 // Reads go through engine.runs / schedules / events (the backend's own reads, the ones the
 // CLI's conformance cases check against), so it says the same on SQLite and Restate.
 //
-// Actions (retry, cancel, pause, resume, rerun, signal, approve) are POSTs guarded twice: the per-panel token (32
-// random bytes, embedded in the pages' forms, compared in constant time) and the request's
-// Origin (or, without one, Sec-Fetch-Site) must be this panel's own. Under `tranquil dev`
+// Actions (retry, cancel, pause, resume, rerun, signal, approve) are POSTs guarded twice: the
+// per-panel token (32 random bytes, embedded in the pages' forms, compared in constant time)
+// and the request's Origin (or, without one, Sec-Fetch-Site) must be this panel's own. Under `tranquil dev`
 // (`holds`) every page also shows the runs a reload would diverge from, with the step, and
 // offers the decision: keep the old code for them, or let them fail. With `allowedHosts`
 // (what serve passes) any request whose Host is not one of them is refused, so a DNS-rebound
