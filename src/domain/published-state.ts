@@ -55,6 +55,16 @@ export function streamOf(steps: readonly StepView[], name: string): { chunks: Js
   return { chunks, closed };
 }
 
+/** The names of the streams the code wrote to or closed, in the order it first did. */
+export function streamNames(steps: readonly StepView[]): string[] {
+  const names = new Set<string>();
+  for (const s of [...steps].sort((a, b) => a.seq - b.seq)) {
+    const r = s.kind === 'stream' && s.status === 'succeeded' ? (s.result as { stream?: unknown } | null | undefined) : undefined;
+    if (r && typeof r.stream === 'string') names.add(r.stream);
+  }
+  return [...names];
+}
+
 /** One key's latest value as a reader gets it. */
 export interface PublishedValue {
   key: string;

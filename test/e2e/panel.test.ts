@@ -6,6 +6,8 @@
 // kept as docs/panel-run.png (written when PANEL_SCREENSHOT=1, so a normal run changes no
 // tracked file). Under `tranquil dev` (its `holds`), every page names the held runs with the
 // step where the reloaded code diverges, the list marks them, and the decision is a click.
+// Run control: a run streaming between steps is paused, seen stopped, resumed, seen growing
+// on the same page to its end (its hostile last chunk shown as text), and rerun.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -134,6 +136,108 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         rmSync(dir, { recursive: true, force: true });
       }
     }, 90_000);
+  }
+
+  for (const backend of ['sqlite', 'restate'] as const) {
+    it(`${backend}: pause, see it stop; resume, see the stream grow live and the run finish; hostile chunks are text; rerun links a new run`, async () => {
+      // Each tick is a step boundary; the step's result says whether to go on (journaled, so a
+      // replay after the resume decides as the first execution did).
+      const gate = { finish: false };
+      const HOSTILE = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">';
+      const talker = workflow('talker', (w) => {
+        w.trigger(manual());
+        w.run(async ({ step, ctx }) => {
+          const out = ctx.stream('log');
+          for (let i = 0; i < 400; i++) {
+            const more = await step.do(`tick ${i}`, async () => (await new Promise((r) => setTimeout(r, 250)), !gate.finish));
+            await out.write(`line ${i}\n`);
+            await ctx.publish('progress', { done: i + 1 });
+            if (!more) break;
+          }
+          await out.write(HOSTILE);
+          await out.close();
+          return 'talked';
+        });
+      });
+      const dir = mkdtempSync(join(tmpdir(), `tranquil-panel-ctl-${backend}-`));
+      let engine: Engine | undefined;
+      let panel: Awaited<ReturnType<typeof servePanel>> | undefined;
+      const page = await browser!.newPage();
+      page.setDefaultTimeout(20_000);
+      type Marked = { marker?: number; pwned?: number };
+      const mark = () => page.evaluate(() => ((globalThis as unknown as Marked).marker = 1));
+      const marked = () => page.evaluate(() => (globalThis as unknown as Marked).marker);
+      const chunks = async () => Number((await page.locator('.stream[data-stream="log"] .chunks').innerText()).split(' ')[0]);
+      const grows = async (from: number) => {
+        for (let i = 0; i < 200 && (await chunks()) <= from; i++) await new Promise((r) => setTimeout(r, 100));
+        return chunks();
+      };
+      try {
+        engine = await createEngine({ backend, dataDir: dir, workflows: [talker] });
+        await engine.start();
+        const runId = (await engine.trigger('talker', null)).runId;
+        panel = await servePanel(engine);
+        await page.goto(`${panel.url}runs/${encodeURIComponent(runId)}`);
+        await page.locator('.stream[data-stream="log"]').waitFor();
+
+        // The stream grows on the page with no navigation (the marker would be gone after one).
+        await mark();
+        const first = await chunks();
+        expect(await grows(first)).toBeGreaterThan(first);
+        expect(await page.locator('#state [data-key="progress"] .state-value').innerText()).toMatch(/"done": \d+/);
+        expect(await marked()).toBe(1);
+
+        await page.click('#pause');
+        await page.waitForURL(/flash=pause/);
+        await page.locator('#run-status', { hasText: 'paused' }).waitFor();
+        expect(await page.locator('#paused-by').innerText()).toMatch(/^panel at /);
+        expect(await page.locator('#resume').count()).toBe(1);
+        expect(await page.locator('#pause').count()).toBe(0);
+        // Paused: nothing moves, on the page (several refreshes) or in the journal.
+        await mark();
+        const steps = (await engine.runs.get(runId)).steps.length;
+        const held = await chunks();
+        await new Promise((r) => setTimeout(r, 2500));
+        expect((await engine.runs.get(runId)).status).toBe('paused');
+        expect((await engine.runs.get(runId)).steps.length).toBe(steps);
+        expect(await chunks()).toBe(held);
+        expect(await marked()).toBe(1);
+
+        await page.click('#resume');
+        await page.waitForURL(/flash=resumed/);
+        await mark();
+        expect(await grows(held)).toBeGreaterThan(held);
+        gate.finish = true;
+        await page.locator('#run-status', { hasText: 'succeeded' }).waitFor({ timeout: 30_000 });
+        expect(await marked()).toBe(1);
+        // The run's own text, shown as text: no script ran, no image element was made.
+        const text = await page.locator('.stream[data-stream="log"] .stream-text').innerText();
+        expect(text).toMatch(/^line 0\nline 1\n/);
+        expect(text.endsWith(HOSTILE)).toBe(true);
+        expect(await page.locator('.stream[data-stream="log"]').innerText()).toContain('closed');
+        expect(await page.locator('#live-output img').count()).toBe(0);
+        expect(await page.evaluate(() => (globalThis as unknown as Marked).pwned)).toBeUndefined();
+        const done = await engine.runs.get(runId);
+        expect(await chunks()).toBe(done.steps.filter((st) => st.kind === 'stream').length - 1);
+
+        await page.click('#rerun');
+        await page.waitForURL(/flash=rerun/);
+        const [again] = (await engine.runs.get(runId)).reruns ?? [];
+        expect(again).toBeDefined();
+        expect(page.url()).toContain(`/runs/${encodeURIComponent(again!)}?`);
+        expect(await page.locator('#rerun-of').innerText()).toBe(runId);
+        expect((await engine.runs.get(again!)).rerunOf).toBe(runId);
+        expect((await engine.result(again!, { timeout: '30s' })).status).toBe('succeeded');
+        await page.locator('#rerun-of').getByRole('link', { name: runId }).click();
+        await page.waitForURL(new RegExp(`/runs/${runId}$`));
+        expect(await page.locator('#reruns').innerText()).toBe(again!);
+      } finally {
+        await page.close();
+        await panel?.close();
+        await engine?.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
   }
 
   it('holds (tranquil dev): the held run and its step on the list and the run page, marked held; keep is a click', async () => {

@@ -13,6 +13,17 @@ const wf = workflow('waits', (w) => {
   w.trigger(manual());
   w.run(async ({ step }) => step.waitForEvent('go'));
 });
+// Workflow code is not trusted to write HTML: its stream chunks and published values are text.
+const HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">';
+const talks = workflow('talks', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx }) => {
+    await step.do('a', () => 1);
+    await ctx.publish('note', { html: HOSTILE });
+    await ctx.stream('out').write(HOSTILE);
+    return 'done';
+  });
+});
 
 describe('Runs panel guards', () => {
   let engine: Engine | undefined;
@@ -24,7 +35,7 @@ describe('Runs panel guards', () => {
 
   it('refuses actions without the token or from another origin, and escapes run values', async () => {
     dir = mkdtempSync(join(tmpdir(), 'tranquil-panel-guard-'));
-    engine = await createEngine({ dataDir: dir, workflows: [wf] });
+    engine = await createEngine({ dataDir: dir, workflows: [wf, talks] });
     await engine.start();
     const { runId } = await engine.trigger('waits', { note: '<script>alert(1)</script>' });
     for (let i = 0; i < 200 && (await engine.runs.get(runId)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 10));
@@ -71,5 +82,54 @@ describe('Runs panel guards', () => {
     const after = await (await panel.app.request(`${own}/runs/${runId}`, { headers: { host: '127.0.0.1:9' } })).text();
     expect(after).toMatch(/<td id="cancelled-by">panel at \d{4}-\d\d-\d\dT[\d:.]+Z<\/td>/);
     expect(after).toContain(' was cancelled by panel at ');
+  });
+
+  it('run control: pause, resume and rerun are guarded like the other actions; a refusal is the engine\'s line; streams and state are escaped', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tranquil-panel-guard-'));
+    engine = await createEngine({ dataDir: dir, workflows: [wf, talks] });
+    await engine.start();
+    const { runId } = await engine.trigger('talks', null);
+    expect((await engine.result(runId, { timeout: '10s' })).status).toBe('succeeded');
+    const panel = await createPanel(engine, { allowedHosts: ['127.0.0.1:9'] });
+    const own = 'http://127.0.0.1:9';
+    const post = (verb: string, headers: Record<string, string>, body = `_token=${panel.token}`) =>
+      panel.app.request(`${own}/runs/${runId}/${verb}`, { method: 'POST', headers: { host: '127.0.0.1:9', 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+
+    const html = await (await panel.app.request(`${own}/runs/${runId}`, { headers: { host: '127.0.0.1:9' } })).text();
+    expect(html).not.toContain('<script>alert(1)');
+    expect(html).not.toContain('<img src=x');
+    expect(html).toContain('<pre class="stream-text">&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=&quot;alert(2)&quot;&gt;</pre>');
+    expect(html).toContain('&quot;html&quot;: &quot;&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('<span class="chunks">1 chunk</span>');
+    // A finished run offers Rerun, not Pause or Resume.
+    expect(html).toContain('id="rerun"');
+    expect(html).not.toContain('id="pause"');
+    expect(html).not.toContain('id="resume"');
+
+    for (const verb of ['pause', 'resume', 'rerun']) {
+      expect((await post(verb, { origin: 'http://evil.example' })).status).toBe(403);
+      expect((await post(verb, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+      expect(await (await post(verb, { origin: own }, '_token=guess')).text()).toBe('refused: bad or missing panel token');
+    }
+    expect((await engine.runs.get(runId)).reruns ?? []).toEqual([]);
+
+    // Pausing a finished run: the engine's refusal, one line, back on the run page.
+    const refused = await post('pause', { origin: own });
+    expect(refused.status).toBe(303);
+    const flash = new URL(refused.headers.get('location')!, own).searchParams.get('flash');
+    expect(flash).toBe(`RunStateError: run ${runId} already finished (succeeded); nothing to pause`);
+    const resumeRefused = new URL((await post('resume', { origin: own })).headers.get('location')!, own).searchParams.get('flash');
+    expect(resumeRefused).toBe(`RunStateError: run ${runId} is succeeded; only a paused or a cancelled run can be resumed`);
+
+    const rerun = await post('rerun', { origin: own });
+    expect(rerun.status).toBe(303);
+    const to = new URL(rerun.headers.get('location')!, own);
+    const [newId] = (await engine.runs.get(runId)).reruns ?? [];
+    expect(newId).toBeDefined();
+    expect(to.pathname).toBe(`/runs/${encodeURIComponent(newId!)}`);
+    expect(to.searchParams.get('flash')).toBe(`rerun of ${runId} started`);
+    expect((await engine.runs.get(newId!)).rerunOf).toBe(runId);
+    const newPage = await (await panel.app.request(`${own}/runs/${encodeURIComponent(newId!)}`, { headers: { host: '127.0.0.1:9' } })).text();
+    expect(newPage).toContain(`<td id="rerun-of"><a href="${encodeURIComponent(runId)}">${runId}</a></td>`);
   });
 });

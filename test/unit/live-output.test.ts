@@ -1,7 +1,7 @@
 // The pure parts of live output (docs/live-output.md): which publish holds a key's latest
 // value, a stream's chunks from its journal, key rules, and the step-event hub's delivery.
 import { describe, expect, it } from 'vitest';
-import { checkStateKey, publishedState, streamOf } from '../../src/domain/published-state.ts';
+import { checkStateKey, publishedState, streamNames, streamOf } from '../../src/domain/published-state.ts';
 import type { RunView, StepView } from '../../src/domain/run-view.ts';
 import { liveOutputApi } from '../../src/runtime/live-output.ts';
 import { StepEvents, type StepEvent } from '../../src/runtime/step-events.ts';
@@ -27,6 +27,12 @@ describe('published state', () => {
     const w = (seq: number, result: unknown): StepView => ({ seq, name: `stream:s#${seq}`, kind: 'stream', status: 'succeeded', attempts: 1, result: result as never });
     expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toEqual({ chunks: ['a', 'b'], closed: false });
     expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toEqual({ chunks: ['a'], closed: true });
+  });
+
+  it('the streams of a run are named in the order first written (the panel lists them so); a failed or foreign entry names none', () => {
+    const w = (seq: number, result: unknown, status: StepView['status'] = 'succeeded'): StepView => ({ seq, name: `x#${seq}`, kind: 'stream', status, attempts: 1, result: result as never });
+    const other = { seq: 1, name: 'd', kind: 'do', status: 'succeeded', attempts: 1, result: { stream: 'not a stream' } } as StepView;
+    expect(streamNames([w(3, { stream: 'b', closed: true }), w(2, { stream: 'a', chunk: 1 }), other, w(0, { stream: 'b', chunk: 0 }), w(4, { stream: 'c', chunk: 2 }, 'failed')])).toEqual(['b', 'a']);
   });
 });
 

@@ -4,6 +4,7 @@
 // value from a run is escaped here; nothing else builds HTML.
 import type { Explanation } from '../../domain/explain.ts';
 import type { Json } from '../../domain/json.ts';
+import { publishedState, streamNames, streamOf } from '../../domain/published-state.ts';
 import type { RunView, StepView } from '../../domain/run-view.ts';
 import { valueText } from '../../domain/value-text.ts';
 import type { EventView, ScheduleView, SlotView } from '../../ports/triggers.ts';
@@ -25,7 +26,7 @@ th{font-weight:600;background:#eef0f3}
 .st{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600;background:#e3e6ea}
 .st-succeeded{background:#d4f3dc;color:#145c2c}.st-failed,.st-timedout{background:#fbd9d9;color:#8a1c1c}
 .st-retrying,.st-blocked{background:#ffe9c2;color:#7a4b00}.st-sleeping,.st-waiting,.st-pending{background:#dde8ff;color:#1c3f8a}
-.st-running{background:#e6dcff;color:#47208a}.st-cancelled{background:#e3e6ea;color:#555}
+.st-running{background:#e6dcff;color:#47208a}.st-cancelled{background:#e3e6ea;color:#555}.st-paused{background:#ffe9c2;color:#7a4b00}
 .why{background:#fff;border-left:5px solid #3b6fd8;padding:10px 14px;margin:0 0 14px}
 .why.failed,.why.blocked{border-color:#c62828}.why p{margin:4px 0}.why code{background:#eef0f3;padding:1px 4px}
 pre{background:#fff;border:1px solid #e3e6ea;padding:8px;margin:4px 0;max-height:240px;overflow:auto;white-space:pre-wrap}
@@ -142,10 +143,12 @@ const fmtMs = (ms: number): string => (ms < 1000 ? `${ms} ms` : ms < 60_000 ? `$
 function family(run: RunView): string {
   const link = (id: string) => `<a href="${encodeURIComponent(id)}">${esc(id)}</a>`;
   const parent = run.parent ? `<tr><th>parent</th><td id="parent">${link(run.parent.runId)} step '${esc(run.parent.step)}'</td></tr>` : '';
+  const rerunOf = run.rerunOf ? `<tr><th>rerun of</th><td id="rerun-of">${link(run.rerunOf)}</td></tr>` : '';
+  const reruns = run.reruns?.length ? `<tr><th>reruns</th><td id="reruns">${run.reruns.map(link).join(', ')}</td></tr>` : '';
   const kids = run.children?.length
     ? `<h3>Child runs</h3><table id="children">${run.children.map((c) => `<tr><td>${link(c.runId)}</td><td>${esc(c.workflow)}</td><td>${status(c.status)}</td><td>step '${esc(c.step)}'</td></tr>`).join('')}</table>`
     : '';
-  return `${parent}</table>${kids}`;
+  return `${parent}${rerunOf}${reruns}</table>${kids}`;
 }
 
 export function runDetails(run: RunView): string {
@@ -153,7 +156,7 @@ export function runDetails(run: RunView): string {
   return `<div class="grid"><div><h3>Input</h3><pre id="input">${value(run.input)}</pre>
 <h3>Output</h3><pre id="output">${run.output === undefined ? '<span class="muted">none</span>' : value(run.output)}</pre></div>
 <div><h3>Run</h3><table><tr><th>workflow</th><td>${esc(run.workflow)}</td></tr><tr><th>status</th><td id="run-status">${status(run.status)}</td></tr>
-<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}${family(run)}
+<tr><th>pinned version</th><td>${esc(run.version)}</td></tr><tr><th>created</th><td>${esc(run.createdAt)}</td></tr><tr><th>updated</th><td>${esc(run.updatedAt)}</td></tr>${run.cancel ? `<tr><th>cancelled by</th><td id="cancelled-by">${esc(run.cancel.by)} at ${esc(run.cancel.at)}</td></tr>` : ''}${run.paused ? `<tr><th>paused by</th><td id="paused-by">${esc(run.paused.by)} at ${esc(run.paused.at)}</td></tr>` : ''}${family(run)}
 <h3>Error</h3><pre>${run.error ? json(run.error) : '<span class="muted">none</span>'}</pre>
 <h3>Idempotency keys</h3><pre>${keys.length ? esc(keys.join('\n')) : '<span class="muted">none</span>'}</pre></div></div>`;
 }
@@ -162,9 +165,17 @@ export function actions(base: string, run: RunView, token: string, approvable: b
   const id = encodeURIComponent(run.runId);
   const hidden = `<input type="hidden" name="_token" value="${esc(token)}">`;
   const out: string[] = [];
-  if (run.status === 'failed') out.push(`<form class="inline" method="post" action="${base}/runs/${id}/retry">${hidden}<button id="retry">Retry</button></form>`);
-  if (!['succeeded', 'failed', 'cancelled'].includes(run.status)) {
-    out.push(`<form class="inline" method="post" action="${base}/runs/${id}/cancel">${hidden}<button class="danger" id="cancel">Cancel</button></form>`);
+  const button = (verb: string, label: string, cls = '') =>
+    `<form class="inline" method="post" action="${base}/runs/${id}/${verb}">${hidden}<button${cls} id="${verb}">${label}</button></form>`;
+  const ended = ['succeeded', 'failed', 'cancelled'].includes(run.status);
+  if (run.status === 'failed') out.push(button('retry', 'Retry'));
+  // Run control (docs/control.md): offered where the engine would take it; a refusal (the run
+  // moved on since the page was drawn) comes back as the engine's one-line error.
+  if (!ended && run.status !== 'paused' && run.status !== 'blocked') out.push(button('pause', 'Pause'));
+  if (run.status === 'paused' || run.status === 'cancelled') out.push(button('resume', 'Resume'));
+  if (ended) out.push(button('rerun', 'Rerun'));
+  if (!ended) {
+    out.push(button('cancel', 'Cancel', ' class="danger"'));
     out.push(`<form class="inline" method="post" action="${base}/runs/${id}/signal">${hidden}<input name="name" placeholder="signal name" required>
 <input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"><button id="signal">Send signal</button></form>`);
   }
@@ -175,6 +186,28 @@ export function actions(base: string, run: RunView, token: string, approvable: b
       `${typeof declared === 'string' ? `<input type="hidden" name="hash" value="${esc(declared)}">` : ''}<button id="approve">Approve declaration</button></form>`);
   }
   return out.length ? `<section id="actions">${out.join('')}</section>` : '';
+}
+
+/** A stream's chunks as text: a string chunk as written (a token stream reads as prose), any
+ *  other value in its readable form on a line of its own. */
+function chunkText(chunks: readonly Json[]): string {
+  return chunks.map((c) => (typeof c === 'string' ? c : `${valueText(c)}\n`)).join('');
+}
+
+/** The run's published state (latest value per key) and its streams (docs/live-output.md),
+ *  read from its journal; empty when it has neither. All of it comes from workflow code:
+ *  escaped like every other run value. */
+export function liveOutput(run: RunView): string {
+  const state = publishedState(run.steps);
+  const names = streamNames(run.steps);
+  if (state.length === 0 && names.length === 0) return '';
+  const rows = state.map((p) => `<tr data-key="${esc(p.key)}"><th>${esc(p.key)}</th><td><pre class="state-value">${value(p.value)}</pre></td><td class="muted">${esc(p.publishedAt ?? '')}</td></tr>`);
+  const streams = names.map((n, i) => {
+    const s = streamOf(run.steps, n);
+    return `<div class="stream" id="stream-${i}" data-stream="${esc(n)}"><p><b>${esc(n)}</b> <span class="chunks">${s.chunks.length} chunk${s.chunks.length === 1 ? '' : 's'}</span>` +
+      `${s.closed ? ' <span class="muted">closed</span>' : ''}</p><pre class="stream-text">${esc(chunkText(s.chunks))}</pre></div>`;
+  });
+  return `<section id="live-output">${rows.length ? `<h3>Published state</h3><table id="state">${rows.join('')}</table>` : ''}${streams.length ? `<h3>Streams</h3>${streams.join('')}` : ''}</section>`;
 }
 
 export function schedulesPage(schedules: ScheduleView[], slots: SlotView[]): string {

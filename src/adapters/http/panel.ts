@@ -3,9 +3,9 @@
 // Reads go through engine.runs / schedules / events (the backend's own reads, the ones the
 // CLI's conformance cases check against), so it says the same on SQLite and Restate.
 //
-// Actions (retry, cancel, signal, approve) are POSTs guarded twice: the per-panel token (32
-// random bytes, embedded in the pages' forms, compared in constant time) and the request's
-// Origin (or, without one, Sec-Fetch-Site) must be this panel's own. Under `tranquil dev`
+// Actions (retry, cancel, pause, resume, rerun, signal, approve) are POSTs guarded twice: the
+// per-panel token (32 random bytes, embedded in the pages' forms, compared in constant time)
+// and the request's Origin (or, without one, Sec-Fetch-Site) must be this panel's own. Under `tranquil dev`
 // (`holds`) every page also shows the runs a reload would diverge from, with the step, and
 // offers the decision: keep the old code for them, or let them fail. With `allowedHosts`
 // (what serve passes) any request whose Host is not one of them is refused, so a DNS-rebound
@@ -18,7 +18,7 @@ import { toErrorInfo } from '../../domain/errors.ts';
 import { RUN_STATUSES, type RunStatus } from '../../domain/run-status.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { listen } from './listen.ts';
-import { actions, esc, eventsPage, heldBlock, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
+import { actions, esc, eventsPage, heldBlock, liveOutput, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
 import { secretsEqual } from './secret-compare.ts';
 
 /** createPanel's options. */
@@ -125,7 +125,7 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     }
     const e = await engine.runs.explain(id);
     const approvable = run.status === 'blocked' && run.error?.name === APPROVAL_REQUIRED;
-    const live = `${held(id)}${whyBlock(e)}${actions(base, run, token, approvable)}<h3>Timeline</h3>${timeline(run, Date.now())}${runDetails(run)}`;
+    const live = `${held(id)}${whyBlock(e)}${actions(base, run, token, approvable)}${liveOutput(run)}<h3>Timeline</h3>${timeline(run, Date.now())}${runDetails(run)}`;
     const live0 = !['succeeded', 'failed', 'cancelled'].includes(run.status);
     const signal = live0
       ? `<form class="inline" method="post" action="${base}/runs/${encodeURIComponent(id)}/signal"><input type="hidden" name="_token" value="${esc(token)}">
@@ -175,6 +175,21 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     const id = c.req.param('id')!;
     await engine.runs.cancel(id, { by: 'panel' });
     return { run: id, note: 'cancel requested' };
+  });
+  act('/runs/:id/pause', async (c) => {
+    const id = c.req.param('id')!;
+    await engine.runs.pause(id, { by: 'panel' });
+    return { run: id, note: 'pause requested: it stops at its next step boundary' };
+  });
+  act('/runs/:id/resume', async (c) => {
+    const id = c.req.param('id')!;
+    const res = await engine.runs.resume(id);
+    return { run: id, note: res.resumed === 'paused' ? 'resumed' : `resumed the cancelled run${res.from ? ` from step '${res.from.name}'` : ''}` };
+  });
+  act('/runs/:id/rerun', async (c) => {
+    const id = c.req.param('id')!;
+    const res = await engine.runs.rerun(id);
+    return { run: res.runId, note: `rerun of ${id} started` };
   });
   act('/runs/:id/signal', async (c, form) => {
     const id = c.req.param('id')!;
