@@ -2,7 +2,7 @@
 // end. Pure rules every backend and the engine share (the child's run id is child-id.ts's):
 // the internal signal a child's end is delivered to its parent by, what that signal
 // carries, and the limits (cycle, depth).
-import type { ErrorInfo } from './errors.ts';
+import { ValidationError, type ErrorInfo } from './errors.ts';
 import type { Json } from './json.ts';
 import type { RunStatus } from './run-status.ts';
 
@@ -63,6 +63,16 @@ export function isChildEnd(v: unknown): v is ChildEnd {
 /** The refusal of a start whose run id is the starting run's own or one of its ancestors'. */
 export function cycleMessage(childId: string, chain: readonly string[]): string {
   return `child run '${childId}' would be its own ancestor (call chain ${[...chain].reverse().join(' -> ')} -> ${childId}): a workflow cannot invoke a run it is part of`;
+}
+
+/** A child start checked against its parent's chain (the parent and its ancestors, nearest
+ *  first, as far as MAX_CHILD_DEPTH + 1 runs): refuses a cycle or a depth past the limit with
+ *  the messages above, else gives the child's depth. */
+export function childDepth(childId: string, chain: readonly string[], parentDepth: number): number {
+  if (chain.includes(childId)) throw new ValidationError(cycleMessage(childId, chain));
+  const depth = parentDepth + 1;
+  if (depth > MAX_CHILD_DEPTH) throw new ValidationError(depthMessage(childId, depth));
+  return depth;
 }
 
 export function depthMessage(childId: string, depth: number): string {

@@ -15,6 +15,7 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendUnavailableError, EngineStateError, NotSupportedError, RunStateError, TimeoutError, UnknownRunError, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
+import { MAX_CHILD_DEPTH, childDepth } from '../../domain/child-runs.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
@@ -395,6 +396,10 @@ export class RestateExecutor implements DurableExecutor {
     const wf = this.o.registry.get(req.workflow);
     refuseBadRunKey(wf.definition, req.input);
     const store = this.o.triggerStore;
+    // In a cluster the parent's chain may run through other replicas, whose links this
+    // replica's file lacks: the cycle and depth limits are checked on every replica's links
+    // before anything is written (the outbox write checks this file's again).
+    const depth = this.clusterLinks ? await this.clusterDepth(req) : undefined;
     // Called from the parent's step body: the child's trace starts under that attempt's span.
     const trace = this.o.telemetry?.starting('start', req.workflow, req.runId);
     const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: trace?.traceparent, deadlineAt: deadlineFor(this.o.clock.now(), wf.definition.timeoutMs, req.timeoutMs) };
@@ -403,13 +408,20 @@ export class RestateExecutor implements DurableExecutor {
       return w.insertChildRun(run, req.parent, this.o.clock.now());
     });
     // Also when not created (a start retried after a crash): the link writes are idempotent.
-    if (this.clusterLinks) {
-      const depth = ((await this.links.parentOf?.(req.parent.runId))?.depth ?? 0) + 1;
-      await this.clusterLinks.link(run.runId, { ...req.parent, depth });
-    }
+    if (this.clusterLinks && depth !== undefined) await this.clusterLinks.link(run.runId, { ...req.parent, depth });
     if (created) await this.forward([run]);
     trace?.end(created);
     return { runId: req.runId, created };
+  }
+
+  /** The child's depth from the parent's chain through every replica's links (one read per
+   *  ancestor: a top-level parent's child costs one), refusing a cycle or a depth too deep. */
+  private async clusterDepth(req: ChildStartRequest): Promise<number> {
+    const parentOf = async (id: string) => this.links.parentOf?.(id);
+    const first = await parentOf(req.parent.runId);
+    const chain = [req.parent.runId];
+    for (let l = first; l && chain.length <= MAX_CHILD_DEPTH + 1; l = await parentOf(l.runId)) chain.push(l.runId);
+    return childDepth(req.runId, chain, first?.depth ?? 0);
   }
 
   private async forward(runs: readonly OutboxRun[]): Promise<void> {

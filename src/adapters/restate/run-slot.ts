@@ -4,6 +4,7 @@
 // line: it has written no `~run` state yet) and released at its end (succeeded, cancelled,
 // or failed and parked: a retry asks again). Like a step's, the slot belongs to the run's
 // durable invocation: a replay (a restart, another replica) finds the grant in its journal.
+import { setMaxListeners } from 'node:events';
 import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import { NotSupportedError } from '../../domain/errors.ts';
@@ -14,8 +15,10 @@ import type { SlotHold } from '../../ports/step-log.ts';
 import type { RestateStepLog } from './step-log.ts';
 
 /** A wait for the run's slot is ended by a cancel Restate delivers (the driver rejects it),
- *  never by an abort of its own. */
+ *  never by an abort of its own. Every run in line listens on it until its grant (none ever
+ *  fires): no listener limit, which warned of a leak past 10 runs waiting in one process. */
 const NEVER = new AbortController().signal;
+setMaxListeners(0, NEVER);
 
 export class RunSlot {
   private hold: SlotHold | undefined;
