@@ -104,7 +104,8 @@ export function debounceScenarios({ test, boot, restart, until }: ScenarioKit): 
 
   test('debounce: a pending burst survives an engine restart and runs once with its last input', async () => {
     const seen: Seen[] = [];
-    const wf = debounced('db-restart', seen, { period: '1500ms' });
+    // Longer than a restart takes (Restate's server restarts with the engine).
+    const wf = debounced('db-restart', seen, { period: '5s' });
     const { engine, dir } = await boot([wf]);
     let runId = '';
     for (let n = 0; n < 3; n++) runId = (await engine.trigger('db-restart', { user: 'u1', n })).runId;
