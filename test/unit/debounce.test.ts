@@ -1,0 +1,43 @@
+// The workflow option `debounce` (docs/flow-control.md, Debounce): bad configuration is
+// refused when the workflow is defined, in one line naming the field; the due time of a
+// burst is `period` after its last trigger, at most `maxWait` after its first.
+import { describe, expect, it } from 'vitest';
+import { manual, workflow } from '@tranquil/sdk';
+import { debounceDueAt, debounceKeyOf } from '../../sdk/debounce.ts';
+
+const define = (debounce: unknown) =>
+  workflow('d', { debounce } as never, (w) => {
+    w.trigger(manual());
+    w.run(async () => null);
+  });
+
+describe('debounce option', () => {
+  it('refuses a period of 0 or less, a maxWait shorter than the period, a key that is not a function, an unknown field', () => {
+    expect(() => define({ period: 0 })).toThrow("workflow 'd' options.debounce.period: must be longer than 0");
+    expect(() => define({ period: '-5s' })).toThrow(/workflow 'd' options\.debounce\.period/);
+    expect(() => define({ period: '5s', maxWait: '1s' })).toThrow("workflow 'd' options.debounce.maxWait: must be at least the period (5000ms), got 1000ms");
+    expect(() => define({ period: '5s', key: 'user' })).toThrow(/workflow 'd' options\.debounce\.key: expected a function/);
+    expect(() => define({ period: '5s', timeout: '1m' })).toThrow(/workflow 'd' options\.debounce/);
+    expect(() => define({})).toThrow(/options\.debounce\.period/);
+  });
+
+  it('keeps the durations in ms and accepts maxWait equal to the period', () => {
+    expect(define({ period: '5s', maxWait: '1m' }).debounce).toMatchObject({ periodMs: 5000, maxWaitMs: 60_000 });
+    expect(define({ period: 250, maxWait: 250 }).debounce).toMatchObject({ periodMs: 250, maxWaitMs: 250 });
+    expect(define({ period: '5s' }).debounce!.maxWaitMs).toBeUndefined();
+  });
+
+  it('is due a period after the last trigger, at most maxWait after the first', () => {
+    expect(debounceDueAt({ periodMs: 100 }, 0, 1000)).toBe(1100);
+    expect(debounceDueAt({ periodMs: 100, maxWaitMs: 500 }, 0, 300)).toBe(400);
+    expect(debounceDueAt({ periodMs: 100, maxWaitMs: 500 }, 0, 450)).toBe(500);
+  });
+
+  it('refuses a key function that throws or returns no string, naming it', () => {
+    const spec = define({ period: '1s', key: (i: { u: unknown }) => i.u }).debounce!;
+    expect(debounceKeyOf('d', spec, { u: 'a' })).toBe('a');
+    expect(() => debounceKeyOf('d', spec, { u: null })).toThrow("workflow 'd' debounce.key: the key function returned null, not a string");
+    expect(() => debounceKeyOf('d', spec, null)).toThrow(/workflow 'd' debounce.key: the key function threw: /);
+    expect(() => debounceKeyOf('d', spec, { u: '' })).toThrow(/a string of 0 characters/);
+  });
+});
