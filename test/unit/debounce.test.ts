@@ -2,7 +2,7 @@
 // refused when the workflow is defined, in one line naming the field; the due time of a
 // burst is `period` after its last trigger, at most `maxWait` after its first.
 import { describe, expect, it } from 'vitest';
-import { manual, workflow } from '@tranquil/sdk';
+import { event, manual, schedule, workflow } from '@tranquil/sdk';
 import { debounceDueAt, debounceKeyOf } from '../../sdk/debounce.ts';
 
 const define = (debounce: unknown) =>
@@ -19,6 +19,17 @@ describe('debounce option', () => {
     expect(() => define({ period: '5s', key: 'user' })).toThrow(/workflow 'd' options\.debounce\.key: expected a function/);
     expect(() => define({ period: '5s', timeout: '1m' })).toThrow(/workflow 'd' options\.debounce/);
     expect(() => define({})).toThrow(/options\.debounce\.period/);
+  });
+
+  it('refuses an event or schedule trigger on a debounced workflow (its runs would not be debounced)', () => {
+    const withTrigger = (t: ReturnType<typeof event>) => () =>
+      workflow('d', { debounce: { period: '1s' } }, (w) => {
+        w.trigger(manual());
+        w.trigger(t);
+        w.run(async () => null);
+      });
+    expect(withTrigger(event('user.updated'))).toThrow("workflow 'd' options.debounce: debounces engine.trigger (manual()) only; its event() trigger would start runs that are not debounced");
+    expect(withTrigger(schedule('0 * * * *'))).toThrow(/its schedule\(\) trigger/);
   });
 
   it('keeps the durations in ms and accepts maxWait equal to the period', () => {
