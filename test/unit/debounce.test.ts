@@ -52,3 +52,31 @@ describe('debounce option', () => {
     expect(() => debounceKeyOf('d', spec, { u: '' })).toThrow(/a string of 0 characters/);
   });
 });
+
+describe('debounce on the test engine (manual clock)', () => {
+  it('starts the burst\'s run only when the clock passes a period after the last trigger, with the last input', async () => {
+    const { createTestEngine } = await import('@tranquil/engine/testing');
+    const ran: number[] = [];
+    const wf = workflow('digest', { debounce: { period: '10m', maxWait: '1h' } }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('send', () => (ran.push(input.n), input.n)));
+    });
+    const t = await createTestEngine({ workflows: [wf] });
+    try {
+      const first = await t.engine.trigger('digest', { n: 1 });
+      expect(first).toMatchObject({ created: true, debouncedUntil: new Date(t.now() + 600_000).toISOString() });
+      await t.advance('9m');
+      const second = await t.engine.trigger('digest', { n: 2 });
+      expect(second).toMatchObject({ runId: first.runId, created: false });
+      await t.advance('9m'); // 18 min after the first, 9 after the last: not due yet
+      expect(ran).toEqual([]);
+      await t.advance('1m');
+      expect(ran).toEqual([2]);
+      expect((await t.engine.result(first.runId)).output).toBe(2);
+      // A trigger now opens a new burst.
+      expect((await t.engine.trigger('digest', { n: 3 })).runId).not.toBe(first.runId);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -9,7 +9,7 @@
 // - `fire` (a delayed send to itself): a timer whose `at` is not the armed one is stale and
 //   ends; one early for a burst that moved re-arms at the new due time; one on time sends the
 //   workflow's `run` with the burst's last input and run id, and clears the burst in the same
-//   handler (a trigger after it opens a new burst). The fired run id is kept (`fired`) so a
+//   handler (a trigger after it opens a new burst). The fired run id is kept (`fired`, 10 minutes) so a
 //   result() of it waits while Restate has not shown the run yet.
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
@@ -30,6 +30,8 @@ import { serviceName, type RunRequest } from './workflow-service.ts';
 export const DEBOUNCE_OBJECT = 'tqdebounce';
 /** A burst of a workflow this replica does not have is looked at again this much later. */
 const UNKNOWN_RETRY_MS = 60_000;
+/** How long a fired run id is kept (result() waits while Restate does not show the run yet). */
+const FIRED_KEEP_MS = 600_000;
 
 const json = restate.serde.json;
 
@@ -96,6 +98,12 @@ export function buildDebounceObject(registry: WorkflowRegistry) {
         ctx.genericSend({ service: serviceName(s.workflow), method: 'run', key: s.runId, parameter: run, inputSerde: json });
         ctx.clear('d');
         ctx.set('fired', s.runId);
+        ctx.genericSend({ service: DEBOUNCE_OBJECT, method: 'forget', key: ctx.key, parameter: { runId: s.runId }, inputSerde: json, delay: FIRED_KEEP_MS });
+      },
+
+      /** The fired run is long visible in Restate by now: an idle key keeps no state. */
+      forget: async (ctx: restate.ObjectContext, req: { runId: string }): Promise<void> => {
+        if ((await ctx.get<string>('fired')) === req?.runId) ctx.clear('fired');
       },
     },
   });
