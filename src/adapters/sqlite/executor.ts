@@ -157,7 +157,12 @@ export class SqliteExecutor implements DurableExecutor {
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
   /** Run-level debounce's pending bursts (debounce-store.ts); set at start. */
-  debouncer: SqliteDebouncer | undefined;
+  private bursts: SqliteDebouncer | undefined;
+
+  get debouncer(): SqliteDebouncer | undefined {
+    this.ensureStarted(); // a trigger before start says so, not "not supported"
+    return this.bursts;
+  }
 
   constructor(private readonly o: SqliteExecutorOptions) {
     this.slots = new SlotFiring(o.registry, o.calendar);
@@ -233,7 +238,7 @@ export class SqliteExecutor implements DurableExecutor {
     const drain = this.o.drain;
     if (!drain) this.store.transaction(() => registerTriggers(file.writes, this.o.registry, this.slots, this.now()));
     this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
-    if (!drain) this.o.scheduler.register(this.debouncer = this.makeDebouncer());
+    if (!drain) this.o.scheduler.register(this.bursts = this.makeDebouncer());
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
     await this.queues.start();
