@@ -52,7 +52,8 @@ export const queueNameSchema = z
   .max(120)
   .regex(/^[A-Za-z][A-Za-z0-9_.\-]*$/, 'must start with a letter and use letters, digits, _ . or -');
 
-const positiveDuration = z.custom<number | string>((v) => {
+/** A duration longer than 0 (ms or '5s'); the issue says what is wrong with it. */
+export const positiveDuration = z.custom<number | string>((v) => {
   const ms = readDuration(v);
   return typeof ms === 'number' && ms > 0;
 }, {
@@ -143,15 +144,20 @@ export const runQueueSchema = z
 /** The key of a run of `workflow` with `input`: a key function that throws or returns no
  *  string (or an empty or too long one) is refused in one line naming it. */
 export function runKeyOf(workflow: string, runs: RunQueueOptions, input: unknown): string {
-  if (!runs.key) return '';
+  return runs.key ? keyFromInput(`workflow '${workflow}' runs.key`, runs.key, input) : '';
+}
+
+/** A key function's key for `input` (`what` names the option in the error): one that throws
+ *  or returns no string (or an empty or too long one) is refused in one line. */
+export function keyFromInput(what: string, fn: (input: any) => unknown, input: unknown): string {
   let key: unknown;
   try {
-    key = runs.key(input);
+    key = fn(input);
   } catch (err) {
-    throw new ValidationError(`workflow '${workflow}' runs.key: the key function threw: ${(err as Error)?.message ?? String(err)}`);
+    throw new ValidationError(`${what}: the key function threw: ${(err as Error)?.message ?? String(err)}`);
   }
-  if (typeof key !== 'string') throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned ${key === null ? 'null' : typeof key}, not a string`);
-  if (key.length === 0 || key.length > 200) throw new ValidationError(`workflow '${workflow}' runs.key: the key function returned a string of ${key.length} characters (1 to 200)`);
+  if (typeof key !== 'string') throw new ValidationError(`${what}: the key function returned ${key === null ? 'null' : typeof key}, not a string`);
+  if (key.length === 0 || key.length > 200) throw new ValidationError(`${what}: the key function returned a string of ${key.length} characters (1 to 200)`);
   return key;
 }
 

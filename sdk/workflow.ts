@@ -9,6 +9,7 @@ import { permissionsSchema, type Permissions } from '../src/domain/permission-de
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import { isQueueDefinition, runQueueSchema, type QueueDefinition, type RunQueueOptions } from './queue.ts';
+import { debounceSchema, debounceSpec, refuseUndebouncedTriggers, type DebounceOptions, type DebounceSpec } from './debounce.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
@@ -47,6 +48,8 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly queues?: readonly QueueDefinition[];
   /** Run-level flow control (docs/flow-control.md): each run holds a slot of this queue. */
   readonly runs?: RunQueueOptions<I>;
+  /** Run-level debounce (docs/flow-control.md, Debounce): a burst of triggers per key becomes one run. */
+  readonly debounce?: DebounceSpec<I>;
 }
 
 /** The schemas a definition checks at its boundaries (workflow()'s `input`, `output` and
@@ -78,6 +81,9 @@ export interface WorkflowOptions {
   /** Run-level flow control: `{ queue, key? }`, each run holds a slot of `queue` (per
    *  `key(input)`) from its start to its end; a run over the limit waits, pending, in line. */
   runs?: RunQueueOptions;
+  /** `{ period, key?, maxWait? }`: a burst of triggers with one key becomes one run with the
+   *  last input, started `period` after the last trigger, at most `maxWait` after the first. */
+  debounce?: DebounceOptions;
 }
 
 /** The `w` that workflow(name, (w) => ...) hands its build function. */
@@ -100,7 +106,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runQueueSchema.optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runQueueSchema.optional(), debounce: debounceSchema.optional() }).strict();
 });
 
 /**
@@ -134,6 +140,7 @@ export function workflow<I = any, O = any>(
   let timeoutMs: number | undefined;
   let queues: readonly QueueDefinition[] | undefined;
   let runs: RunQueueOptions | undefined;
+  let debounce: DebounceSpec | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);
     const opts = parseOrThrow(optionsSchema(), optionsOrBuild, `workflow '${name}' options`);
@@ -144,6 +151,7 @@ export function workflow<I = any, O = any>(
     }
     if (opts.queues) queues = Object.freeze(uniqueQueues(name, opts.queues));
     if (opts.runs) runs = Object.freeze({ ...opts.runs });
+    if (opts.debounce) debounce = debounceSpec(name, opts.debounce);
   }
   if (typeof build !== 'function') throw new ValidationError(`workflow '${name}': second argument must be a builder function`);
   const triggers: Trigger[] = [];
@@ -172,7 +180,8 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(queues ? { queues } : {}), ...(runs ? { runs } : {}) });
+  if (debounce) refuseUndebouncedTriggers(name, triggers);
+  return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(queues ? { queues } : {}), ...(runs ? { runs } : {}), ...(debounce ? { debounce } : {}) });
 }
 
 /** A run timeout: a positive duration within the limit, or a one-line ValidationError. */

@@ -9,6 +9,7 @@ import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { TriggerState } from './triggers.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
+import type { Debouncer } from './debounce.ts';
 
 export interface StartRunRequest {
   workflow: string;
@@ -103,6 +104,8 @@ export interface DurableExecutor {
   /** Resumes the runs parked on `capability` whose affinity `attrs` contains (a provider
    *  with those attributes was just registered); each looks for a provider again. */
   wakeParked?(capability: string, attrs: Attrs): Promise<void>;
+  /** Run-level debounce (docs/flow-control.md); absent: this backend cannot debounce. */
+  readonly debouncer?: Debouncer;
   /** Event inbox, schedules, slot ledger, webhook secrets. */
   readonly triggers: TriggerState;
   /** Retention (docs/data.md): removes finished runs older than the configured age with

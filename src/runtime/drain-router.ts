@@ -14,6 +14,7 @@ import type { ResumeResult } from '../domain/run-control.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../ports/executor.ts';
 import type { TriggerState } from '../ports/triggers.ts';
+import type { Debouncer } from '../ports/debounce.ts';
 import { DrainReads } from './drain-reads.ts';
 
 export interface DrainRouterOptions {
@@ -45,6 +46,11 @@ export class DrainRouter implements DurableExecutor {
 
   get triggers(): TriggerState {
     return this.o.primary.triggers;
+  }
+
+  /** Debounced triggers are new work: Restate's. */
+  get debouncer(): Debouncer | undefined {
+    return this.o.primary.debouncer;
   }
 
   async start(): Promise<void> {

@@ -32,6 +32,7 @@ import { CapabilityRegistry, capabilitiesApi, type CapabilitiesApi } from './cap
 import type { Logger } from '../ports/logger.ts';
 import type { RunTelemetry } from '../ports/telemetry.ts';
 import { tracedStart } from './traced-start.ts';
+import { debouncedTrigger, waitForRun } from './debounce.ts';
 import { cascadeCancel, explainWaitingParent, retryWithChildren } from './child-runs.ts';
 import { LIFECYCLE_EVENTS, Notifier, type LifecycleEventType, type LifecycleHandler } from './notifier.ts';
 import { liveOutputApi, type LiveOutputApi } from './live-output.ts';
@@ -457,16 +458,28 @@ export class Engine {
 
   /** Starts a run, by workflow name or by its definition (then `input` is typed by it, and
    *  the runId types result()'s output). Input that fails the workflow's input schema is
-   *  refused with nothing stored. */
-  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: TriggerOptions): Promise<{ runId: RunId<O>; created: boolean }>;
-  async trigger(workflow: string, input?: unknown, options?: TriggerOptions): Promise<{ runId: string; created: boolean }>;
-  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: TriggerOptions = {}): Promise<{ runId: string; created: boolean }> {
+   *  refused with nothing stored.
+   *  For a debounced workflow (option `debounce`) the trigger joins its key's burst: `runId`
+   *  is the run the burst becomes (the same for each of its triggers; result() waits for
+   *  it), `created` says whether this trigger opened the burst, `debouncedUntil` when the run
+   *  starts unless another trigger comes (docs/flow-control.md, Debounce). */
+  async trigger<I, O>(workflow: WorkflowDefinition<I, O>, input: I, options?: TriggerOptions): Promise<{ runId: RunId<O>; created: boolean; debouncedUntil?: string }>;
+  async trigger(workflow: string, input?: unknown, options?: TriggerOptions): Promise<{ runId: string; created: boolean; debouncedUntil?: string }>;
+  async trigger(workflow: string | WorkflowDefinition, input: unknown = null, options: TriggerOptions = {}): Promise<{ runId: string; created: boolean; debouncedUntil?: string }> {
     const name = check(nameSchema(), isWorkflowDefinition(workflow) ? workflow.name : workflow, 'workflow');
     this.registry.get(name);
     // A workflow file changed on disk runs at its new version (blocked if its declaration changed).
     await this.files?.refresh(name);
     const opts = check(triggerOptionsSchema(), options, 'trigger options');
-    const data = jsonArg((await checkedInput(this.registry, name, input)).value, `input of trigger('${name}')`, this.maxPayloadBytes);
+    const value = (await checkedInput(this.registry, name, input)).value;
+    const data = jsonArg(value, `input of trigger('${name}')`, this.maxPayloadBytes);
+    const def = this.registry.get(name).definition;
+    const debounce = def.debounce;
+    if (debounce) {
+      // The key function sees the input as the run's code will (a Date, a Map: docs/values.md).
+      const seen = decodeValue(data);
+      return debouncedTrigger(this.executor, name, debounce, def.runs, seen, data, opts, this.newId, undefined);
+    }
     const timeoutMs = opts.timeout === undefined ? undefined : runTimeoutMs(opts.timeout, 'trigger option timeout');
     const runId = opts.runId ?? this.newId();
     return tracedStart(this.telemetry, 'start', name, runId, undefined, (traceparent) => this.executor.startRun({ workflow: name, input: data, runId, traceparent, ...(timeoutMs !== undefined ? { timeoutMs } : {}) }), (r) => r.created);
@@ -524,7 +537,7 @@ export class Engine {
         throw new ValidationError((err as Error).message);
       }
     }
-    return this.executor.waitForTerminal(id, timeoutMs);
+    return waitForRun(this.executor, id, timeoutMs);
   }
 
   /** runs.rerun: the finished run's input, stored form as is, under its workflow's current code. */

@@ -77,7 +77,7 @@ describe('docs code blocks', () => {
     expect(planted.checked.map((b) => `${b.file}:${b.line}`)).toEqual(['planted:README.md:3', 'planted:README.md:15', 'planted:docs/a.md:3', 'planted:docs/run.md:3', 'planted:docs/run.md:13', 'planted:docs/run.md:19']);
     expect(planted.fragments.map((b) => `${b.file}:${b.line}`)).toEqual(['planted:README.md:10']);
     expect(planted.errors).toHaveLength(1);
-    expect(planted.errors[0]).toMatch(/^planted:docs\/a\.md:5: TS2322 Type '\{ runId: string; created: boolean; \}' is not assignable to type 'string'/);
+    expect(planted.errors[0]).toMatch(/^planted:docs\/a\.md:5: TS2322 Type '\{ runId: string; created: boolean; debouncedUntil\?: string \| undefined; \}' is not assignable to type 'string'/);
   });
 });
 

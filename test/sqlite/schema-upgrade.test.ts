@@ -41,8 +41,14 @@ async function boot(dataDir: string): Promise<Engine> {
   return e;
 }
 
-/** Undoes migration 12 (flow control, issue 39): its tables and indexes. */
+/** Undoes migration 13 (debounce, issue 39): its table. */
+function dropDebounce(db: Database.Database): void {
+  db.exec(`DROP TABLE debounce_pending;`);
+}
+
+/** Undoes migrations 13 and 12 (flow control, issue 39): their tables and indexes. */
 function dropQueues(db: Database.Database): void {
+  dropDebounce(db);
   db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
 }
 
@@ -239,6 +245,42 @@ it('a v11 data dir (before flow control) is upgraded to v12: its runs read as be
     expect(ro.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     expect(ro.prepare(`SELECT name, limits FROM queue_defs ORDER BY name`).all()).toEqual([{ name: 'solo-run', limits: '{"concurrency":1}' }, { name: 'upgraded', limits: '{"concurrency":1}' }]);
     expect(ro.prepare(`SELECT count(*) AS n FROM queue_slots`).get()).toEqual({ n: 0 });
+  } finally {
+    ro.close();
+  }
+});
+
+it('a v12 data dir (before debounce) is upgraded to v13: its runs read as before, a debounced burst becomes one run', async () => {
+  const dir = newDir();
+  const late = workflow('late', { debounce: { period: 50 } }, (w) => {
+    w.trigger(manual());
+    w.run(async ({ input }) => input);
+  });
+  let e = await boot(dir);
+  const old = await e.trigger('napper', { n: 12 });
+  const before = await e.result(old.runId);
+  await e.stop();
+  engines.splice(0);
+  const file = join(dir, 'tranquil.db');
+  const db = new Database(file);
+  dropDebounce(db);
+  db.pragma('user_version = 12');
+  db.close();
+
+  e = await createEngine({ dataDir: dir, workflows: [napper, late] });
+  await e.start();
+  engines.push(e);
+  expect(await e.runs.get(old.runId)).toEqual(before);
+  const ids = new Set<string>();
+  for (const n of [1, 2, 3]) ids.add((await e.trigger('late', n)).runId);
+  expect(ids.size).toBe(1);
+  expect((await e.result([...ids][0]!, { timeout: '10s' })).output).toBe(3);
+  await e.stop();
+  engines.splice(0);
+  const ro = new Database(file, { readonly: true });
+  try {
+    expect(ro.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(ro.prepare(`SELECT count(*) AS n FROM debounce_pending`).get()).toEqual({ n: 0 });
   } finally {
     ro.close();
   }

@@ -65,6 +65,7 @@ import { buildClusterLinks, ClusterLinks } from './cluster-links.ts';
 import { buildSignalQueue, signalQueueKey, signalQueueName, type DeliverRequest } from './signal-queue.ts';
 import { buildService, serviceName } from './workflow-service.ts';
 import { buildQueueObject } from './queue-object.ts';
+import { buildDebounceObject, RestateDebouncer } from './debounce-object.ts';
 import { QueueCatalog, refuseBadRunKey } from './queue-slot.ts';
 import { endedRuns } from './queue-views.ts';
 import { queueSpecsOf } from '../../runtime/queues.ts';
@@ -155,6 +156,8 @@ export class RestateExecutor implements DurableExecutor {
   private readonly clusterLinks: ClusterLinks | undefined;
   /** Runs parked on capability steps, each on an awakeable. */
   private readonly parks: ParkedAwakeables;
+  /** Run-level debounce: a virtual object per workflow and key (debounce-object.ts). */
+  readonly debouncer = new RestateDebouncer(() => this.ingress, () => this.admin, (input) => sealJson(this.o.codec ?? identityCodec, input));
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -247,6 +250,7 @@ export class RestateExecutor implements DurableExecutor {
     // Kept as long as the runs they describe (the retention is part of the deployment tag).
     services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
     services.push(buildQueueObject((runIds) => endedRuns(this.admin, runIds)) as (typeof services)[number]);
+    services.push(buildDebounceObject(this.o.registry) as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services), buildClusterLinks() as (typeof services)[number]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);

@@ -41,6 +41,7 @@ import type { CommitQueue } from './commit-queue.ts';
 import { FanInHold } from './fan-in.ts';
 import { FileTables } from './file-tables.ts';
 import { SqliteQueueStore } from './queue-store.ts';
+import { SqliteDebouncer } from './debounce-store.ts';
 import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
 import { RunGate } from '../../runtime/run-gate.ts';
 import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
@@ -155,6 +156,13 @@ export class SqliteExecutor implements DurableExecutor {
 
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
+  /** Run-level debounce's pending bursts (debounce-store.ts); set at start. */
+  private bursts: SqliteDebouncer | undefined;
+
+  get debouncer(): SqliteDebouncer | undefined {
+    this.ensureStarted(); // a trigger before start says so, not "not supported"
+    return this.bursts;
+  }
 
   constructor(private readonly o: SqliteExecutorOptions) {
     this.slots = new SlotFiring(o.registry, o.calendar);
@@ -189,6 +197,17 @@ export class SqliteExecutor implements DurableExecutor {
     };
   }
 
+  private makeDebouncer(): SqliteDebouncer {
+    return new SqliteDebouncer({
+      db: this.store.db,
+      commits: this.queue,
+      now: () => this.now(),
+      armAt: (at) => this.o.scheduler.armAt(at),
+      known: (w) => this.o.registry.find(w) !== undefined,
+      start: (req, before) => this.insertAndDispatch(req, before),
+    });
+  }
+
   get commitStats(): { transactions: number; writes: number } {
     return this.queue.stats;
   }
@@ -219,6 +238,7 @@ export class SqliteExecutor implements DurableExecutor {
     const drain = this.o.drain;
     if (!drain) this.store.transaction(() => registerTriggers(file.writes, this.o.registry, this.slots, this.now()));
     this.o.scheduler.register({ claimDue: (now, batch) => this.claimDue(now, batch), backlog: () => this.ready.length });
+    if (!drain) this.o.scheduler.register(this.bursts = this.makeDebouncer());
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
     await this.queues.start();

@@ -244,6 +244,19 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX queue_starts_at ON queue_starts (queue, at);
   `,
+  /* 13 */ `
+  CREATE TABLE debounce_pending (
+    workflow TEXT NOT NULL,
+    key TEXT NOT NULL,
+    run_id TEXT NOT NULL UNIQUE,
+    input TEXT NOT NULL,
+    first_at INTEGER NOT NULL,
+    due_at INTEGER NOT NULL,
+    traceparent TEXT,
+    PRIMARY KEY (workflow, key)
+  ) WITHOUT ROWID;
+  CREATE INDEX debounce_due ON debounce_pending (due_at);
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

@@ -115,6 +115,12 @@ export const NOT_YET_PORTED: string[] = [
   'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
   'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
   'run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger',
+  // Run-level debounce (issue 39): a workflow file's definition carries no options.debounce yet.
+  'debounce collapses a burst of 50 triggers into one run with the last input',
+  "debounce: maxWait bounds the delay of a burst that never goes quiet; each run has its burst's last input",
+  'debounce: separate keys debounce separately',
+  'debounce: a pending burst survives an engine restart and runs once with its last input',
+  'debounce: a key function that throws or returns no string is refused at trigger, nothing stored',
   // issue 41: live output. ctx.publish and ctx.stream go through the runner protocol (an attempt
   // and a record); files/live-output.ts covers them in one case of its own, these are not ported
   // one by one. Step events are emitted by the RunSession, which for a file runs in its Deno

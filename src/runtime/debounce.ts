@@ -1,0 +1,66 @@
+// The engine's side of run-level debounce (docs/flow-control.md, Debounce): a trigger of a
+// debounced workflow joins (or opens) its key's pending burst instead of starting a run, and
+// result() on the burst's run id waits for the run the burst becomes.
+import { debounceKeyOf, type DebounceSpec } from '../../sdk/debounce.ts';
+import { runKeyOf, runPriorityOf, type RunQueueOptions } from '../../sdk/queue.ts';
+import { NotSupportedError, TimeoutError, UnknownRunError, ValidationError } from '../domain/errors.ts';
+import type { Json } from '../domain/json.ts';
+import type { DurableExecutor } from '../ports/executor.ts';
+import type { RunView } from '../domain/run-view.ts';
+
+/** What engine.trigger returns for a debounced workflow. */
+export interface DebouncedStart {
+  /** The run the burst becomes: the same id for every trigger of the burst. */
+  runId: string;
+  /** This trigger opened the burst. */
+  created: boolean;
+  /** When the burst's run starts unless another trigger joins it (ISO). */
+  debouncedUntil: string;
+}
+
+/** How often result() looks whether a burst's run exists yet. */
+const POLL_MS = 50;
+
+export async function debouncedTrigger(
+  executor: DurableExecutor,
+  workflow: string,
+  spec: DebounceSpec,
+  runs: RunQueueOptions | undefined,
+  value: unknown,
+  input: Json,
+  opts: { runId?: string; timeout?: unknown },
+  newId: () => string,
+  traceparent: string | undefined,
+): Promise<DebouncedStart> {
+  // The burst picks its run's id (its first trigger's); a caller's id or deadline would apply
+  // to one trigger of many.
+  if (opts.runId !== undefined) throw new ValidationError(`trigger option runId: workflow '${workflow}' is debounced (option debounce): the burst's run id is the one its first trigger returned`);
+  if (opts.timeout !== undefined) throw new ValidationError(`trigger option timeout: workflow '${workflow}' is debounced (option debounce): use the workflow's timeout option`);
+  const key = debounceKeyOf(workflow, spec, value); // throws, nothing stored
+  // The run's own queue key and priority too: a bad one found only when the burst fires
+  // would lose the burst.
+  if (runs) {
+    runKeyOf(workflow, runs, value);
+    runPriorityOf(workflow, runs, value);
+  }
+  if (!executor.debouncer) throw new NotSupportedError(`workflow '${workflow}' is debounced, which the ${executor.backend} backend does not support`);
+  const r = await executor.debouncer.debounce({ workflow, key, input, periodMs: spec.periodMs, ...(spec.maxWaitMs !== undefined ? { maxWaitMs: spec.maxWaitMs } : {}), runId: newId(), ...(traceparent ? { traceparent } : {}) });
+  return { runId: r.runId, created: r.created, debouncedUntil: new Date(r.dueAt).toISOString() };
+}
+
+/** waitForTerminal, also for the run of a burst not started yet (it waits for it to start). */
+export async function waitForRun(executor: DurableExecutor, runId: string, timeoutMs: number): Promise<RunView> {
+  try {
+    return await executor.waitForTerminal(runId, timeoutMs);
+  } catch (err) {
+    const d = executor.debouncer;
+    if (!(err instanceof UnknownRunError) || !d) throw err;
+    const deadline = Date.now() + timeoutMs;
+    while (!(await executor.getRun(runId))) {
+      if (!(await d.debouncing(runId))) throw err;
+      if (Date.now() >= deadline) throw new TimeoutError(`run ${runId} did not finish within ${timeoutMs}ms (its debounce burst has not started it yet)`);
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    return executor.waitForTerminal(runId, Math.max(0, deadline - Date.now()));
+  }
+}
