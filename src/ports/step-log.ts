@@ -46,6 +46,9 @@ export interface SlotRequest {
   step: string;
   /** Higher first among those waiting (a run's own slot: `runs.priority`); absent: 0. */
   priority?: number;
+  /** A slot now or never (a run's singleton or rate-limit slot, src/domain/run-flow.ts): the
+   *  ask rejects with SlotRefused instead of waiting in line. */
+  noWait?: boolean;
 }
 
 export interface SlotHold {
