@@ -32,6 +32,7 @@ import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
+import { runFlowScenarios } from './run-flow.ts';
 import { liveOutputScenarios } from './live-output.ts';
 
 export interface ConformanceTarget {
@@ -562,6 +563,7 @@ export function runConformance(target: ConformanceTarget): void {
     whyScenarios({ test, boot, restart, until });
     queueScenarios({ test, boot, restart, until });
     runQueueScenarios({ test, boot, restart, until });
+    runFlowScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });
