@@ -115,5 +115,7 @@ export class RunFlow {
       if (set?.size === 0) this.members.delete(group);
     }
     this.queues.dropKept(runId, SINGLETON_SLOT);
+    // A rate slot is given back when granted; one kept from a crash in between goes too.
+    this.queues.dropKept(runId, RATE_SLOT);
   }
 }
