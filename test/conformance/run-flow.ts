@@ -38,7 +38,7 @@ export function runFlowScenarios({ test, boot, until }: ScenarioKit): void {
     expect(() => workflow('rf-bad', { runs: { singleton: { mode: 'drop' as 'skip' } } }, (w) => w.run(async () => 1))).toThrow(/^workflow 'rf-bad' options\.runs\.singleton\.mode: /);
   });
 
-  test('run flow: singleton cancel: a new run cancels the unfinished one of its key (its cleanup runs), then starts', async () => {
+  test('run flow: singleton cancel: a new run cancels the unfinished one of its key (its cleanup runs), then starts; a burst leaves one', async () => {
     const events: string[] = [];
     const once = (e: string) => void (events.includes(e) || events.push(e));
     const wf = workflow('rf-latest', { runs: { singleton: { key: (i: { user: string }) => i.user, mode: 'cancel' } } }, (w) => {
@@ -63,6 +63,18 @@ export function runFlowScenarios({ test, boot, until }: ScenarioKit): void {
     expect(old.cancel?.by).toBe(`runs.singleton (mode cancel): run ${second} with the same key started`);
     // The new run started only once the old one had ended.
     expect(events).toEqual(['a start', 'a end', 'b start', 'b end']);
+    // A burst while one runs: each new run cancels the ones of its key before it (running or
+    // waiting); one run of the burst is left, and runs.
+    const holder = (await engine.trigger('rf-latest', { n: 'c', user: 'u2', hold: true })).runId;
+    await until('the holder of u2 to start', () => events.includes('c start'));
+    const burst = [(await engine.trigger('rf-latest', { n: 'd', user: 'u2', hold: true })).runId, (await engine.trigger('rf-latest', { n: 'e', user: 'u2', hold: true })).runId];
+    expect((await engine.result(holder, { timeout: '30s' })).status).toBe('cancelled');
+    await until('one run of the burst to start', () => events.includes('d start') || events.includes('e start'), 30_000);
+    const survivor = events.includes('d start') ? burst[0]! : burst[1]!;
+    const other = survivor === burst[0] ? burst[1]! : burst[0]!;
+    expect((await engine.result(other, { timeout: '30s' })).status).toBe('cancelled');
+    await engine.signal(survivor, 'go', null);
+    expect((await engine.result(survivor, { timeout: '30s' })).status).toBe('succeeded');
   });
 
   test('run flow: rate limit drops the starts over the limit, per key, recorded as skipped with the reason (runs list, why); bad config refused', async () => {
