@@ -45,6 +45,13 @@ const acquireSchema = z.object({
 
 export type AcquireRequest = z.infer<typeof acquireSchema>;
 
+/** What `acquire` answers a run that calls it (a send ignores it): whether the ask was
+ *  granted at once, and else the runs of its key holding or waiting before it. */
+export interface AcquireAnswer {
+  granted: boolean;
+  others: string[];
+}
+
 const releaseSchema = z.object({ id: z.string().min(1).max(300) }).strict();
 
 const json = restate.serde.json;
@@ -60,7 +67,7 @@ export function buildQueueObject(ended?: EndedRuns) {
   return restate.object({
     name: QUEUE_OBJECT,
     handlers: {
-      acquire: async (ctx: restate.ObjectContext, body: unknown): Promise<void> => {
+      acquire: async (ctx: restate.ObjectContext, body: unknown): Promise<AcquireAnswer> => {
         const req = acquireSchema.safeParse(body);
         if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'queue acquire'), { errorCode: 400 });
         const { limits, noWait, ...ask } = req.data;
@@ -69,14 +76,15 @@ export function buildQueueObject(ended?: EndedRuns) {
         s.limits = limits;
         const now = await ctx.date.now();
         const joined = joinLine(s, ask.priority ? ask : { id: ask.id, runId: ask.runId, step: ask.step, key: ask.key }, now);
-        if (!noWait || !joined) return settle(ctx, s, now);
-        // A slot now or never (run-flow.ts): not granted in this turn, it leaves the line.
         const due = grantDue(s, now);
-        if (due.granted.some((g) => g.id === ask.id)) return settle(ctx, s, now, due.granted);
-        leaveLine(s, ask.id);
-        const others = [...new Set([...s.holders, ...s.waiters].filter((a) => a.key === ask.key).map((a) => a.runId))];
+        const granted = !joined || due.granted.some((g) => g.id === ask.id);
+        // The runs of its key holding or waiting besides it (a singleton's `cancel` cancels them).
+        const others = granted ? [] : [...new Set([...s.holders, ...s.waiters].filter((a) => a.key === ask.key && a.id !== ask.id).map((a) => a.runId))];
+        // A slot now or never (run-flow.ts): not granted in this turn, it leaves the line.
+        if (noWait && !granted) leaveLine(s, ask.id);
         await settle(ctx, s, now, due.granted);
-        ctx.resolveAwakeable<Grant>(ask.id, { t: now, refused: others });
+        if (noWait && !granted) ctx.resolveAwakeable<Grant>(ask.id, { t: now, refused: others });
+        return { granted, others };
       },
 
       release: async (ctx: restate.ObjectContext, body: unknown): Promise<{ released: boolean }> => {

@@ -51,14 +51,19 @@ export class RunSlot {
     const runId = this.log.runId;
     if (runs.singleton && keys.singleton !== undefined && !this.single) {
       const req = { queue: singletonQueue(this.def.name), key: keys.singleton, runId, step: SINGLETON_SLOT };
-      try {
-        this.single = await ask({ ...req, noWait: true }, NEVER);
-      } catch (err) {
-        if (!(err instanceof SlotRefused)) throw err;
-        const others = err.others.filter((id) => id !== runId);
-        if (first && runs.singleton.mode === 'skip') return singletonReason(keys.singleton, others);
-        if (first && others.length > 0) await this.cancelRuns?.(others, `runs.singleton (mode cancel): run ${runId} with the same key started`);
-        this.single = await ask(req, NEVER);
+      if (first && runs.singleton.mode === 'skip') {
+        try {
+          this.single = await ask({ ...req, noWait: true }, NEVER);
+        } catch (err) {
+          if (!(err instanceof SlotRefused)) throw err;
+          return singletonReason(keys.singleton, err.others.filter((id) => id !== runId));
+        }
+      } else {
+        // `cancel`: in line first, then the runs before it are cancelled (a burst's later
+        // run sees the earlier one waiting and cancels it too). A retry only waits.
+        const cancel = first ? this.cancelRuns : undefined;
+        const by = `runs.singleton (mode cancel): run ${runId} with the same key started`;
+        this.single = await ask({ ...req, ...(cancel ? { whenQueued: (others: string[]) => cancel(others.filter((id) => id !== runId), by) } : {}) }, NEVER);
       }
     }
     if (runs.rateLimit && keys.rate !== undefined && first) {
