@@ -6,8 +6,8 @@ import { expect } from 'vitest';
 import { manual, queue, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 
-export function runFlowScenarios({ test, boot, until }: ScenarioKit): void {
-  test('run flow: singleton skip: a run asked while one of its key is unfinished is skipped with the reason; other keys and later runs start; bad config refused', async () => {
+export function runFlowScenarios({ test, boot, restart, until }: ScenarioKit): void {
+  test('run flow: singleton skip: a run asked while one of its key is unfinished (across a restart) is skipped with the reason; other keys and later runs start; bad config refused', async () => {
     const began: string[] = [];
     const wf = workflow('rf-single', { runs: { singleton: { key: (i: { user: string }) => i.user, mode: 'skip' } } }, (w) => {
       w.trigger(manual());
@@ -17,9 +17,11 @@ export function runFlowScenarios({ test, boot, until }: ScenarioKit): void {
         return input.n;
       });
     });
-    const { engine } = await boot([wf]);
-    const holder = (await engine.trigger('rf-single', { n: 'a', user: 'u1', hold: true })).runId;
+    const { engine: first, dir } = await boot([wf]);
+    const holder = (await first.trigger('rf-single', { n: 'a', user: 'u1', hold: true })).runId;
     await until('the holder to start', () => began.includes('a'));
+    // The holder keeps its key across a restart.
+    const engine = await restart(first, [wf], dir);
     const skippedRun = (await engine.trigger('rf-single', { n: 'b', user: 'u1' })).runId;
     const done = await engine.result(skippedRun, { timeout: '20s' });
     expect(done).toMatchObject({ status: 'succeeded', output: { outcome: 'skipped', reason: `runs.singleton (mode skip): run ${holder} with key 'u1' is unfinished` } });

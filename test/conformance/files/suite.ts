@@ -115,7 +115,7 @@ export const NOT_YET_PORTED: string[] = [
   'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
   'run queue: a step asking for the queue its run holds fails in one line naming it (it would wait for itself); another queue is fine',
   'run queue: priority: higher first among the runs in line, over the keys turns; kept across a restart; a bad priority is refused at trigger',
-  'run flow: singleton skip: a run asked while one of its key is unfinished is skipped with the reason; other keys and later runs start; bad config refused',
+  'run flow: singleton skip: a run asked while one of its key is unfinished (across a restart) is skipped with the reason; other keys and later runs start; bad config refused',
   'run flow: singleton cancel: a new run cancels the unfinished one of its key (its cleanup runs), then starts; a burst leaves one',
   'run flow: rate limit drops the starts over the limit, per key, recorded as skipped with the reason (runs list, why); bad config refused',
   'run flow: throttle spreads starts: a rate-limited queue as runs.queue delays starts; no window of the period holds more than the limit',
