@@ -11,5 +11,6 @@ export type { Permissions } from '../src/domain/permission-declaration.ts';
 export { manual, event, schedule, webhook, type Trigger, type CatchUpPolicy, type WebhookValidator } from './triggers.ts';
 export { queue, isQueueDefinition, type QueueDefinition, type QueueOptions, type QueueRef, type RateLimitOptions, type LimitOptions, type RunQueueOptions } from './queue.ts';
 export type { DebounceOptions, DebounceSpec } from './debounce.ts';
+export type { RunOptions, SingletonOptions, RunRateLimitOptions } from './run-flow.ts';
 export { TerminalError, TimeoutError, CancelledError, NonDeterminismError, ChildRunError } from '../src/domain/errors.ts';
 export type * from './types.ts';

@@ -52,7 +52,7 @@ export const queueNameSchema = z
   .max(120)
   .regex(/^[A-Za-z][A-Za-z0-9_.\-]*$/, 'must start with a letter and use letters, digits, _ . or -');
 
-/** A duration longer than 0 (ms or '5s'); the issue says what is wrong with it. */
+/** A duration longer than 0 ('1m', or ms), read as queue() reads it; the message names what is wrong. */
 export const positiveDuration = z.custom<number | string>((v) => {
   const ms = readDuration(v);
   return typeof ms === 'number' && ms > 0;
@@ -63,11 +63,14 @@ export const positiveDuration = z.custom<number | string>((v) => {
   },
 });
 
+/** A count limit: an integer from 1 to 1,000,000. */
+export const positiveLimit = z.number().int().min(1).max(1_000_000);
+
 const limitsSchema = z
   .object({
-    concurrency: z.number().int().min(1).max(1_000_000).optional(),
+    concurrency: positiveLimit.optional(),
     rateLimit: z
-      .object({ limit: z.number().int().min(1).max(1_000_000), period: positiveDuration })
+      .object({ limit: positiveLimit, period: positiveDuration })
       .strict()
       .optional(),
   })
@@ -143,13 +146,14 @@ export const runQueueSchema = z
 
 /** The key of a run of `workflow` with `input`: a key function that throws or returns no
  *  string (or an empty or too long one) is refused in one line naming it. */
-export function runKeyOf(workflow: string, runs: RunQueueOptions, input: unknown): string {
-  return runs.key ? keyFromInput(`workflow '${workflow}' runs.key`, runs.key, input) : '';
+export function runKeyOf(workflow: string, runs: Pick<RunQueueOptions, 'key'>, input: unknown): string {
+  return keyFromInput(`workflow '${workflow}' runs.key`, runs.key, input);
 }
 
-/** A key function's key for `input` (`what` names the option in the error): one that throws
- *  or returns no string (or an empty or too long one) is refused in one line. */
-export function keyFromInput(what: string, fn: (input: any) => unknown, input: unknown): string {
+/** The key a key function gives for `input` ('' without one); one that throws or returns no
+ *  string (or an empty or too long one) is refused in one line naming `what`. */
+export function keyFromInput(what: string, fn: ((input: any) => unknown) | undefined, input: unknown): string {
+  if (!fn) return '';
   let key: unknown;
   try {
     key = fn(input);
@@ -163,7 +167,7 @@ export function keyFromInput(what: string, fn: (input: any) => unknown, input: u
 
 /** The priority of a run of `workflow` with `input` (0 without a priority function): one that
  *  throws or returns anything but an integer within ±PRIORITY_MAX is refused in one line. */
-export function runPriorityOf(workflow: string, runs: RunQueueOptions, input: unknown): number {
+export function runPriorityOf(workflow: string, runs: Pick<RunQueueOptions, 'priority'>, input: unknown): number {
   if (!runs.priority) return 0;
   let p: unknown;
   try {

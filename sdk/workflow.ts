@@ -8,7 +8,8 @@ import { once } from '../src/domain/once.ts';
 import { permissionsSchema, type Permissions } from '../src/domain/permission-declaration.ts';
 import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
-import { isQueueDefinition, runQueueSchema, type QueueDefinition, type RunQueueOptions } from './queue.ts';
+import { isQueueDefinition, type QueueDefinition } from './queue.ts';
+import { runOptionsSchema, type RunOptions } from './run-flow.ts';
 import { debounceSchema, debounceSpec, refuseUndebouncedTriggers, type DebounceOptions, type DebounceSpec } from './debounce.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
@@ -46,8 +47,9 @@ export interface WorkflowDefinition<I = any, O = any> {
   readonly timeoutMs?: number;
   /** Queues its steps may name (`{ queue: 'llm' }`); a step may also pass a queue itself. */
   readonly queues?: readonly QueueDefinition[];
-  /** Run-level flow control (docs/flow-control.md): each run holds a slot of this queue. */
-  readonly runs?: RunQueueOptions<I>;
+  /** Run-level flow control (docs/flow-control.md): each run holds a slot of `queue`; one
+   *  unfinished run per key (`singleton`); starts over a rate dropped (`rateLimit`). */
+  readonly runs?: RunOptions<I>;
   /** Run-level debounce (docs/flow-control.md, Debounce): a burst of triggers per key becomes one run. */
   readonly debounce?: DebounceSpec<I>;
 }
@@ -79,8 +81,10 @@ export interface WorkflowOptions {
   /** The queues (sdk/queue.ts) its steps refer to by name. */
   queues?: QueueDefinition[];
   /** Run-level flow control: `{ queue, key? }`, each run holds a slot of `queue` (per
-   *  `key(input)`) from its start to its end; a run over the limit waits, pending, in line. */
-  runs?: RunQueueOptions;
+   *  `key(input)`) from its start to its end; a run over the limit waits, pending, in line.
+   *  `singleton: { key?, mode: 'skip' | 'cancel' }`: one unfinished run per key.
+   *  `rateLimit: { limit, period, key? }`: starts over the limit are skipped (sdk/run-flow.ts). */
+  runs?: RunOptions;
   /** `{ period, key?, maxWait? }`: a burst of triggers with one key becomes one run with the
    *  last input, started `period` after the last trigger, at most `maxWait` after the first. */
   debounce?: DebounceOptions;
@@ -106,7 +110,7 @@ export const workflowNameSchema = z
 /** Built once, on first use (a zod schema is costly to construct). */
 const optionsSchema = once(() => {
   const schema = z.custom<StandardSchemaV1>(isStandardSchema, 'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard)');
-  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runQueueSchema.optional(), debounce: debounceSchema.optional() }).strict();
+  return z.object({ permissions: permissionsSchema().optional(), input: schema.optional(), output: schema.optional(), signals: z.record(z.string().min(1), schema).optional(), timeout: z.union([z.number(), z.string()]).optional(), queues: z.array(z.custom<QueueDefinition>((v) => isQueueDefinition(v), { error: "expected queue('name', {...}) values" })).optional(), runs: runOptionsSchema.optional(), debounce: debounceSchema.optional() }).strict();
 });
 
 /**
@@ -139,7 +143,7 @@ export function workflow<I = any, O = any>(
   let schemas: WorkflowSchemas | undefined;
   let timeoutMs: number | undefined;
   let queues: readonly QueueDefinition[] | undefined;
-  let runs: RunQueueOptions | undefined;
+  let runs: RunOptions | undefined;
   let debounce: DebounceSpec | undefined;
   if (typeof optionsOrBuild !== 'function') {
     if (typeof optionsOrBuild !== 'object' || optionsOrBuild === null) throw new ValidationError(`workflow '${name}': second argument must be an options object or a builder function`);

@@ -1,5 +1,6 @@
 // explain(): a run's state in plain English, from its view alone (pure; `now` is passed in).
 // Answers the operator's first questions: what is it waiting for, until when, what failed.
+import { flowSkipReason } from './run-flow.ts';
 import { describeQueueWait } from './rate-limit.ts';
 import { APPROVAL_REQUIRED, approveCommand, shownGrant } from './approval.ts';
 import { describeAffinity, parkOf, type Attrs } from './capability.ts';
@@ -138,6 +139,15 @@ function explainState(run: RunView, now: number): Explanation {
 
   switch (run.status) {
     case 'succeeded': {
+      // Skipped by runs.singleton or runs.rateLimit (run-flow.ts): it ended before any step.
+      const flowSkip = run.steps.length === 0 ? flowSkipReason(run.output) : undefined;
+      if (flowSkip !== undefined) {
+        return {
+          ...base,
+          summary: `${head} was skipped: ${flowSkip}; none of its code ran (ended at ${run.updatedAt}).`,
+          next: `Nothing to do. To run it anyway once the way is clear: \`tranquil run ${run.workflow} --input '<json>'\`.`,
+        };
+      }
       const skip = skippedBy(run);
       const outcome = skip ? ` with outcome skipped: condition '${skip.condition}' of step '${skip.step}' was false,` : '';
       return {

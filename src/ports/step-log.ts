@@ -46,6 +46,13 @@ export interface SlotRequest {
   step: string;
   /** Higher first among those waiting (a run's own slot: `runs.priority`); absent: 0. */
   priority?: number;
+  /** A slot now or never (a run's singleton or rate-limit slot, src/domain/run-flow.ts): the
+   *  ask rejects with SlotRefused instead of waiting in line. */
+  noWait?: boolean;
+  /** Called when the ask is not granted at once and goes in line, with the runs of its key
+   *  holding or waiting before it, before the wait (a singleton in `cancel` mode cancels
+   *  them); the line place is taken first, so two such asks in a burst see each other. */
+  whenQueued?: (others: string[]) => Promise<void>;
 }
 
 export interface SlotHold {

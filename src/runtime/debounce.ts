@@ -2,7 +2,8 @@
 // debounced workflow joins (or opens) its key's pending burst instead of starting a run, and
 // result() on the burst's run id waits for the run the burst becomes.
 import { debounceKeyOf, type DebounceSpec } from '../../sdk/debounce.ts';
-import { runKeyOf, runPriorityOf, type RunQueueOptions } from '../../sdk/queue.ts';
+import { runKeyOf, runPriorityOf } from '../../sdk/queue.ts';
+import { runFlowKeysOf, type RunOptions } from '../../sdk/run-flow.ts';
 import { NotSupportedError, TimeoutError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
 import type { DurableExecutor } from '../ports/executor.ts';
@@ -25,7 +26,7 @@ export async function debouncedTrigger(
   executor: DurableExecutor,
   workflow: string,
   spec: DebounceSpec,
-  runs: RunQueueOptions | undefined,
+  runs: RunOptions | undefined,
   value: unknown,
   input: Json,
   opts: { runId?: string; timeout?: unknown },
@@ -40,8 +41,11 @@ export async function debouncedTrigger(
   // The run's own queue key and priority too: a bad one found only when the burst fires
   // would lose the burst.
   if (runs) {
-    runKeyOf(workflow, runs, value);
-    runPriorityOf(workflow, runs, value);
+    if (runs.queue) {
+      runKeyOf(workflow, runs, value);
+      runPriorityOf(workflow, runs, value);
+    }
+    runFlowKeysOf(workflow, runs, value);
   }
   if (!executor.debouncer) throw new NotSupportedError(`workflow '${workflow}' is debounced, which the ${executor.backend} backend does not support`);
   const r = await executor.debouncer.debounce({ workflow, key, input, periodMs: spec.periodMs, ...(spec.maxWaitMs !== undefined ? { maxWaitMs: spec.maxWaitMs } : {}), runId: newId(), ...(traceparent ? { traceparent } : {}) });

@@ -15,6 +15,7 @@ import type { HoldRows, QueuedStep, QueueStore } from '../ports/queue-store.ts';
 import type { AttemptResult, SlotHold, SlotRequest, StepLog } from '../ports/step-log.ts';
 import { toErrorInfo } from '../domain/errors.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
+import { runFlowSpecs } from './run-flow-specs.ts';
 
 interface Waiter extends Waiting, QueuedStep {
   granted: boolean;
@@ -173,6 +174,36 @@ export class QueueManager {
     this.unwritten.push(h);
     this.scheduleHolds();
     return h;
+  }
+
+  /** A slot now or never (a run's singleton or rate-limit slot, run-flow.ts): undefined when
+   *  the queue's limits allow no start at once (nobody is put in line). A rate-limited grant
+   *  is durable before the promise resolves, as acquire()'s. */
+  grantNow(req: SlotRequest): Promise<SlotHold> | undefined {
+    const id = idOf(req.runId, req.step);
+    const kept = this.kept.get(id);
+    if (kept) return this.kept.delete(id), Promise.resolve(kept);
+    const q = this.resolve(req.queue);
+    const before = this.waiters.get(id);
+    if (before) this.forget(before);
+    const w: Waiter = { queue: q.spec.name, key: req.key, runId: req.runId, step: req.step, order: this.nextOrder++, at: this.now(), granted: false, resolved: false, gaveUp: false, recovered: false };
+    const p = new Promise<SlotHold>((resolve, reject) => {
+      w.resolve = resolve;
+      w.reject = reject;
+    });
+    this.waiters.set(id, w);
+    q.state.enqueue(w);
+    this.pump(q);
+    if (w.granted) return p;
+    this.waiters.delete(id);
+    q.state.remove(w);
+    return undefined;
+  }
+
+  /** The runs holding a slot of `queue` for `key` kept from the last stop (their run has not
+   *  asked again yet). */
+  keptRuns(queue: string, key: string): string[] {
+    return [...this.kept.values()].filter((h) => h.q.spec.name === queue && h.key === key).map((h) => h.runId);
   }
 
   /** A run ended without asking for the slot it held at the last stop (a forced cancel). */
@@ -426,7 +457,7 @@ export async function queuedAttempt(
 export function queueSpecsOf(defs: readonly WorkflowDefinition[]): QueueSpec[] {
   const byName = new Map<string, { spec: QueueSpec; by: string }>();
   for (const d of defs) {
-    for (const q of [...(d.queues ?? []), ...(d.runs ? [d.runs.queue] : [])]) {
+    for (const q of [...(d.queues ?? []), ...(d.runs?.queue ? [d.runs.queue] : []), ...runFlowSpecs(d)]) {
       const known = byName.get(q.name);
       if (known && !sameLimits(known.spec.limits, q.limits)) {
         throw new ValidationError(`queue '${q.name}' is defined twice with different limits (workflows '${known.by}' and '${d.name}'): define it once and share it`);

@@ -37,7 +37,7 @@ export class RunGate {
    *  a bad value (the run fails with it). */
   admit(runId: string, def: WorkflowDefinition, input: Json): Admission {
     const runs = def.runs;
-    if (!runs || this.holds.has(runId)) return GO;
+    if (!runs?.queue || this.holds.has(runId)) return GO;
     if (this.waiting.has(runId)) return WAIT;
     let key: string;
     let priority: number;
@@ -49,8 +49,8 @@ export class RunGate {
     } catch (error) {
       return { type: 'refused', error };
     }
-    const req = { queue: runs.queue, key, runId, step: RUN_SLOT, priority };
-    const name = typeof runs.queue === 'string' ? runs.queue : runs.queue.name;
+    const req = { queue: runs.queue!, key, runId, step: RUN_SLOT, priority };
+    const name = runs.queue!.name;
     const now = this.queues.tryAcquire(req);
     if (now) {
       this.holds.set(runId, now);

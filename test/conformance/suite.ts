@@ -33,6 +33,7 @@ import { controlScenarios } from './control.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
 import { debounceScenarios } from './debounce.ts';
+import { runFlowScenarios } from './run-flow.ts';
 import { liveOutputScenarios } from './live-output.ts';
 
 export interface ConformanceTarget {
@@ -564,6 +565,7 @@ export function runConformance(target: ConformanceTarget): void {
     queueScenarios({ test, boot, restart, until });
     runQueueScenarios({ test, boot, restart, until });
     debounceScenarios({ test, boot, restart, until });
+    runFlowScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });
     listTimeScenarios({ test, boot });

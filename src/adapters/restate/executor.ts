@@ -238,6 +238,7 @@ export class RestateExecutor implements DurableExecutor {
       startChild: (req) => this.startChild(req),
       sendSignal: (runId, name, payload) => this.signal(runId, name, payload),
       queues: new QueueCatalog(queueSpecsOf(this.o.registry.all().map((w) => w.definition))),
+      cancelRun: (runId, by) => this.cancel(runId, by),
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).

@@ -16,14 +16,17 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import * as z from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
-import { emptySnapshot, grantDue, isIdle, joinLine, leaveLine, type QueueSnapshot } from '../../domain/queue-snapshot.ts';
+import { emptySnapshot, grantDue, isIdle, joinLine, leaveLine, type QueueSnapshot, type SlotAsk } from '../../domain/queue-snapshot.ts';
 
 /** Not `tq_`: no workflow's service name can equal it and run listings never see it. */
 export const QUEUE_OBJECT = 'tqqueue';
 
-/** What a grant resolves the step's awakeable with: when the slot was granted. */
+/** What a grant resolves the step's awakeable with: when the slot was granted. `refused`: a
+ *  `noWait` ask the limits did not allow at once (it left the line): the runs holding or
+ *  waiting for its key. */
 export interface Grant {
   t: number;
+  refused?: string[];
 }
 
 const rate = z.object({ limit: z.number().int().positive(), periodMs: z.number().positive() }).strict();
@@ -36,10 +39,18 @@ const acquireSchema = z.object({
   step: z.string().max(500),
   key: z.string().max(500),
   priority: z.number().int().optional(),
+  noWait: z.literal(true).optional(),
   limits: limitsSchema,
 }).strict();
 
 export type AcquireRequest = z.infer<typeof acquireSchema>;
+
+/** What `acquire` answers a run that calls it (a send ignores it): whether the ask was
+ *  granted at once, and else the runs of its key holding or waiting before it. */
+export interface AcquireAnswer {
+  granted: boolean;
+  others: string[];
+}
 
 const releaseSchema = z.object({ id: z.string().min(1).max(300) }).strict();
 
@@ -56,16 +67,24 @@ export function buildQueueObject(ended?: EndedRuns) {
   return restate.object({
     name: QUEUE_OBJECT,
     handlers: {
-      acquire: async (ctx: restate.ObjectContext, body: unknown): Promise<void> => {
+      acquire: async (ctx: restate.ObjectContext, body: unknown): Promise<AcquireAnswer> => {
         const req = acquireSchema.safeParse(body);
         if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'queue acquire'), { errorCode: 400 });
-        const { limits, ...ask } = req.data;
+        const { limits, noWait, ...ask } = req.data;
         const s = (await ctx.get<QueueSnapshot>(STATE)) ?? emptySnapshot(limits);
         // The limits the code asking now has: a change in code takes effect with its next ask.
         s.limits = limits;
         const now = await ctx.date.now();
-        joinLine(s, ask.priority ? ask : { id: ask.id, runId: ask.runId, step: ask.step, key: ask.key }, now);
-        await settle(ctx, s, now);
+        const joined = joinLine(s, ask.priority ? ask : { id: ask.id, runId: ask.runId, step: ask.step, key: ask.key }, now);
+        const due = grantDue(s, now);
+        const granted = !joined || due.granted.some((g) => g.id === ask.id);
+        // The runs of its key holding or waiting besides it (a singleton's `cancel` cancels them).
+        const others = granted ? [] : [...new Set([...s.holders, ...s.waiters].filter((a) => a.key === ask.key && a.id !== ask.id).map((a) => a.runId))];
+        // A slot now or never (run-flow.ts): not granted in this turn, it leaves the line.
+        if (noWait && !granted) leaveLine(s, ask.id);
+        await settle(ctx, s, now, due.granted);
+        if (noWait && !granted) ctx.resolveAwakeable<Grant>(ask.id, { t: now, refused: others });
+        return { granted, others };
       },
 
       release: async (ctx: restate.ObjectContext, body: unknown): Promise<{ released: boolean }> => {
@@ -107,8 +126,10 @@ export function buildQueueObject(ended?: EndedRuns) {
 }
 
 /** Grants what is due, resolves those asks' awakeables, arms the timers, stores the state. */
-async function settle(ctx: restate.ObjectContext, s: QueueSnapshot, now: number): Promise<void> {
-  const { granted, later } = grantDue(s, now);
+async function settle(ctx: restate.ObjectContext, s: QueueSnapshot, now: number, grantedBefore: readonly SlotAsk[] = []): Promise<void> {
+  const due = grantDue(s, now);
+  const granted = [...grantedBefore, ...due.granted];
+  const later = due.later;
   if (isIdle(s, now)) {
     ctx.clear(STATE);
   } else {

@@ -13,10 +13,12 @@ import type { QueueSpec } from '../../domain/rate-limit.ts';
 import type { Json } from '../../domain/json.ts';
 import { decodeValue } from '../../domain/value-codec.ts';
 import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
+import { runFlowKeysOf } from '../../../sdk/run-flow.ts';
 import type { WorkflowDefinition } from '../../../sdk/workflow.ts';
 import type { SlotHold, SlotRequest } from '../../ports/step-log.ts';
 import type { RestateDriver } from './driver.ts';
-import { QUEUE_OBJECT, type AcquireRequest, type Grant } from './queue-object.ts';
+import { QUEUE_OBJECT, type AcquireAnswer, type AcquireRequest, type Grant } from './queue-object.ts';
+import { SlotRefused } from '../../domain/run-flow.ts';
 
 const json = restate.serde.json;
 
@@ -65,8 +67,22 @@ export function restateSlot(c: SlotContext, req: SlotRequest, signal: AbortSigna
   }
   if (signal.aborted) return Promise.reject(signal.reason);
   const { id, promise } = c.rctx.awakeable<Grant>();
-  const ask: AcquireRequest = { id, runId: req.runId, step: req.step, key: req.key, limits: spec.limits, ...(req.priority ? { priority: req.priority } : {}) };
+  const ask: AcquireRequest = { id, runId: req.runId, step: req.step, key: req.key, limits: spec.limits, ...(req.priority ? { priority: req.priority } : {}), ...(req.noWait ? { noWait: true as const } : {}) };
+  const whenQueued = req.whenQueued;
+  if (whenQueued) {
+    // A call, not a send: its answer (journaled) says whether the ask waits, and for whom.
+    const asked = c.rctx.genericCall<AcquireRequest, AcquireAnswer>({ service: QUEUE_OBJECT, method: 'acquire', key: spec.name, parameter: ask, inputSerde: json, outputSerde: json });
+    return c.driver.await(asked).then(async (answer) => {
+      if (!answer.granted) await whenQueued(answer.others);
+      return awaitGrant(c, spec, id, promise, signal);
+    });
+  }
   c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'acquire', key: spec.name, parameter: ask, inputSerde: json });
+  return awaitGrant(c, spec, id, promise, signal);
+}
+
+/** Waits on the ask's awakeable: its grant, or a refusal (noWait), or the signal's abort. */
+function awaitGrant(c: SlotContext, spec: QueueSpec, id: string, promise: restate.RestatePromise<Grant>, signal: AbortSignal): Promise<SlotHold> {
   return new Promise<SlotHold>((resolve, reject) => {
     let settled = false;
     const leave = (reason: unknown): void => {
@@ -86,6 +102,8 @@ export function restateSlot(c: SlotContext, req: SlotRequest, signal: AbortSigna
         settled = true;
         signal.removeEventListener('abort', onAbort);
         c.advance(g.t);
+        // A noWait ask the limits did not allow: it has left the line already.
+        if (g.refused) return reject(new SlotRefused(g.refused));
         let released = false;
         resolve({
           grantedAt: g.t,
@@ -110,4 +128,5 @@ export function refuseBadRunKey(def: WorkflowDefinition, input: Json): void {
   const value = decodeValue(input); // as the run's code sees it (undefined, Date, Map...)
   runKeyOf(def.name, def.runs, value);
   runPriorityOf(def.name, def.runs, value);
+  runFlowKeysOf(def.name, def.runs, value);
 }

@@ -35,6 +35,7 @@ import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-q
 import { serviceName } from './workflow-service.ts';
 import type { QueueCatalog } from './queue-slot.ts';
 import { RunSlot } from './run-slot.ts';
+import { skipped } from '../../domain/run-flow.ts';
 import { RunPause } from './run-pause.ts';
 import { CANCEL_CYCLE, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
 import { resumePlan } from '../../domain/run-control.ts';
@@ -64,6 +65,8 @@ export interface RunHooks {
   sendSignal?(runId: string, name: string, payload: Json): Promise<void>;
   /** The queues steps may name (flow control on the queues' objects, queue-slot.ts). */
   queues?: QueueCatalog;
+  /** Cancels another run, as runs.cancel (runs.singleton in `cancel` mode). */
+  cancelRun?(runId: string, by: string): Promise<void>;
 }
 
 /** A child run's parent, as the engine sends it with the run request: where its end goes. */
@@ -226,9 +229,14 @@ export class RestateRun {
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
     // Run-level flow control: in line before anything of the run is written (it shows pending).
-    this.slot = new RunSlot(this.log, this.def, input);
+    this.slot = new RunSlot(this.log, this.def, input, this.hooks.cancelRun && ((ids, by) => this.cancelOthers(ids, by)));
     let cycle = 0;
-    while (!(await this.admit(cycle))) cycle++;
+    for (;;) {
+      const admitted = await this.admit(cycle);
+      if (admitted === true) break;
+      if (typeof admitted === 'string') return this.endSkipped(admitted);
+      cycle++;
+    }
     if (this.control) {
       this.pause = new RunPause({
         ctx: this.rctx, driver: this.log.driver,
@@ -283,7 +291,7 @@ export class RestateRun {
           // A failed run holds no slot while parked; a retry asks again.
           this.slot.release();
           await this.park(outcome.error, cycle++);
-          while (!(await this.admit(cycle))) cycle++;
+          while ((await this.admit(cycle)) !== true) cycle++;
           continue;
       }
     }
@@ -379,18 +387,35 @@ export class RestateRun {
     }
   }
 
-  /** Waits for the run's own slot (run-slot.ts); false: its key or priority function
-   *  failed, and the run was parked failed with that error until a retry. */
-  private async admit(cycle: number): Promise<boolean> {
+  /** Waits for the run's own slots (run-slot.ts); false: its key or priority function
+   *  failed, and the run was parked failed with that error until a retry; a string: the run
+   *  is skipped (runs.singleton, runs.rateLimit), for that reason. */
+  private async admit(cycle: number): Promise<boolean | string> {
     try {
-      await this.slot.acquire();
-      return true;
+      return (await this.slot.acquire(cycle === 0)) ?? true;
     } catch (err) {
       // Cancelled in line: it has left the line, and nothing of its code ran.
       if (err instanceof CancelledError) throw await this.endCancelled();
       await this.park(toErrorInfo(err), cycle);
       return false;
     }
+  }
+
+  /** Skipped by flow control before any of its code ran: it ends succeeded with output
+   *  { outcome: 'skipped', reason } (src/domain/run-flow.ts), as on SQLite. */
+  private endSkipped(reason: string): Json {
+    const output = skipped(reason) as unknown as Json;
+    this.slot.release();
+    this.setRun({ status: 'succeeded', output });
+    this.notifyParent('succeeded', output);
+    this.hooks.settled(this.runId, this.view());
+    return sealJson(this.replayCodec, output);
+  }
+
+  /** runs.singleton in `cancel` mode: the runs of the key are cancelled (one journaled step;
+   *  a run that already ended is no error). */
+  private async cancelOthers(ids: string[], by: string): Promise<void> {
+    await this.rctx.run('~singleton-cancel', () => Promise.all(ids.map((id) => this.hooks.cancelRun!(id, by).catch(() => {}))).then(() => null));
   }
 
   /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */

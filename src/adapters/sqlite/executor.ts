@@ -44,6 +44,9 @@ import { SqliteQueueStore } from './queue-store.ts';
 import { SqliteDebouncer } from './debounce-store.ts';
 import { QueueManager, queueSpecsOf } from '../../runtime/queues.ts';
 import { RunGate } from '../../runtime/run-gate.ts';
+import { RunFlow } from '../../runtime/run-flow.ts';
+import { skipped } from '../../domain/run-flow.ts';
+import { runFlowKeysOf } from '../../../sdk/run-flow.ts';
 import { runKeyOf, runPriorityOf } from '../../../sdk/queue.ts';
 import { ParkedRuns } from './parked-runs.ts';
 import { contains, parkOf, type Attrs } from '../../domain/capability.ts';
@@ -122,6 +125,7 @@ export class SqliteExecutor implements DurableExecutor {
   private queues!: QueueManager;
   /** Run-level flow control: runs of a workflow with `runs: { queue }` wait for a slot. */
   private runGate!: RunGate;
+  private runFlow!: RunFlow;
   private queue!: CommitQueue;
   private retention!: SqliteRetention;
   private logHost!: RunLogHost;
@@ -224,6 +228,7 @@ export class SqliteExecutor implements DurableExecutor {
     this.parked = new ParkedRuns(this.store.db);
     this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)));
     this.runGate = new RunGate(this.queues, (id) => this.dispatch(id));
+    this.runFlow = new RunFlow(this.queues, (id) => this.dispatch(id), (id, by) => void this.cancel(id, by).catch(() => {}));
     const r = this.o.retention;
     this.logHost = this.runLogHost();
     // Metrics of the file's work (docs/observability.md): commits, retention, timer lag.
@@ -332,6 +337,7 @@ export class SqliteExecutor implements DurableExecutor {
       const value = decodeValue(req.input); // as the run's code sees it (undefined, Date, Map...)
       runKeyOf(req.workflow, wf.definition.runs, value);
       runPriorityOf(req.workflow, wf.definition.runs, value);
+      runFlowKeysOf(req.workflow, wf.definition.runs, value);
     }
     const inputText = JSON.stringify(req.input);
     let blocked = false;
@@ -713,7 +719,7 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         // Run-level flow control: a run over its queue's limit waits, pending, in line.
-        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input))) return;
+        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input, status !== 'pending'))) return;
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
@@ -791,8 +797,20 @@ export class SqliteExecutor implements DurableExecutor {
    *  waits is not executed: it stays pending and is dispatched again once granted. A cancel
    *  of a run still in line ends it at once (nothing of it ran); a key function that fails
    *  fails the run with its one-line error. */
-  private async admitRun(runId: string, act: ActiveRun, def: RegisteredWorkflow['definition'], input: Json): Promise<boolean> {
-    const adm = this.runGate.admit(runId, def, input);
+  private async admitRun(runId: string, act: ActiveRun, def: RegisteredWorkflow['definition'], input: Json, resumed: boolean): Promise<boolean> {
+    // runs.singleton and runs.rateLimit first (run-flow.ts): a run they skip ends at once.
+    const flow = await this.runFlow.admit(runId, def, input, resumed);
+    if (flow.type === 'skipped' && act.cancel === 'none') {
+      const output = skipped(flow.reason) as unknown as Json;
+      await this.queue.enqueue(() => {
+        const now = this.now();
+        this.store.finishRun(runId, 'succeeded', now, output);
+        this.childEnded(runId, 'succeeded', now, output);
+      });
+      this.notifyTerminal(runId);
+      return false;
+    }
+    const adm: ReturnType<RunGate['admit']> = flow.type === 'go' ? this.runGate.admit(runId, def, input) : flow.type === 'skipped' ? { type: 'wait' } : flow;
     if (adm.type === 'go') return true;
     if (adm.type === 'wait' && act.cancel === 'none') return false;
     const error = adm.type === 'refused' ? toErrorInfo(adm.error) : undefined;
@@ -873,6 +891,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
     this.runGate.ended(runId);
+    this.runFlow.ended(runId);
     this.wakeParents();
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.length === 0) return;

@@ -49,9 +49,10 @@ export class SqliteQueueStore implements QueueStore {
     return db.transaction((): RecoveredQueues => {
       // The last owner is gone (its lease was taken over): the slots it held are free, and
       // their bodies, which never recorded an end, are first in line again.
-      // A run's own slot (step '') is held from its start to its end: kept while it is unfinished.
+      // A run's own slot (step '', or '#singleton': run-flow.ts) is held from its start to its
+      // end: kept while it is unfinished.
       db.exec(`DELETE FROM queue_slots WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
-      db.exec(`INSERT OR IGNORE INTO queue_waiting (run_id, step, queue, key, ord, at) SELECT run_id, step, queue, key, ord, at FROM queue_slots WHERE step <> ''; DELETE FROM queue_slots WHERE step <> '';`);
+      db.exec(`INSERT OR IGNORE INTO queue_waiting (run_id, step, queue, key, ord, at) SELECT run_id, step, queue, key, ord, at FROM queue_slots WHERE step <> '' AND step NOT LIKE '#%'; DELETE FROM queue_slots WHERE step <> '' AND step NOT LIKE '#%';`);
       db.exec(`DELETE FROM queue_waiting WHERE run_id NOT IN (SELECT run_id FROM runs WHERE status NOT IN ${FINISHED})`);
       db.prepare(`DELETE FROM queue_starts WHERE at <= ?`).run(startsSince);
       const rows = db.prepare(`SELECT * FROM queue_waiting ORDER BY ord`).all() as Row[];
