@@ -228,9 +228,10 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       while (ended() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     };
     const started = Date.now();
-    await Promise.all(queues.flatMap((q) => q.runIds.map((runId, i) => (i % 2 ? r2 : r1).call('trigger', { workflow: q.workflow, runId, input: { ms: 300 } }))));
+    await Promise.all(queues.flatMap((q) => q.runIds.map((runId, i) => (i % 2 ? r2 : r1).call('trigger', { workflow: q.workflow, runId, input: { ms: 3000 } }))));
     await atLeast(20, 60_000);
     await cluster.kill(node3);
+    const nodeKilledAt = Date.now();
     await atLeast(30, 30_000);
     // r1 dies with a body of its own running (if one comes within 10 s).
     await until('a body running on r1', async () => bodies().some((b) => b.on === 'r1' && b.end === undefined), 10_000).catch(() => {});
@@ -249,6 +250,12 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     }
     const took = Date.now() - started;
     const all = bodies();
+    console.log(`bodies on r1 cut by its kill: ${cutOnR1}`);
+    const rel = (t?: number) => (t === undefined ? '-' : `${t - nodeKilledAt}`);
+    const byRun = new Map<string, Body[]>();
+    for (const b of all) byRun.set(b.runId, [...(byRun.get(b.runId) ?? []), b]);
+    const again = [...byRun].filter(([, bs]) => bs.length > 1).map(([id, bs]) => `${id}: ${bs.map((b) => `${b.on} ${rel(b.start)}..${rel(b.end)}`).join(', ')}`);
+    console.log(`node3 killed at 0 ms, r1 at ${killedAt - nodeKilledAt} ms; runs whose body ran again:\n${again.join('\n')}`);
     // A body with no end is one the kill cut short: on r1, started before the kill.
     expect(all.filter((b) => b.end === undefined && !(b.on === 'r1' && b.start < killedAt))).toEqual([]);
     for (const q of queues) {
@@ -265,6 +272,5 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
         await until(`${q.queue} empty through ${r.name}`, async () => (await r.call<{ running: number; waiting: number }[]>('queue', { name: q.queue })).every((row) => row.running === 0 && row.waiting === 0), 20_000);
       }
     }
-    console.log(`bodies on r1 cut by its kill: ${cutOnR1}`);
   }, 420_000);
 });

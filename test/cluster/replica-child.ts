@@ -81,11 +81,18 @@ const ten = workflow('ten', (w) => {
 // <run> <ms>`), so the test can count the bodies running at once cluster-wide.
 const stepQueue = queue('cq-step', { concurrency: 3 });
 const runQueue = queue('cq-run', { concurrency: 3 });
-const queuedBody = async (name: string, runId: string, ms: number) => {
+// The body passes its signal on, as an LLM call's fetch would: aborted, it ends there.
+const queuedBody = async (name: string, runId: string, ms: number, signal: AbortSignal) => {
   const attempt = randomUUID().slice(0, 8);
   note(`qstart ${attempt} ${name} ${runId} ${Date.now()}`);
-  await new Promise((r) => setTimeout(r, ms));
-  note(`qend ${attempt} ${name} ${runId} ${Date.now()}`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+    });
+  } finally {
+    note(`qend ${attempt} ${name} ${runId} ${Date.now()}`);
+  }
   return runId;
 };
 
@@ -94,13 +101,13 @@ const qstep = workflow('qstep', { queues: [stepQueue] }, (w) => {
   w.run(async ({ step, input, ctx: { runId } }) => {
     const { ms } = input as { ms: number };
     await step.sleep('spread', 50); // the run holds nothing while it sleeps
-    return step.do('call', { queue: 'cq-step' }, () => queuedBody('cq-step', runId, ms));
+    return step.do('call', { queue: 'cq-step' }, ({ signal }) => queuedBody('cq-step', runId, ms, signal));
   });
 });
 
 const qrun = workflow('qrun', { runs: { queue: runQueue } }, (w) => {
   w.trigger(manual());
-  w.run(async ({ step, input, ctx: { runId } }) => step.do('call', () => queuedBody('cq-run', runId, (input as { ms: number }).ms)));
+  w.run(async ({ step, input, ctx: { runId } }) => step.do('call', ({ signal }) => queuedBody('cq-run', runId, (input as { ms: number }).ms, signal)));
 });
 
 const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent, qstep, qrun], log: { level: 'error' } });
