@@ -9,6 +9,7 @@
 // SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
+// Last, queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap, type Span } from '../conformance/run-queues.ts';
