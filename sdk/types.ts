@@ -14,7 +14,8 @@ export interface StepInfo {
   attempt: number;
   /** `<runId>/<stepName>`, `name#2` for a repeated name; the same on every attempt and replay. */
   idempotencyKey: string;
-  /** Aborted when this attempt times out, the run is cancelled, or the engine stops: pass it
+  /** Aborted when this attempt times out, the run is cancelled, or the engine stops (on
+   *  Restate also when the invocation attempt running it ends, e.g. its node died): pass it
    *  on (`fetch(url, { signal })`, child processes) so work nobody will observe stops. Its
    *  `reason` says which. A result the body returns after the abort is ignored. */
   signal: AbortSignal;

@@ -9,8 +9,10 @@
 // SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
+// Last, queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxOverlap, type Span } from '../conformance/run-queues.ts';
 import { haproxyNeed } from './haproxy.ts';
 import { netnsUnavailable, type TestNetwork } from './netns.ts';
 import type { Replica } from './replica.ts';
@@ -199,4 +201,77 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     expect(new Set(fired.map((s) => s.runId)).size).toBe(fired.length);
     for (const s of fired.slice(-5)) expect(await r2.call('result', { runId: s.runId })).toMatchObject({ status: 'succeeded', output: s.slot });
   }, 300_000);
+
+  // Issue 39's "Done when": a queue of concurrency 3 means 3 across the cluster, also while a
+  // Restate node and a replica are SIGKILLed. A step-level queue (cq-step: the slot held only
+  // while the body runs) and a run-level one (cq-run: each run holds a slot start to end), 40
+  // runs each, started through both replicas; every body attempt notes its own start and end
+  // (replica-child.ts), and one on the killed replica counts as running until the kill.
+  it('queues are cluster-wide: never more than 3 bodies at once while a Restate node and a replica are SIGKILLed; every run finishes, no slot left', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    const node3 = cluster.nodes[2]!;
+    const queues = [{ workflow: 'qstep', queue: 'cq-step', runIds: [] as string[] }, { workflow: 'qrun', queue: 'cq-run', runIds: [] as string[] }];
+    for (const q of queues) q.runIds = Array.from({ length: 40 }, (_, i) => `${q.workflow}${i + 1}`);
+    type Body = { attempt: string; queue: string; runId: string; start: number; end?: number; on: string };
+    const bodies = (): Body[] => {
+      const byAttempt = new Map<string, Body>();
+      for (const l of lines()) {
+        const [kind, attempt, queue, runId, t, on] = l.split(' ') as [string, string, string, string, string, string];
+        if (kind === 'qstart') byAttempt.set(attempt, { attempt, queue, runId, start: Number(t), on });
+        else if (kind === 'qend') byAttempt.get(attempt)!.end = Number(t);
+      }
+      return [...byAttempt.values()];
+    };
+    const ended = () => bodies().filter((b) => b.end !== undefined).length;
+    // Waits for n ended bodies, or ms (a kill may hold progress up until the restart).
+    const atLeast = async (n: number, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (ended() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
+    const started = Date.now();
+    await Promise.all(queues.flatMap((q) => q.runIds.map((runId, i) => (i % 2 ? r2 : r1).call('trigger', { workflow: q.workflow, runId, input: { ms: 3000 } }))));
+    await atLeast(20, 60_000);
+    await cluster.kill(node3);
+    const nodeKilledAt = Date.now();
+    await atLeast(30, 30_000);
+    // r1 dies with a body of its own running (if one comes within 10 s).
+    await until('a body running on r1', async () => bodies().some((b) => b.on === 'r1' && b.end === undefined), 10_000).catch(() => {});
+    await r1.kill();
+    const killedAt = Date.now();
+    const cutOnR1 = bodies().filter((b) => b.on === 'r1' && b.end === undefined).length;
+    await atLeast(45, 20_000);
+    cluster.start(node3);
+    await atLeast(55, 20_000);
+    await r1.start(configs.get(r1));
+
+    type View = { status: string; output: unknown };
+    for (const q of queues) {
+      const views = await Promise.all(q.runIds.map((runId, i) => (i % 2 ? r2 : r1).call<View>('result', { runId, timeout: '180s' })));
+      views.forEach((v, i) => expect(v, q.runIds[i]).toMatchObject({ status: 'succeeded', output: q.runIds[i] }));
+    }
+    const took = Date.now() - started;
+    const all = bodies();
+    console.log(`bodies on r1 cut by its kill: ${cutOnR1}`);
+    const rel = (t?: number) => (t === undefined ? '-' : `${t - nodeKilledAt}`);
+    const byRun = new Map<string, Body[]>();
+    for (const b of all) byRun.set(b.runId, [...(byRun.get(b.runId) ?? []), b]);
+    const again = [...byRun].filter(([, bs]) => bs.length > 1).map(([id, bs]) => `${id}: ${bs.map((b) => `${b.on} ${rel(b.start)}..${rel(b.end)}`).join(', ')}`);
+    console.log(`node3 killed at 0 ms, r1 at ${killedAt - nodeKilledAt} ms; runs whose body ran again:\n${again.join('\n')}`);
+    // A body with no end is one the kill cut short: on r1, started before the kill.
+    expect(all.filter((b) => b.end === undefined && !(b.on === 'r1' && b.start < killedAt))).toEqual([]);
+    for (const q of queues) {
+      const mine = all.filter((b) => b.queue === q.queue);
+      const spans: Span[] = mine.map((b) => ({ key: b.runId, start: b.start, end: b.end ?? killedAt }));
+      const most = maxOverlap(spans);
+      console.log(`${q.queue}: ${q.runIds.length} runs, ${mine.length} body attempts (${mine.filter((b) => b.end === undefined).length} cut by the kill of r1), at most ${most} at once, ${took} ms`);
+      // The limit bound (40 runs in line) and was never passed.
+      expect(most, `bodies of ${q.queue} at once`).toBe(3);
+      // Every run's body ended once at least (a body cut by the kill ran again).
+      for (const runId of q.runIds) expect(mine.some((b) => b.runId === runId && b.end !== undefined), `a finished body of ${runId}`).toBe(true);
+      // No slot left held, no waiter left (what `tranquil queues describe` reads, through both replicas).
+      for (const r of [r1, r2]) {
+        await until(`${q.queue} empty through ${r.name}`, async () => (await r.call<{ running: number; waiting: number }[]>('queue', { name: q.queue })).every((row) => row.running === 0 && row.waiting === 0), 20_000);
+      }
+    }
+  }, 420_000);
 });

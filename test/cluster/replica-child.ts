@@ -3,10 +3,13 @@
 // appended to ATTEMPTS (a file shared by all replicas: namespaces share the filesystem).
 // Commands arrive as JSON lines on stdin ({ id, op, ... }); each answer is one JSON line on
 // stdout ({ id, ok, value } or { id, ok: false, error }). Prints {"ready":true} once started.
+import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { resolveConfig } from '../../compose/config.ts';
 import { createEngine } from '../../compose/index.ts';
-import { event, manual, schedule, workflow } from '../../sdk/index.ts';
+import { readQueueRows } from '../../compose/queue-reader.ts';
+import { event, manual, queue, schedule, workflow } from '../../sdk/index.ts';
 
 const attempts = process.env.ATTEMPTS!;
 const me = process.env.REPLICA_NAME ?? 'replica';
@@ -73,7 +76,41 @@ const ten = workflow('ten', (w) => {
   });
 });
 
-const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent], log: { level: 'error' } });
+// Flow control across replicas (issue 39): a step-level queue and a run-level queue, each of
+// concurrency 3. Each body attempt notes its own start and end (`qstart|qend <attempt> <queue>
+// <run> <ms>`), so the test can count the bodies running at once cluster-wide.
+const stepQueue = queue('cq-step', { concurrency: 3 });
+const runQueue = queue('cq-run', { concurrency: 3 });
+// The body passes its signal on, as an LLM call's fetch would: aborted, it ends there.
+const queuedBody = async (name: string, runId: string, ms: number, signal: AbortSignal) => {
+  const attempt = randomUUID().slice(0, 8);
+  note(`qstart ${attempt} ${name} ${runId} ${Date.now()}`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
+    });
+  } finally {
+    note(`qend ${attempt} ${name} ${runId} ${Date.now()}`);
+  }
+  return runId;
+};
+
+const qstep = workflow('qstep', { queues: [stepQueue] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input, ctx: { runId } }) => {
+    const { ms } = input as { ms: number };
+    await step.sleep('spread', 50); // the run holds nothing while it sleeps
+    return step.do('call', { queue: 'cq-step' }, ({ signal }) => queuedBody('cq-step', runId, ms, signal));
+  });
+});
+
+const qrun = workflow('qrun', { runs: { queue: runQueue } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, input, ctx: { runId } }) => step.do('call', ({ signal }) => queuedBody('cq-run', runId, (input as { ms: number }).ms, signal)));
+});
+
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent, qstep, qrun], log: { level: 'error' } });
 await engine.start();
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
@@ -90,6 +127,8 @@ const ops: Record<string, (c: Command) => Promise<unknown>> = {
   events: async () => engine.events.list(),
   children: async (c) => (await engine.runs.list({ parent: c.runId as string })).map((r) => r.runId).sort(),
   slots: async () => engine.schedules.slots({ workflow: 'beat' }),
+  // What `tranquil queues describe <name>` reads (compose/queue-reader.ts: admin SQL over the queue's object).
+  queue: async (c) => readQueueRows(resolveConfig({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate' }), c.name as string),
   stop: async () => {
     await engine.stop();
     setImmediate(() => process.exit(0));

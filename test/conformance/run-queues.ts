@@ -5,13 +5,14 @@ import { expect } from 'vitest';
 import { manual, queue, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 
-interface Span {
+export interface Span {
   key: string;
   start: number;
   end: number;
 }
 
-function maxOverlap(spans: Span[]): number {
+/** The most spans open at once (an end and a start at the same instant do not overlap). */
+export function maxOverlap(spans: Span[]): number {
   const ev = spans.flatMap((s) => [[s.start, 1], [s.end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let max = 0;

@@ -82,6 +82,50 @@ it('a run survives a SIGKILL of restate-server mid-run: the engine restarts it a
   }
 }, 90_000);
 
+// A body's attempt is cut when restate-server dies (as when the node leading its partition
+// dies in a cluster): the invocation's next attempt runs the unrecorded body again, in the same
+// queue slot. The cut body's signal aborts first, so a body that passes it on never runs beside
+// its own retry (the cluster test's queue case counts on it: test/cluster/cluster.test.ts).
+it('a body whose Restate attempt is cut by a SIGKILL of restate-server is told to stop before its retry starts', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-cut-'));
+  dirs.push(dir);
+  const seen: { attempt: number; start: number; aborted?: { at: number; reason: string } }[] = [];
+  const wf = workflow('cut', (w) => {
+    w.trigger(manual());
+    w.run(async ({ step }) =>
+      step.do('call', ({ signal }) => {
+        const me: (typeof seen)[number] = { attempt: seen.length + 1, start: Date.now() };
+        seen.push(me);
+        if (me.attempt > 1) return 'again';
+        // The first one waits for its signal (at most 30 s: a body nobody stops ends anyway).
+        return new Promise<string>((resolve) => {
+          const t = setTimeout(() => resolve('late'), 30_000);
+          signal.addEventListener('abort', () => {
+            clearTimeout(t);
+            me.aborted = { at: Date.now(), reason: String((signal.reason as Error)?.message ?? signal.reason) };
+            resolve('aborted');
+          }, { once: true });
+        });
+      }),
+    );
+  });
+  const engine = await createEngine({ backend: 'restate', dataDir: join(dir, 'data'), workflows: [wf] });
+  await engine.start();
+  try {
+    const { runId } = await engine.trigger('cut', null);
+    for (let i = 0; i < 400 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(seen).toHaveLength(1);
+    process.kill(Number(readFileSync(join(dir, 'data', 'restate', 'server.pid'), 'utf8')), 'SIGKILL');
+    const view = await engine.result(runId, { timeout: '60s' });
+    expect(view).toMatchObject({ status: 'succeeded', output: 'again' });
+    expect(seen.map((s) => s.attempt)).toEqual([1, 2]);
+    expect(seen[0]!.aborted?.reason).toMatch(/Restate attempt running run .* ended/);
+    expect(seen[0]!.aborted!.at).toBeLessThanOrEqual(seen[1]!.start);
+  } finally {
+    await engine.stop();
+  }
+}, 90_000);
+
 it('a code change registers a new deployment; a run in flight finishes after the change; the old deployment goes once no run is pinned to it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-rs-deploy-'));
   dirs.push(dir);

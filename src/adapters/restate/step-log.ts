@@ -108,6 +108,13 @@ export class RestateStepLog implements StepLog {
   );
   private cancelListener?: (reason: Error) => void;
   private readonly onStop = () => this.cancelListener?.(new EngineStateError('engine stopped'));
+  /** This attempt of the invocation is over (Restate's attemptCompletedSignal): its stream
+   *  closed, e.g. the Restate node leading the run's partition died. Nothing sent now reaches
+   *  Restate, and the invocation goes on in a new attempt (any replica) that runs an unrecorded
+   *  body again in the same queue slot: bodies still running here are told to stop, so one
+   *  that passes its signal on does not run beside its own retry. */
+  private readonly attemptEnded: AbortSignal | undefined;
+  private readonly onAttemptEnded = () => this.cancelListener?.(new EngineStateError(`the Restate attempt running run ${this.runId} ended (its connection closed); the run goes on in a new attempt`));
 
   constructor(
     private readonly rctx: restate.WorkflowContext,
@@ -121,12 +128,14 @@ export class RestateStepLog implements StepLog {
   ) {
     this.clock = startedAt;
     stopSignal?.addEventListener('abort', this.onStop, { once: true });
+    this.attemptEnded = rctx.request().attemptCompletedSignal;
+    this.attemptEnded?.addEventListener('abort', this.onAttemptEnded, { once: true });
     const start = hooks.startChild;
     if (start) this.startChild = (req) => start({ ...req, runId: req.runId ?? childRunId(this.runId, req.parent.step) });
     if (hooks.sendSignal) this.sendSignal = hooks.sendSignal;
     const catalog = hooks.queues;
     if (catalog) {
-      const c = { rctx, driver: this.driver, catalog, stopping: () => stopSignal?.aborted === true, advance: (t: number) => this.advance(t) };
+      const c = { rctx, driver: this.driver, catalog, stopping: () => stopSignal?.aborted === true || this.attemptEnded?.aborted === true, advance: (t: number) => this.advance(t) };
       this.runSlot = (req, signal) => restateSlot(c, req, signal);
       this.slot = (req, signal) => {
         // A step asking for the queue whose slot its run holds would wait for its own run.
@@ -174,6 +183,7 @@ export class RestateStepLog implements StepLog {
   dispose(): void {
     this.driver.close();
     this.stopSignal?.removeEventListener('abort', this.onStop);
+    this.attemptEnded?.removeEventListener('abort', this.onAttemptEnded);
   }
 
   get runId(): string {
