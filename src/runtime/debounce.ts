@@ -57,8 +57,11 @@ export async function waitForRun(executor: DurableExecutor, runId: string, timeo
   try {
     return await executor.waitForTerminal(runId, timeoutMs);
   } catch (err) {
+    // Only an unknown run can be a burst's; the debouncer is asked only then (it refuses an
+    // engine that is not started, and a stop's error must stay the stop's).
+    if (!(err instanceof UnknownRunError)) throw err;
     const d = executor.debouncer;
-    if (!(err instanceof UnknownRunError) || !d) throw err;
+    if (!d) throw err;
     const deadline = Date.now() + timeoutMs;
     while (!(await executor.getRun(runId))) {
       if (!(await d.debouncing(runId))) throw err;
