@@ -57,6 +57,10 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'capability: a run failed in step.use is retried at that step; the provider is asked again': 'the retry point is chosen from the journal at the engine (domain/retry-point.ts) and providers are host-side, whatever ran the code',
   'a step called while another is in flight starts its body at once, also after the code awaited a plain timer': 'the file form is the race of two step.do (frames arrive in different turns)',
   '100 signals sent at once to a waiting run: each consumed once, in one order that replay keeps': 'ported with 20 signals (a child per replay makes 100 slow)',
+  // issue 41: runs.fork refuses a workflow file's run (it must run the original's version, a
+  // snapshot that may be collected once its runs ended; docs/control.md, Fork).
+  'fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
+  'fork of a live run from its wait waits again for its own signal; fork refuses an unknown run, a step not reached, a position not recorded, a bad option': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
 };
 
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
