@@ -46,6 +46,11 @@ function dropQueues(db: Database.Database): void {
   db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
 }
 
+/** Undoes migration 13 (runs.fork, issue 41): its columns. */
+function dropFork(db: Database.Database): void {
+  db.exec(`ALTER TABLE runs DROP COLUMN fork_from; ALTER TABLE runs DROP COLUMN fork_steps;`);
+}
+
 /** Undoes migration 11 (run control, issue 41): its index and columns. */
 function dropRunControl(db: Database.Database): void {
   db.exec(`DROP INDEX runs_rerun_of; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE runs DROP COLUMN rerun_of;
@@ -68,7 +73,8 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE drain_runs;`);
       // Table of migration 9 (child runs' links).
       db.exec(`DROP TABLE run_links;`);
-      dropQueues(db);
+      dropFork(db);
+  dropQueues(db);
       dropRunControl(db);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
       // Column of migration 10 (the run's trace context).
@@ -187,6 +193,7 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
   db.exec(`DROP TABLE run_links;`);
+  dropFork(db);
   dropQueues(db);
   dropRunControl(db);
   db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`); // migration 10
@@ -219,6 +226,7 @@ it('a v11 data dir (before flow control) is upgraded to v12: its runs read as be
   engines.splice(0);
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
+  dropFork(db);
   dropQueues(db);
   db.pragma('user_version = 11');
   db.close();
