@@ -8,6 +8,7 @@ import type { ScenarioKit } from './triggers.ts';
 export function forkScenarios({ test, boot, until }: ScenarioKit): void {
   test('fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways', async () => {
     const calls = { a: 0, b: 0, c: 0 };
+    const keys: string[] = [];
     const wf = workflow('forkable', (w) => {
       w.trigger(manual());
       w.run(async ({ input, step, ctx }) => {
@@ -17,7 +18,7 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
         const go = await step.waitForEvent('go');
         await step.sleep('nap', 10);
         const b = await step.do('b', () => ++calls.b);
-        const c = await step.do('c', () => ++calls.c);
+        const c = await step.do('c', ({ idempotencyKey }) => (keys.push(idempotencyKey), ++calls.c));
         return { a, r, t, go, b, c };
       });
     });
@@ -54,6 +55,8 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
     expect(byPosition.from).toEqual({ seq: seqOf('c'), name: 'c' });
     expect((await engine.result(byPosition.runId, { timeout: '20s' })).output).toEqual({ ...out, c: 3 });
     expect(calls).toEqual({ a: 1, b: 2, c: 3 });
+    // A fresh step of a fork is a new run's step: its own idempotency key.
+    expect(keys).toEqual([`${runId}/c`, `${fork.runId}/c`, `${byPosition.runId}/c`]);
 
     const old = await engine.runs.get(runId);
     expect(old.reruns).toEqual([fork.runId, byPosition.runId]);
