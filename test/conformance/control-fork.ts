@@ -99,4 +99,36 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
     expect((await engine.result(runId, { timeout: '20s' })).output).toEqual({ a: 1, go: 'original', after: 2 });
     expect(calls).toEqual({ a: 1, after: 2 });
   });
+
+  test('fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own', async () => {
+    const calls = { leaf: 0, after: 0 };
+    const leaf = workflow('fork-leaf', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('work', () => `${String(input)}:${++calls.leaf}`));
+    });
+    const top = workflow('fork-top', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => {
+        const id = await step.start('kid', leaf, 'x');
+        const mid = await step.do('mid', () => 'mid');
+        const got = await step.result<string>(id);
+        const after = await step.do('after', () => ++calls.after);
+        return { got, mid, after };
+      });
+    });
+    const { engine } = await boot([leaf, top]);
+    const { runId } = await engine.trigger('fork-top', null, { runId: 'FT' });
+    expect((await engine.result(runId, { timeout: '20s' })).output).toEqual({ got: 'x:1', mid: 'mid', after: 1 });
+    // Past the child's end: its start and end are reused, no child runs again.
+    const past = await engine.runs.fork(runId, { from: 'after' });
+    expect((await engine.result(past.runId, { timeout: '20s' })).output).toEqual({ got: 'x:1', mid: 'mid', after: 2 });
+    expect(calls.leaf).toBe(1);
+    // Between its start and its end: the end goes to FT only, the fork would wait for good.
+    await expect(engine.runs.fork(runId, { from: 'mid' })).rejects.toThrow("runs.fork: step 'kid' before 'mid' started child run FT:kid, whose end only run FT hears; fork from 'kid' or earlier (the fork then starts a child of its own)");
+    // From the start: the fork starts its own child.
+    const own = await engine.runs.fork(runId, { from: 'kid', runId: 'FK' });
+    expect((await engine.result(own.runId, { timeout: '20s' })).output).toEqual({ got: 'x:2', mid: 'mid', after: 3 });
+    expect((await engine.runs.get('FK')).children).toEqual([{ runId: 'FK:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
+    expect((await engine.runs.get('FT')).children).toEqual([{ runId: 'FT:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
+  });
 }
