@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 
-export function forkScenarios({ test, boot, until }: ScenarioKit): void {
+export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void {
   test('fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways', async () => {
     const calls = { a: 0, b: 0, c: 0 };
     const keys: string[] = [];
@@ -67,7 +67,7 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
     expect(calls).toEqual({ a: 1, b: 2, c: 3 });
   });
 
-  test('fork of a live run from its wait waits again for its own signal; fork refuses an unknown run, a step not reached, a position not recorded, a bad option', async () => {
+  test('fork of a live run from its wait waits again for its own signal, across a restart; fork refuses an unknown run, a step not reached, a position not recorded, a bad option', async () => {
     const calls = { a: 0, after: 0 };
     const wf = workflow('fork-live', (w) => {
       w.trigger(manual());
@@ -78,7 +78,7 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
         return { a, go, after };
       });
     });
-    const { engine } = await boot([wf]);
+    const { engine, dir } = await boot([wf]);
     const { runId } = await engine.trigger('fork-live', null);
     await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
     await expect(engine.runs.fork('no-such-run', { from: 'a' })).rejects.toThrow(/no-such-run/);
@@ -92,11 +92,14 @@ export function forkScenarios({ test, boot, until }: ScenarioKit): void {
     const fork = await engine.runs.fork(runId, { from: 'go' });
     expect(fork.reused.map((s) => s.name)).toEqual(['a']);
     await until('the fork to wait', async () => (await engine.runs.get(fork.runId)).status === 'waiting');
-    await engine.signal(fork.runId, 'go', 'fork');
-    expect((await engine.result(fork.runId, { timeout: '20s' })).output).toEqual({ a: 1, go: 'fork', after: 1 });
-    expect((await engine.runs.get(runId)).status).toBe('waiting');
-    await engine.signal(runId, 'go', 'original');
-    expect((await engine.result(runId, { timeout: '20s' })).output).toEqual({ a: 1, go: 'original', after: 2 });
+    // Across a restart the fork replays with its reused steps (Restate: from its run request).
+    const again = await restart(engine, [wf], dir);
+    await again.signal(fork.runId, 'go', 'fork');
+    expect((await again.result(fork.runId, { timeout: '20s' })).output).toEqual({ a: 1, go: 'fork', after: 1 });
+    expect((await again.runs.get(fork.runId)).forkedFrom).toEqual({ seq: 1, name: 'go' });
+    expect((await again.runs.get(runId)).status).toBe('waiting');
+    await again.signal(runId, 'go', 'original');
+    expect((await again.result(runId, { timeout: '20s' })).output).toEqual({ a: 1, go: 'original', after: 2 });
     expect(calls).toEqual({ a: 1, after: 2 });
   });
 

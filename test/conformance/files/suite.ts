@@ -63,7 +63,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   // snapshot that may be collected once its runs ended; docs/control.md, Fork).
   'fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
   'fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
-  'fork of a live run from its wait waits again for its own signal; fork refuses an unknown run, a step not reached, a position not recorded, a bad option': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
+  'fork of a live run from its wait waits again for its own signal, across a restart; fork refuses an unknown run, a step not reached, a position not recorded, a bad option': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
 };
 
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
