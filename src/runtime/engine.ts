@@ -551,6 +551,7 @@ export class Engine {
   /** runs.fork: the original's recorded steps before the fork point, copied into the new run
    *  as it is written (domain/run-fork.ts says which). */
   private async fork(id: string, opts: ForkOptions): Promise<ForkResult> {
+    if (opts.runId === id) throw new ValidationError(`runs.fork: the new run's id must not be the original's (${id})`);
     const old = await this.view(id);
     const wf = this.registry.get(old.workflow);
     // A file's version is the snapshot its runs were created at; the snapshot of a finished

@@ -87,6 +87,7 @@ export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void
     await expect(engine.runs.fork(runId, { from: 7 })).rejects.toThrow(`runs.fork: run ${runId} has no recorded step at position 7 (its last recorded step is 'go' at position 1)`);
     await expect(engine.runs.fork(runId, { from: -1 })).rejects.toThrow(/runs\.fork options.*from/);
     await expect(engine.runs.fork(runId, {} as never)).rejects.toThrow(/runs\.fork options.*from/);
+    await expect(engine.runs.fork(runId, { from: 'a', runId })).rejects.toThrow(`runs.fork: the new run's id must not be the original's (${runId})`);
     expect((await engine.runs.list()).length).toBe(1); // nothing started by a refusal
     // The original's wait is open: the fork reuses 'a' and waits for a signal of its own.
     const fork = await engine.runs.fork(runId, { from: 'go' });
