@@ -4,6 +4,9 @@
 import { expect } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
+import { applyOp, opSchema } from '../../cli/ops.ts';
+import { describeFork } from '../../cli/control.ts';
+import type { ForkResult } from '@tranquil/engine';
 
 export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void {
   test('fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways', async () => {
@@ -58,13 +61,19 @@ export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void
     // A fresh step of a fork is a new run's step: its own idempotency key.
     expect(keys).toEqual([`${runId}/c`, `${fork.runId}/c`, `${byPosition.runId}/c`]);
 
+    // As the serve's control channel applies `tranquil runs fork` (the op validated as on the wire).
+    const viaOp = (await applyOp(engine, opSchema().parse({ op: 'fork', runId, from: 'c', newRunId: `${runId}-op` }))) as ForkResult & { forkOf: string };
+    expect(viaOp).toMatchObject({ forkOf: runId, runId: `${runId}-op`, created: true, from: { seq: seqOf('c'), name: 'c' } });
+    expect(describeFork(runId, viaOp)).toBe(`started ${runId}-op (fork of ${runId} from step 'c' at position ${seqOf('c')}); reused ${viaOp.reused.length} recorded steps: ${viaOp.reused.map((x) => `'${x.name}'`).join(', ')}`);
+    expect((await engine.result(viaOp.runId, { timeout: '20s' })).output).toEqual({ ...out, c: 4 });
+
     const old = await engine.runs.get(runId);
-    expect(old.reruns).toEqual([fork.runId, byPosition.runId]);
+    expect(old.reruns).toEqual([fork.runId, byPosition.runId, viaOp.runId]);
     expect(old.status).toBe('succeeded');
     expect(old.steps).toEqual(first.steps); // the original stays as history
     // The same new run id again: the first fork, nothing started.
     expect(await engine.runs.fork(runId, { from: 'b', runId: `${runId}-fork` })).toMatchObject({ runId: `${runId}-fork`, created: false });
-    expect(calls).toEqual({ a: 1, b: 2, c: 3 });
+    expect(calls).toEqual({ a: 1, b: 2, c: 4 });
   });
 
   test('fork of a live run from its wait waits again for its own signal, across a restart; fork refuses an unknown run, a step not reached, a position not recorded, a bad option', async () => {
