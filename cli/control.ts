@@ -1,4 +1,4 @@
-// `tranquil runs rerun | pause | resume` (docs/control.md): through a running serve's control
+// `tranquil runs rerun | fork | pause | resume` (docs/control.md): through a running serve's control
 // channel, or an in-process engine when none runs (program.ts mutate). The run id is checked
 // here with the engine's own rule so a bad one fails with one line before anything starts.
 import type { Command } from 'commander';
@@ -8,7 +8,8 @@ import type { ResumeResult } from '../src/domain/run-control.ts';
 import { cliAsker, common, mutate, print, withRuns, type Common } from './program.ts';
 import { loadProject } from './project.ts';
 import { checkStateKey, publishedState } from '../src/domain/published-state.ts';
-import { UnknownRunError } from '../src/domain/errors.ts';
+import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
+import type { ForkResult } from '../src/domain/run-fork.ts';
 import { valueText } from '../src/domain/value-text.ts';
 
 const runIdSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
@@ -23,6 +24,22 @@ export function describeResume(r: ResumeResult & { runId: string }): string {
     `continuing ${r.runId} from step '${r.from.name}' (where its cancel landed); discarded ${n} recorded step${n === 1 ? '' : 's'}:`,
     ...r.discarded.map((d) => `  [${d.seq}] ${d.kind} '${d.name}' ${d.status}`),
   ].join('\n');
+}
+
+/** `runs fork`'s fork point: exactly one of --from (a name) and --position (a number). */
+function forkPoint(o: { from?: string; position?: string }): string | number {
+  if ((o.from === undefined) === (o.position === undefined)) throw new ValidationError('runs fork: give the step to fork from as --from <step name> or --position <n> (one of them)');
+  if (o.from !== undefined) return o.from;
+  if (!/^\d{1,9}$/.test(o.position!)) throw new ValidationError(`--position: '${o.position}' is not a position (a whole number from 0)`);
+  return Number(o.position);
+}
+
+/** What `runs fork` did, for a person. */
+export function describeFork(original: string, r: ForkResult): string {
+  const n = r.reused.length;
+  const head = `${r.created ? 'started' : 'already exists:'} ${r.runId} (fork of ${original} from step '${r.from.name}' at position ${r.from.seq})`;
+  if (!r.created) return head;
+  return n === 0 ? `${head}; no recorded step reused` : `${head}; reused ${n} recorded step${n === 1 ? '' : 's'}: ${r.reused.map((s) => `'${s.name}'`).join(', ')}`;
 }
 
 export function controlCommands(runs: Command): void {
@@ -49,6 +66,14 @@ export function controlCommands(runs: Command): void {
     .action(async (id: string, o: Common & { runId?: string }) => {
       const r = (await mutate(o, { op: 'rerun', runId: runId(id), ...(o.runId !== undefined ? { newRunId: runId(o.runId, '--run-id') } : {}) })) as { runId: string; created: boolean; rerunOf: string };
       print(o, r, () => `${r.created ? 'started' : 'already exists:'} ${r.runId} (rerun of ${id})`);
+    });
+  common(runs.command('fork <runId>').description('start a new run from a step of a run: the steps before it reuse its recorded results (linked both ways)'))
+    .option('--from <step>', 'the recorded step to run fresh from (its name, e.g. charge or charge#2)')
+    .option('--position <n>', 'the step to run fresh from, by its position in the run (from 0)')
+    .option('--run-id <id>', 'the new run\'s id (default: a new one)')
+    .action(async (id: string, o: Common & { from?: string; position?: string; runId?: string }) => {
+      const r = (await mutate(o, { op: 'fork', runId: runId(id), from: forkPoint(o), ...(o.runId !== undefined ? { newRunId: runId(o.runId, '--run-id') } : {}) })) as ForkResult & { forkOf: string };
+      print(o, r, () => describeFork(id, r));
     });
   common(runs.command('pause <runId>').description('pause a run at its next step boundary (resume with `runs resume`)'))
     .action(async (id: string, o: Common) => {

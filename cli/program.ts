@@ -194,6 +194,8 @@ function describeRun(r: RunView, child?: RunOutput): string {
   if (r.error) lines.push(`  error ${r.error.name}: ${r.error.message}`);
   if (r.cancel) lines.push(`  cancelled by ${r.cancel.by} at ${r.cancel.at}`);
   if (r.parent) lines.push(`  child of run ${r.parent.runId}, step '${r.parent.step}' (depth ${r.parent.depth}; on parent cancel: ${r.parent.onParentCancel})`);
+  if (r.rerunOf) lines.push(r.forkedFrom ? `  fork of run ${r.rerunOf} from step '${r.forkedFrom.name}' (position ${r.forkedFrom.seq})` : `  rerun of run ${r.rerunOf}`);
+  if (r.reruns?.length) lines.push(`  rerun or forked as ${r.reruns.map((id) => `run ${id}`).join(', ')}`);
   for (const c of r.children ?? []) lines.push(`  child run ${c.runId}  ${c.workflow}  ${c.status}  (step '${c.step}')`);
   for (const p of publishedState(r.steps)) lines.push(`  state '${p.key}' ${valueText(p.value)}${p.publishedAt ? ` (published ${p.publishedAt})` : ''}`);
   for (const s of r.steps) lines.push(`  [${s.seq}] ${s.kind} '${s.name}' ${s.status} (attempts ${s.attempts}${s.retryLimit !== undefined ? ` of ${s.retryLimit}` : ''})`);

@@ -33,6 +33,7 @@ export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../sr
 export type { StepEvent, StepEventType, StepEventHandler } from '../src/runtime/step-events.ts';
 export type { PublishedValue } from '../src/domain/published-state.ts';
 export type { RetryOptions, RetryResult, RecordedStepInfo } from '../src/domain/retry-point.ts';
+export type { ForkOptions, ForkResult } from '../src/domain/run-fork.ts';
 export {
   TerminalError, TimeoutError, CancelledError, NonDeterminismError, ValidationError, UnknownWorkflowError, UnknownRunError,
   RunStateError, SerializationError, NotSupportedError, StorageError, DataDirInUseError, EngineStateError, BackendUnavailableError,

@@ -40,7 +40,11 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
     return {
       getRun: async (runId) => {
         const v = await reader.getRun(runId);
-        return v && links ? withLinks(links, reader, v, true) : v;
+        if (!v || !file) return v;
+        // Run control fields (deadline, rerun and fork links) are kept with the outbox rows too.
+        const row = file.store.getRunRow(runId);
+        if (row) file.store.control.decorate({ ...row, status: v.status }, v, true);
+        return withLinks(links!, reader, v, true);
       },
       listRuns: async (filter) => {
         if (links && filter.parent !== undefined) return listChildren(links, reader, filter);

@@ -1,5 +1,5 @@
 // What `why` adds for run control (docs/control.md): a run's deadline and how it timed out,
-// a paused run (who, when, the command that resumes it), and its rerun links. Pure.
+// a paused run (who, when, the command that resumes it), and its rerun and fork links. Pure.
 import { formatDuration } from './duration.ts';
 import type { Explanation } from './explain.ts';
 import { isDeadlineError } from './run-control.ts';
@@ -9,8 +9,11 @@ import { publishedState } from './published-state.ts';
 export function withControl(e: Explanation, run: RunView, now: number): Explanation {
   const head = `Run ${run.runId} of workflow '${run.workflow}' (version ${run.version})`;
   const details = [...e.details];
-  if (run.rerunOf) details.push(`rerun of run ${run.rerunOf}`);
-  if (run.reruns?.length) details.push(`rerun as ${run.reruns.map((r) => `run ${r}`).join(', ')}`);
+  if (run.rerunOf) {
+    const f = run.forkedFrom;
+    details.push(f ? `fork of run ${run.rerunOf} from step '${f.name}' (position ${f.seq}): the steps before it reused that run's recorded results` : `rerun of run ${run.rerunOf}`);
+  }
+  if (run.reruns?.length) details.push(`rerun or forked as ${run.reruns.map((r) => `run ${r}`).join(', ')}`);
   const keys = publishedState(run.steps).map((p) => `'${p.key}'`);
   if (keys.length) details.push(`published state: ${keys.join(', ')} (read with \`tranquil runs state ${run.runId} <key>\`)`);
   let out: Explanation = { ...e, details };

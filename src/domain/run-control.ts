@@ -36,8 +36,11 @@ export interface ControlView {
   deadline?: string;
   /** This run was started by runs.rerun of that run. */
   rerunOf?: string;
-  /** Runs started by runs.rerun of this one, oldest first (runs.get only). */
+  /** Runs started by runs.rerun or runs.fork of this one, oldest first (runs.get only). */
   reruns?: string[];
+  /** This run was started by runs.fork of `rerunOf` from this step (its position and name):
+   *  the steps before it reused the original's recorded outcomes. */
+  forkedFrom?: { seq: number; name: string };
   /** Set while the run is paused. */
   paused?: PauseInfo;
 }

@@ -10,6 +10,8 @@ import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { TriggerState } from './triggers.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
 import type { Debouncer } from './debounce.ts';
+import type { RunFork } from '../domain/run-fork.ts';
+import type { JournalEntry } from '../domain/journal.ts';
 
 export interface StartRunRequest {
   workflow: string;
@@ -21,8 +23,12 @@ export interface StartRunRequest {
   traceparent?: string;
   /** The trigger's run timeout (ms), overriding the workflow's (docs/control.md). */
   timeoutMs?: number;
-  /** runs.rerun: the finished run this one reruns (stored with it, shown both ways). */
+  /** runs.rerun: the finished run this one reruns (stored with it, shown both ways).
+   *  runs.fork sets it too: a fork is a rerun from a step. */
   rerunOf?: string;
+  /** runs.fork (docs/control.md): the run is written at the original's `version` with the
+   *  journal `entries` (the original's recorded steps before `from`), in the same write. */
+  fork?: RunFork & { version: string };
 }
 
 /** A run started by another run's step (docs/children.md). */
@@ -75,6 +81,10 @@ export interface DurableExecutor {
   emit(req: EmitRequest): Promise<EmitResult>;
   signal(runId: string, name: string, payload: Json): Promise<void>;
   getRun(runId: string): Promise<RunView | undefined>;
+  /** The run's journal as recorded (runs.fork copies from it), completion order included;
+   *  undefined for an unknown run. Absent: the engine reads the run's step views instead
+   *  (domain/run-fork.ts entriesOfViews). */
+  journal?(runId: string): Promise<JournalEntry[] | undefined>;
   listRuns(filter: RunFilter): Promise<RunPage>;
   /** `by`: who asks (already validated); recorded with the time of the first cancel, shown
    *  as RunView.cancel. */

@@ -8,6 +8,7 @@
 // resolves only once committed. Event publishing and slot firing (src/runtime/) are written
 // over this port, so both backends share them. The SQLite implementation lives in
 // adapters/sqlite/trigger-store.ts; on the SQLite backend its rows are the runs themselves.
+import type { RunFork } from '../domain/run-fork.ts';
 import type { ControlView } from '../domain/run-control.ts';
 import type { ErrorInfo } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
@@ -27,8 +28,11 @@ export interface OutboxRun {
   traceparent?: string;
   /** When the run must end (docs/control.md); absent: no timeout. */
   deadlineAt?: number;
-  /** The run whose rerun this is (runs.rerun). */
+  /** The run whose rerun (or fork) this is (runs.rerun, runs.fork). */
   rerunOf?: string;
+  /** runs.fork: the step the run is forked from and the recorded steps it starts with
+   *  (handed to the backend with the run). */
+  fork?: RunFork;
 }
 
 /** An outbox row as read back. */

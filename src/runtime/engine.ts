@@ -13,6 +13,7 @@ import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES, isTerminal } from '../domain/run-status.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
+import { entriesOfViews, forkPlan, type ForkOptions, type ForkResult } from '../domain/run-fork.ts';
 import type { RunFilter, RunId, RunPage, RunView, TypedRunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import { once } from '../domain/once.ts';
@@ -89,6 +90,10 @@ const cancelOptionsSchema = once(() => z.object({
   by: z.string().min(1, 'must not be empty').max(MAX_CANCEL_BY, `at most ${MAX_CANCEL_BY} characters`).regex(/^[^\p{Cc}]+$/u, 'no control characters').optional(),
 }).strict());
 const rerunOptionsSchema = once(() => z.object({ runId: idSchema().optional() }).strict());
+const forkOptionsSchema = once(() => z.object({
+  from: z.union([nameSchema(), z.number().int('a position is a whole number').min(0, 'a position is 0 or more')]),
+  runId: idSchema().optional(),
+}).strict());
 const approveOptionsSchema = once(() => z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict());
 
 const eventFilterSchema = once(() => z
@@ -213,6 +218,12 @@ export interface RunsApi extends LiveOutputApi {
    *  linked both ways (`rerunOf` on the new run, `reruns` on the old). `options.runId`: the
    *  new run's id. docs/control.md. */
   rerun(runId: string, options?: { runId?: string }): Promise<{ runId: string; created: boolean }>;
+  /** Starts a NEW run of a run's workflow (any status), at the original's version, with its
+   *  input, from step `options.from` (a recorded step's name or position): the steps before
+   *  it reuse the original's recorded outcomes (their bodies do not run again), that step and
+   *  everything after it run fresh. Linked both ways as a rerun (`rerunOf`, `reruns`), and the
+   *  new run's view says `forkedFrom`. docs/control.md. */
+  fork(runId: string, options: ForkOptions): Promise<ForkResult>;
   /** Pauses a live run at its next step boundary: a running body finishes and is recorded;
    *  while paused it holds no memory and no concurrency slot, and what comes due waits for
    *  the resume. `options.by` names who asks (default 'api'). docs/control.md. */
@@ -318,6 +329,7 @@ export class Engine {
         return retryWithChildren(this.executor, id, check(retryOptionsSchema(), options, 'runs.retry options'));
       },
       rerun: async (runId, options = {}) => this.rerun(check(idSchema(), runId, 'runId'), check(rerunOptionsSchema(), options, 'runs.rerun options')),
+      fork: async (runId, options) => this.fork(check(idSchema(), runId, 'runId'), check(forkOptionsSchema(), options, 'runs.fork options')),
       pause: async (runId, options = {}) => {
         const id = check(idSchema(), runId, 'runId');
         const by = check(cancelOptionsSchema(), options, 'runs.pause options').by ?? DEFAULT_CANCEL_BY;
@@ -547,6 +559,21 @@ export class Engine {
     this.registry.get(old.workflow);
     await this.files?.refresh(old.workflow);
     return this.executor.startRun({ workflow: old.workflow, input: old.input, runId: opts.runId ?? this.newId(), rerunOf: id });
+  }
+
+  /** runs.fork: the original's recorded steps before the fork point, copied into the new run
+   *  as it is written (domain/run-fork.ts says which). */
+  private async fork(id: string, opts: ForkOptions): Promise<ForkResult> {
+    if (opts.runId === id) throw new ValidationError(`runs.fork: the new run's id must not be the original's (${id})`);
+    const old = await this.view(id);
+    const wf = this.registry.get(old.workflow);
+    // A file's version is the snapshot its runs were created at; the snapshot of a finished
+    // run may be collected (snapshot-gc.ts), and a fork must run the original's version.
+    if (wf.file) throw new NotSupportedError(`runs.fork: run ${id} is of workflow file '${old.workflow}', which cannot be forked yet (a fork runs the original's version, and a file's snapshot of it may be gone); rerun it instead`);
+    const entries = (await this.executor.journal?.(id)) ?? entriesOfViews(old.steps);
+    const plan = forkPlan(id, entries, opts.from, old.children ?? []);
+    const started = await this.executor.startRun({ workflow: old.workflow, input: old.input, runId: opts.runId ?? this.newId(), rerunOf: id, fork: { ...plan, version: old.version } });
+    return { ...started, from: plan.from, reused: plan.entries.map((e) => ({ seq: e.seq, name: e.name })) };
   }
 
   private async declaration(name: string): Promise<DeclarationView> {

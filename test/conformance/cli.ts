@@ -165,6 +165,26 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(said.summary).toContain(`is paused by cli-test at ${api.paused!.at}; `);
   }, 120_000);
 
+  test('cli: runs describe and why show a fork and its original, linked both ways, as the engine does', async () => {
+    const wf = workflow('cli-forkable', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => [await step.do('one', () => 1), await step.do('two', () => 2)]);
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('cli-forkable', null);
+    expect((await engine.result(runId, { timeout: '20s' })).status).toBe('succeeded');
+    const fork = await engine.runs.fork(runId, { from: 'two' });
+    expect((await engine.result(fork.runId, { timeout: '20s' })).output).toEqual([1, 2]);
+    for (const id of [runId, fork.runId]) {
+      const [described, why] = await Promise.all([cli(backend, dir, 'runs', 'describe', id, '--json'), cli(backend, dir, 'why', id, '--json')]);
+      expect(json<RunView>(described, 'runs describe')).toEqual(JSON.parse(JSON.stringify(await engine.runs.get(id))));
+      expect(json<Explanation>(why, 'why')).toEqual(JSON.parse(JSON.stringify(await engine.runs.explain(id))));
+    }
+    const [forkText, origText] = await Promise.all([cli(backend, dir, 'runs', 'describe', fork.runId), cli(backend, dir, 'runs', 'describe', runId)]);
+    expect(forkText.out).toContain(`  fork of run ${runId} from step 'two' (position 1)`);
+    expect(origText.out).toContain(`  rerun or forked as run ${fork.runId}`);
+  }, 120_000);
+
   test('after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)', async () => {
     const { engine, dir } = await boot(workflows());
     const ok = (await engine.trigger('cli-ok', { n: 2 })).runId;

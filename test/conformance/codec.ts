@@ -154,11 +154,15 @@ export function codecScenarios({ test, boot, restart, until }: ScenarioKit, back
     await withKeys(`k1:${key()}`, async () => {
       const { engine, dir } = await boot([secrets]);
       const runId = await runSecrets(engine, s);
+      // A fork carries the reused steps (its outbox row, Restate's run request): sealed too.
+      const fork = await engine.runs.fork(runId, { from: (await engine.runs.get(runId)).steps.at(-1)!.seq });
+      expect((await engine.result(fork.runId, { timeout: '30s' })).output).toEqual(expected(s));
       // Read back through the engine while it runs; the stores hold ciphertext only.
       if (backend === 'restate') {
         const records = await restateRecords(dir, runId);
         expect(records).not.toContain(s);
         expect(records).toContain('tq1.k1.');
+        expect(await restateRecords(dir, fork.runId)).not.toContain(s);
       }
       const live = filesContaining(dir, s);
       await engine.stop();

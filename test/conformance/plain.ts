@@ -113,6 +113,34 @@ steps:
     expect(sent.map((s) => s.input)).toEqual([{ to: 'a@example.com', template: 'first' }, { to: 'b@example.com', template: 'second' }]);
   }, 60_000);
 
+  test('plain: a fork of a v1 run, after a restart registers v2, runs the v1 code from the fork point (the version is the original one)', async () => {
+    const def = (version: number, template: string) => `workflow: pinned-fork
+version: ${version}
+trigger: { manual: true }
+steps:
+  - id: go
+    wait: { event: go }
+  - id: send
+    action: mail.send_template
+    input: { to: "{{ go.to }}", template: ${template} }
+`;
+    const { actions, sent } = app();
+    const { engine, dir } = await boot([plainWorkflow(def(1, 'first'), { actions })]);
+    const { runId } = await engine.trigger('pinned-fork', null);
+    await until('v1 run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    await engine.signal(runId, 'go', { to: 'a@example.com' });
+    const old = await engine.result(runId, { timeout: '30s' });
+    expect(old.status).toBe('succeeded');
+    const next = await restart(engine, [plainWorkflow(def(2, 'second'), { actions })], dir);
+    const send = old.steps.find((st) => st.seq > 0)!;
+    const fork = await next.runs.fork(runId, { from: send.seq });
+    const forked = await next.result(fork.runId, { timeout: '30s' });
+    expect(forked.status).toBe('succeeded');
+    expect(forked.version).toBe(old.version);
+    // The wait is reused (no signal sent to the fork); the action ran again with v1's template.
+    expect(sent.map((x) => x.input)).toEqual([{ to: 'a@example.com', template: 'first' }, { to: 'a@example.com', template: 'first' }]);
+  }, 60_000);
+
   test('plain: invoke runs a registered workflow as a child; its output feeds later steps; a failed child fails the run; an unknown one is refused at build', async () => {
     const def = `workflow: checkout
 version: 1

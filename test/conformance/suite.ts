@@ -30,6 +30,7 @@ import { childScenarios } from './children.ts';
 import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
+import { forkScenarios } from './control-fork.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
 import { debounceScenarios } from './debounce.ts';
@@ -577,6 +578,7 @@ export function runConformance(target: ConformanceTarget): void {
     peerPortScenarios({ test, boot, restart, until });
     childHandleScenarios({ test, boot, restart, until });
     controlScenarios({ test, boot, restart, until });
+    forkScenarios({ test, boot, restart, until });
     liveOutputScenarios({ test, boot, restart, until });
   });
 }

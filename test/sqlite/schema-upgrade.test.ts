@@ -52,6 +52,11 @@ function dropQueues(db: Database.Database): void {
   db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
 }
 
+/** Undoes migration 14 (runs.fork, issue 41): its columns. */
+function dropFork(db: Database.Database): void {
+  db.exec(`ALTER TABLE runs DROP COLUMN fork_from; ALTER TABLE runs DROP COLUMN fork_steps;`);
+}
+
 /** Undoes migration 11 (run control, issue 41): its index and columns. */
 function dropRunControl(db: Database.Database): void {
   db.exec(`DROP INDEX runs_rerun_of; ALTER TABLE runs DROP COLUMN deadline_at; ALTER TABLE runs DROP COLUMN rerun_of;
@@ -74,6 +79,7 @@ function downgradeToV2(file: string): void {
       db.exec(`DROP TABLE drain_runs;`);
       // Table of migration 9 (child runs' links).
       db.exec(`DROP TABLE run_links;`);
+      dropFork(db);
       dropQueues(db);
       dropRunControl(db);
       db.exec(`ALTER TABLE runs DROP COLUMN cancel_by; ALTER TABLE runs DROP COLUMN cancel_at;`);
@@ -193,6 +199,7 @@ it('a v8 data dir is upgraded to v9 (child links): its runs read as before and a
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
   db.exec(`DROP TABLE run_links;`);
+  dropFork(db);
   dropQueues(db);
   dropRunControl(db);
   db.exec(`ALTER TABLE runs DROP COLUMN trace_parent;`); // migration 10
@@ -225,6 +232,7 @@ it('a v11 data dir (before flow control) is upgraded to v12: its runs read as be
   engines.splice(0);
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
+  dropFork(db);
   dropQueues(db);
   db.pragma('user_version = 11');
   db.close();
@@ -263,6 +271,7 @@ it('a v12 data dir (before debounce) is upgraded to v13: its runs read as before
   engines.splice(0);
   const file = join(dir, 'tranquil.db');
   const db = new Database(file);
+  dropFork(db);
   dropDebounce(db);
   db.pragma('user_version = 12');
   db.close();

@@ -59,6 +59,8 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   z.object({ op: z.literal('retry'), runId: id(), from: name().optional() }).strict(),
   // Run control (docs/control.md).
   z.object({ op: z.literal('rerun'), runId: id(), newRunId: id().optional() }).strict(),
+  // Validated again, exactly, by engine.runs.fork: a step name or a position.
+  z.object({ op: z.literal('fork'), runId: id(), from: z.union([name(), z.number().int().min(0)]), newRunId: id().optional() }).strict(),
   z.object({ op: z.literal('pause'), runId: id(), by: z.string().min(1).max(200).optional() }).strict(),
   z.object({ op: z.literal('resume'), runId: id() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
@@ -165,6 +167,8 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
     }
     case 'rerun':
       return { rerunOf: op.runId, ...(await engine.runs.rerun(op.runId, op.newRunId === undefined ? {} : { runId: op.newRunId })) };
+    case 'fork':
+      return { forkOf: op.runId, ...(await engine.runs.fork(op.runId, { from: op.from, ...(op.newRunId === undefined ? {} : { runId: op.newRunId }) })) };
     case 'pause':
       await engine.runs.pause(op.runId, op.by === undefined ? {} : { by: op.by });
       return { runId: op.runId, paused: true };

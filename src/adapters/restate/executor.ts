@@ -389,7 +389,11 @@ export class RestateExecutor implements DurableExecutor {
     const wf = this.o.registry.get(req.workflow);
     refuseBadRunKey(wf.definition, req.input);
     const now = this.o.clock.now();
-    const run: OutboxRun = { runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs, req.timeoutMs), rerunOf: req.rerunOf };
+    const run: OutboxRun = {
+      runId: req.runId, workflow: req.workflow, version: req.fork?.version ?? wf.version, input: req.input, traceparent: req.traceparent,
+      deadlineAt: deadlineFor(now, wf.definition.timeoutMs, req.timeoutMs), rerunOf: req.rerunOf,
+      ...(req.fork ? { fork: { from: req.fork.from, entries: req.fork.entries } } : {}),
+    };
     const created = await this.o.triggerStore.write((w) => w.insertRun(run, now));
     if (created) await this.forward([run]);
     return { runId: req.runId, created };
@@ -439,6 +443,9 @@ export class RestateExecutor implements DurableExecutor {
           ...(parent ? { parent } : {}),
           ...(r.traceparent ? { traceparent: r.traceparent } : {}),
           ...(r.deadlineAt !== undefined ? { deadline: r.deadlineAt } : {}),
+          // runs.fork: the original's version and its recorded steps before the fork point, as
+          // data journaled with the run request (step values sealed as in the journal).
+          ...(r.fork ? { version: r.version, fork: sealJson(this.o.codec ?? identityCodec, r.fork.entries as unknown as Json) } : {}),
           control: 1,
         };
         // The run's trace context as W3C traceparent too: a Restate that exports traces

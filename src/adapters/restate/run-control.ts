@@ -9,5 +9,6 @@ export async function withControl(store: Pick<TriggerStore, 'controlOf'>, v: Run
   if (c.deadline !== undefined) v.deadline = c.deadline;
   if (c.rerunOf !== undefined) v.rerunOf = c.rerunOf;
   if (c.reruns !== undefined) v.reruns = c.reruns;
+  if (c.forkedFrom !== undefined) v.forkedFrom = c.forkedFrom;
   return v;
 }

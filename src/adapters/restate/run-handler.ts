@@ -16,6 +16,7 @@ import * as restate from '@restatedev/restate-sdk';
 import type { ApprovalRecord } from '../../domain/approval.ts';
 import { CancelledError, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
 import { retryPlan } from '../../domain/retry-point.ts';
 import type { CancelInfo, ChildOutput, RunView, StepView } from '../../domain/run-view.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
@@ -160,6 +161,8 @@ export class RestateRun {
   private traceparent: string | undefined;
   /** From the run request (journaled with the invocation): docs/control.md. */
   private deadline: number | undefined;
+  /** runs.fork: the recorded steps the run starts with (from its run request). */
+  private fork: JournalEntry[] | undefined;
 
   private readonly def: WorkflowDefinition;
   /** The run's own slot (workflow option runs.queue), if it has one. */
@@ -195,8 +198,9 @@ export class RestateRun {
 
   /** `control`: the run request asked for run control (pause, resume of a cancel); a run
    *  forwarded by an engine from before it replays with the journal it started with. */
-  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false, fork?: JournalEntry[]): Promise<Json> {
     this.control = control;
+    this.fork = fork;
     this.parent = parent;
     this.traceparent = traceparent;
     this.deadline = deadline;
@@ -228,6 +232,9 @@ export class RestateRun {
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
     this.log.deadline = this.deadline;
+    // A fork's reused steps are the log's entries before anything runs: the session hands
+    // their outcomes back without a command, and their views are written as the run's.
+    for (const entry of this.fork ?? []) await this.log.record(entry);
     // Run-level flow control: in line before anything of the run is written (it shows pending).
     this.slot = new RunSlot(this.log, this.def, input, this.hooks.cancelRun && ((ids, by) => this.cancelOthers(ids, by)));
     let cycle = 0;

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
 import { MAX_CANCEL_BY } from '../../domain/cancel.ts';
 import type { Json } from '../../domain/json.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
 import { identityCodec, openJson } from '../../domain/payload-codec.ts';
 import { isTerminal, type RunStatus } from '../../domain/run-status.ts';
 import type { RegisteredWorkflow } from '../../runtime/registry.ts';
@@ -52,6 +53,9 @@ export interface RunRequest {
   /** 1: the run watches pause and parks after a cancel (docs/control.md). Absent in runs
    *  forwarded by engines from before: they replay with the journal they started with. */
   control?: number;
+  /** runs.fork (docs/control.md): the recorded steps the run starts with (JournalEntry[],
+   *  sealed); `version` is then the original's, for code workflows too. */
+  fork?: Json;
 }
 
 /** `retentionMs`: how long Restate keeps a finished run and its journal (config
@@ -64,12 +68,13 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
     name: serviceName(definition.name),
     handlers: {
       run: async (ctx: restate.WorkflowContext, req: RunRequest | null) => {
-        const v = w.file && typeof req?.version === 'string' ? req.version : version;
+        const v = (w.file || req?.fork !== undefined) && typeof req?.version === 'string' ? req.version : version;
         // The input arrives sealed (executor.forward): Restate journals the request as sent.
         const parent = typeof req?.parent?.runId === 'string' && typeof req.parent.workflow === 'string' ? { runId: req.parent.runId, workflow: req.parent.workflow } : undefined;
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
         const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, req?.control === 1);
+        const fork = req?.fork !== undefined ? openJson<JournalEntry[]>(hooks.codec ?? identityCodec, req.fork) : undefined;
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, req?.control === 1, Array.isArray(fork) ? fork : undefined);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

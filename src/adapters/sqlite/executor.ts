@@ -346,15 +346,22 @@ export class SqliteExecutor implements DurableExecutor {
     const created = await this.queue.enqueue(() => {
       createdAt = this.now();
       before?.();
-      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: wf.version, input: req.input, inputText, now: createdAt, traceparent: req.traceparent });
+      const made = this.store.insertRun({ runId: req.runId, workflow: req.workflow, version: req.fork?.version ?? wf.version, input: req.input, inputText, now: createdAt, traceparent: req.traceparent });
       if (made) this.store.control.set(req.runId, (deadlineAt = deadlineFor(createdAt, wf.definition.timeoutMs, req.timeoutMs)), req.rerunOf);
+      // runs.fork: the run starts with the original's recorded steps, in the write that makes it.
+      if (made && req.fork) {
+        this.store.control.fork(req.runId, req.fork.from);
+        for (const e of req.fork.entries) this.store.recordStep(req.runId, e);
+      }
       // A file whose declaration is not approved: the run is created blocked, with the reason.
       const reason = made ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
       blocked = reason !== undefined;
       return made;
     });
-    if (created && !blocked && !this.stopping) {
+    // A fork is not fresh (its journal is not empty): its execution reads its row and steps.
+    if (created && !blocked && !this.stopping && req.fork) this.dispatch(req.runId);
+    else if (created && !blocked && !this.stopping) {
       // The session gets its own copy: the caller's object must not alias the run's input.
       this.fresh.set(req.runId, { workflow: req.workflow, version: wf.version, inputText, createdAt, input: JSON.parse(inputText) as Json, traceparent: req.traceparent, deadlineAt, rerunOf: req.rerunOf });
       this.dispatch(req.runId);
@@ -395,6 +402,11 @@ export class SqliteExecutor implements DurableExecutor {
   async listRuns(filter: RunFilter): Promise<RunPage> {
     this.ensureStarted();
     return this.reader.listRuns(filter);
+  }
+
+  async journal(runId: string): Promise<JournalEntry[] | undefined> {
+    this.ensureStarted();
+    return this.store.getRunRow(runId) ? this.store.journal(runId) : undefined;
   }
 
   async cancel(runId: string, by: string): Promise<void> {

@@ -1,5 +1,5 @@
-// Run control rows (migration 10, docs/control.md): a run's deadline, its rerun link, and its
-// pause, kept on the run's row. The runs table is also the Restate backend's outbox, so
+// Run control rows (migrations 11 and 13, docs/control.md): a run's deadline, its rerun or
+// fork link, and its pause, kept on the run's row. The runs table is also the Restate backend's outbox, so
 // both backends store and read these here.
 import type Database from 'better-sqlite3';
 import { isoTime } from '../../domain/iso-time.ts';
@@ -11,6 +11,10 @@ export interface ControlColumns {
   rerun_of?: string | null;
   pause_by?: string | null;
   pause_at?: number | null;
+  /** runs.fork: the step the run was forked from, JSON {seq, name} (migration 14). */
+  fork_from?: string | null;
+  /** The recorded steps a fork starts with, on a Restate outbox row until forwarded. */
+  fork_steps?: string | null;
 }
 
 export class RunControlRows {
@@ -20,6 +24,7 @@ export class RunControlRows {
     const q = (sql: string) => db.prepare(sql);
     this.s = {
       set: q(`UPDATE runs SET deadline_at = ?, rerun_of = ? WHERE run_id = ?`),
+      fork: q(`UPDATE runs SET fork_from = ?, fork_steps = ? WHERE run_id = ?`),
       reruns: q(`SELECT run_id FROM runs WHERE rerun_of = ? ORDER BY created_seq`),
       anyRerun: q(`SELECT EXISTS (SELECT 1 FROM runs WHERE rerun_of IS NOT NULL) AS n`),
       // Asked while the run executes: noted (durable), applied at its next step boundary.
@@ -38,6 +43,12 @@ export class RunControlRows {
   set(runId: string, deadlineAt: number | undefined, rerunOf: string | undefined): void {
     if (deadlineAt === undefined && rerunOf === undefined) return;
     this.s.set.run(deadlineAt ?? null, rerunOf ?? null, runId);
+  }
+
+  /** Inside the transaction that inserted a forked run: its fork point, and (an outbox row of
+   *  the Restate backend) the steps it starts with, already through the payload codec. */
+  fork(runId: string, from: { seq: number; name: string }, stepsStored?: string): void {
+    this.s.fork.run(JSON.stringify(from), stepsStored ?? null, runId);
   }
 
   reruns(runId: string): string[] {
@@ -64,6 +75,7 @@ export class RunControlRows {
   decorate(row: ControlColumns & { run_id: string; status: string }, v: RunView, withLinks: boolean): RunView {
     if (row.deadline_at != null) v.deadline = isoTime(row.deadline_at);
     if (row.rerun_of != null) v.rerunOf = row.rerun_of;
+    if (row.fork_from != null) v.forkedFrom = JSON.parse(row.fork_from) as { seq: number; name: string };
     if (row.status === 'paused' && row.pause_by != null && row.pause_at != null) v.paused = { by: row.pause_by, at: isoTime(row.pause_at) };
     if (withLinks) {
       const r = this.reruns(row.run_id);

@@ -257,6 +257,13 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX debounce_due ON debounce_pending (due_at);
   `,
+  /* 14: runs.fork (issue 41, docs/control.md): the step a fork runs fresh from (JSON
+         {seq, name}; its link to the original is rerun_of), and, on the Restate backend's
+         outbox rows only, the recorded steps it starts with (JSON, through the payload codec)
+         until Restate has the run: a SQLite run keeps them as its steps rows. */ `
+  ALTER TABLE runs ADD COLUMN fork_from TEXT;
+  ALTER TABLE runs ADD COLUMN fork_steps TEXT;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

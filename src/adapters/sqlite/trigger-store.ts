@@ -4,6 +4,8 @@
 // and resolves once committed), and a clean close. On the SQLite backend the outbox rows ARE
 // the runs, and the SQLite executor works on the same connection (`store`, `queue`,
 // `writes`), so a due-run claim and the slots it fires commit in one transaction.
+import type { RunFork } from '../../domain/run-fork.ts';
+import type { JournalEntry } from '../../domain/journal.ts';
 import type { ControlView } from '../../domain/run-control.ts';
 import type { RunView } from '../../domain/run-view.ts';
 import { randomUUID } from '../../platform/random-uuid.ts';
@@ -122,7 +124,7 @@ export class SqliteTriggerStore implements TriggerStore {
     const row = this.store.getRunRow(runId);
     if (!row) return {};
     const v = this.store.control.decorate(row, {} as RunView, withLinks);
-    return { deadline: v.deadline, rerunOf: v.rerunOf, reruns: v.reruns, paused: v.paused };
+    return { deadline: v.deadline, rerunOf: v.rerunOf, reruns: v.reruns, paused: v.paused, forkedFrom: v.forkedFrom };
   }
 
   async childRunIds(runId: string): Promise<string[]> {
@@ -199,10 +201,12 @@ function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
     insertRun: (r, now) => {
       const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
       if (made) store.control.set(r.runId, r.deadlineAt, r.rerunOf);
+      // Kept until forwarded: a restart forwards a pending row again, with them.
+      if (made && r.fork) store.control.fork(r.runId, r.fork.from, store.codec.encode(JSON.stringify(r.fork.entries)));
       return made;
     },
     insertChildRun: (r, parent, now) => {
-      const link = store.links.check({ ...r, parent }, store.getRunRow(r.runId) !== undefined);
+      const link = store.links.check({ ...r, fork: undefined, parent }, store.getRunRow(r.runId) !== undefined);
       const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
       if (made) store.control.set(r.runId, r.deadlineAt, r.rerunOf);
       if (made && link) store.links.insert(r.runId, link);
@@ -251,6 +255,7 @@ function toSchedule(r: ScheduleRow): ScheduleRecord {
 const toOutboxRun = (r: RunRow, codec: PayloadCodec = identityCodec): OutboxRun => ({
   runId: r.run_id, workflow: r.workflow, version: r.version, input: JSON.parse(codec.decode(r.input)), ...(r.trace_parent ? { traceparent: r.trace_parent } : {}),
   ...(r.deadline_at != null ? { deadlineAt: r.deadline_at } : {}), ...(r.rerun_of != null ? { rerunOf: r.rerun_of } : {}),
+  ...(r.fork_from != null ? { fork: { from: JSON.parse(r.fork_from) as RunFork['from'], entries: r.fork_steps != null ? JSON.parse(codec.decode(r.fork_steps)) as JournalEntry[] : [] } } : {}),
 });
 
 /** On the SQLite backend a run row past 'pending' is the run itself: "the backend has it". */

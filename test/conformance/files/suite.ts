@@ -32,6 +32,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'runs.list pages with a cursor: every run once, newest first, `next` only while more match': 'paging of the run reader: no workflow code involved',
   'runs.list since/until: only runs created in the window, inclusive, paged': 'a filter of the run reader: no workflow code involved',
   'CLI runs list / describe / why say what the engine API says, while the engine runs': 'the CLI reads the same run views for both kinds of workflow',
+  'cli: runs describe and why show a fork and its original, linked both ways, as the engine does': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork); the CLI reads the same run views for both kinds of workflow',
   'cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless': 'the CLI renders the stored run views, whatever ran the code',
   'after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)': 'the CLI reads the same run views for both kinds of workflow',
   'an input, event or signal payload over the size limit is refused at the API and nothing is stored': 'checked at the engine API, before any code runs',
@@ -50,6 +51,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'plain: a transient mail failure twice, then success: three attempts, one key': 'plain-data workflows are data run in-process, not files',
   'plain: a declared non-retryable failure (HTTP 4xx) and a TerminalError each fail the run after one attempt': 'plain-data workflows are data run in-process, not files',
   'plain: a run waiting on v1 keeps v1 after a restart registers v2; new runs start on v2': 'plain-data workflows are data run in-process, not files',
+  'plain: a fork of a v1 run, after a restart registers v2, runs the v1 code from the fork point (the version is the original one)': 'plain-data workflows are data run in-process, not files',
   'plain: invoke runs a registered workflow as a child; its output feeds later steps; a failed child fails the run; an unknown one is refused at build': 'plain-data workflows are data run in-process, not files',
   'capability: parks with no provider, explains why, survives a restart, resumes only on a matching provider': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
   'capability: provider errors retry like step.do, a TerminalError is caught by the code, a withdrawn provider parks the run': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
@@ -57,6 +59,11 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'capability: a run failed in step.use is retried at that step; the provider is asked again': 'the retry point is chosen from the journal at the engine (domain/retry-point.ts) and providers are host-side, whatever ran the code',
   'a step called while another is in flight starts its body at once, also after the code awaited a plain timer': 'the file form is the race of two step.do (frames arrive in different turns)',
   '100 signals sent at once to a waiting run: each consumed once, in one order that replay keeps': 'ported with 20 signals (a child per replay makes 100 slow)',
+  // issue 41: runs.fork refuses a workflow file's run (it must run the original's version, a
+  // snapshot that may be collected once its runs ended; docs/control.md, Fork).
+  'fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
+  'fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
+  'fork of a live run from its wait waits again for its own signal, across a restart; fork refuses an unknown run, a step not reached, a position not recorded, a bad option': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
 };
 
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
