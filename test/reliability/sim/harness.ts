@@ -57,6 +57,7 @@ import { expectGroup, genDo, genGroup, tagError, type DoSpec, type Group, type L
 import { mulberry32, type Rng } from './prng.ts';
 import { checkChildren, genInvokes, KID, type ChildSeen, type InvokeOp } from './children.ts';
 import { childRunId } from '../../../src/domain/child-id.ts';
+import { genQueues, QueueWatch, workflowQueueOptions, type QueuePlan } from './queues.ts';
 
 type Op =
   | DoSpec
@@ -83,6 +84,9 @@ export interface SimOptions {
   /** Generate child runs (step.invoke, step.start + step.result) in the seed's workflows
    *  (default true; children.ts). Off: the seed runs as it did before child runs existed. */
   children?: boolean;
+  /** Generate queues (issue 39, queues.ts): step and run queues with concurrency, keys and
+   *  rate limits (default true). Off: the seed runs as it did before queues existed. */
+  queues?: boolean;
   /** Keep the data dir of a failing seed for inspection (default true). */
   keepFailed?: boolean;
 }
@@ -102,6 +106,8 @@ export interface SeedReport {
   duplicates: number;
   /** Child calls the workflows made (distinct start steps). */
   childCalls: number;
+  /** Bodies of queued steps that started. */
+  queuedBodies: number;
 }
 
 /** Above pid_max: process.kill(pid, 0) fails with ESRCH, as for a dead process. */
@@ -180,8 +186,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const violate = (what: string) => {
     if (violations.length < 20) violations.push(what);
   };
+  /** Set once the seed's queues are generated (before any engine starts). */
+  let watch!: QueueWatch;
   const report: SeedReport = {
-    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0,
+    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0, queuedBodies: 0,
   };
 
   // ---- what the step bodies and workflow code report ----------------------------------
@@ -237,14 +245,20 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     }
     attempts.push({ runId, step: unique, key, attempt, limit: op.limit, value, gen: g });
     trace(`body ${runId}/${unique} attempt ${attempt} gen ${g} at ${nowFn()}`);
-    for (let i = 0; i < op.turns; i++) await turn();
-    if (attempt <= op.fails) throw op.terminal ? new TerminalError(`terminal at attempt ${attempt}`) : new Error(`fail at attempt ${attempt}`);
-    return value;
+    const ended = replaying ? undefined : watch.bodyStarted(op.id, runId, unique, g, nowFn());
+    try {
+      for (let i = 0; i < op.turns; i++) await turn();
+      if (attempt <= op.fails) throw op.terminal ? new TerminalError(`terminal at attempt ${attempt}`) : new Error(`fail at attempt ${attempt}`);
+      return value;
+    } finally {
+      ended?.();
+    }
   };
 
-  const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx }) => {
+  const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx, input }) => {
     const g = gen;
     const runId = ctx.runId;
+    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished);
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
     if (tracing) trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
@@ -296,7 +310,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const now = (op: string) => journaled('ctx.now', op, () => ctx.now());
     const doStep = (op: DoSpec): Promise<Json> => {
       const unique = called(op.name, op.id);
-      const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false } };
+      const q = qplan.steps.get(op.id);
+      const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false }, ...(q ? { queue: q.queue.def, ...(q.key ? { key: q.key } : {}) } : {}) };
       return step.do(op.name, opts, ({ attempt, idempotencyKey }) => body(runId, op, unique, attempt, idempotencyKey, g)).then(
         (v) => {
           if (typeof v !== 'string' || !v.startsWith(`${op.id}@`)) violate(`one-result: ${runId}/${unique} (op ${op.id}) got ${JSON.stringify(v)}, which its own body never returned`);
@@ -442,17 +457,15 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   /** Every group of every program, and every leaf of a group by op id. */
   const groups: Group[] = [];
   const leaves = new Map<string, Leaf>();
+  const triggersOf = new Map<string, Trigger[]>();
   const add = (name: string, program: Program, triggers: Trigger[]) => {
     programs.set(name, program);
+    triggersOf.set(name, triggers);
     for (const op of program.ops) {
       if (op.k !== 'group') continue;
       groups.push(op);
       for (const b of op.branches) for (const l of b.leaves) leaves.set(l.id, l);
     }
-    defs.push(workflow(name, (w) => {
-      for (const tr of triggers) w.trigger(tr);
-      w.run(fnFor(name, program));
-    }));
   };
   add('simA', genProgram(rng, true, 'simA', concurrency), [manual(), event('sim.ping')]);
   add('simB', genProgram(rng, false, 'simB', concurrency), [event('sim.ping'), event('sim.emitted')]);
@@ -465,6 +478,24 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       kid.ops = kid.ops.slice(0, 2);
       add(KID, kid, [manual()]);
     }
+  }
+  // Queues come last, from a stream of their own: the programs above are the seed's as before.
+  const qplan: QueuePlan = options.queues ?? true
+    ? genQueues(seed, ['simA', 'simB', 'tick'].filter((n) => programs.has(n)).map((name) => ({ name, ops: programs.get(name)!.ops })), { rate: true })
+    : { queues: [], steps: new Map(), runs: new Map() };
+  watch = new QueueWatch(qplan, violate, (g) => deadAt.has(g));
+  if (tracing && qplan.queues.length) trace(`queues: ${JSON.stringify(qplan.queues.map(({ def: _, ...q }) => q))} steps ${JSON.stringify([...qplan.steps].map(([id, s]) => `${id}:${s.queue.name}/${s.key ?? ''}`))} runs ${JSON.stringify([...qplan.runs].map(([wf, r]) => `${wf}:${r.queue.name}${r.keyed ? '/key' : ''}${r.priority ? '/prio' : ''}`))}`);
+  /** Of these runs, those the file shows unfinished (for the run-slot count). */
+  const unfinished = (ids: string[]): string[] => {
+    if (!ro || ids.length === 0) return [];
+    const st = ro.prepare(`SELECT status FROM runs WHERE run_id = ?`);
+    return ids.filter((id) => !['succeeded', 'failed', 'cancelled'].includes((st.get(id) as { status: string } | undefined)?.status ?? 'succeeded'));
+  };
+  for (const [name, program] of programs) {
+    defs.push(workflow(name, workflowQueueOptions(qplan, name), (w) => {
+      for (const tr of triggersOf.get(name)!) w.trigger(tr);
+      w.run(fnFor(name, program));
+    }));
   }
   const manualWorkflows = ['simA'];
   if (process.env.SIM_TRACE) for (const [name, p] of programs) trace(`program ${name}: ${JSON.stringify(p)}`);
@@ -711,7 +742,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const STUCK_MS = 9 * DAY;
     const stuckRows = () =>
       ro!.prepare(`SELECT run_id, workflow, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ?`).all(nowFn() - STUCK_MS) as { run_id: string; workflow: string; status: string }[];
-    for (let round = 0; round < 12; round++) {
+    // Runs that hold a run queue's slot while they sleep or wait let the others in one by one.
+    const rounds = qplan.runs.size > 0 ? 40 : 12;
+    for (let round = 0; round < rounds; round++) {
       if (!live) await start(0);
       if (faults) faults.disarm();
       await guard('idle', t!.idle());
@@ -769,6 +802,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
   report.attempts = attempts.length;
   report.childCalls = childStarts.size;
+  report.queuedBodies = watch?.bodies ?? 0;
   return report;
 
   // ---- invariants --------------------------------------------------------------------------
@@ -823,6 +857,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
       const store = new SqliteStore(db);
       for (const r of runs) checkRun(r, store.journal(r.run_id));
+      if (watch.active) watch.checkEnd(db, clockWentBack);
       if (childStarts.size > 0) {
         const valid = (o: { gen: number; seq: number }) => !deadAt.has(o.gen) || o.seq <= deadAt.get(o.gen)!;
         checkChildren(db, runs, (id) => store.journal(id), childStarts, childSeen.map((c) => ({ ...c, valid: valid(c) })), violate);
