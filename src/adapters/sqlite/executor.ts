@@ -567,7 +567,8 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > this.slotBound() || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
+    // Runs ready to execute wait for an engine slot only while every one is taken.
+    return !this.stopping && (this.running > this.slotBound() || (this.ready.length > 0 && this.running < this.o.maxConcurrentRuns) || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
       || this.o.scheduler.retrying);
   }
 

@@ -636,6 +636,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const res = await Promise.race([p.then((v) => ({ v })), hung]);
     clearTimeout(timer);
     if (res !== 'hung') return res.v;
+    if (tracing && t) {
+      const ex = (t.engine as unknown as { executor: Record<string, any> }).executor;
+      trace('hung:', JSON.stringify({ running: ex.running, ready: ex.ready.length, queued: ex.queue.size, fanIn: ex.fanIn.pending, stepWaiting: ex.queues.stepWaiting, catchingUp: ex.o.scheduler.catchingUp, retrying: ex.o.scheduler.retrying, sessions: ex.active.values().map((a: any) => [a.session?.slotBound, a.session?.inflight, a.session?.slotWaits]) }));
+    }
     const busy = ro ? (ro.prepare(`SELECT run_id, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')`).all() as { run_id: string; status: string }[]) : [];
     throw new Hang(`hang: ${what} did not become idle within ${HANG_MS / 1000}s of real time; unfinished runs: ${busy.map((r) => `${r.run_id} (${r.status})`).join(', ')}`);
   };
