@@ -157,6 +157,19 @@ describe('simulation seeds with child runs that once failed (children on, as `np
   }
 });
 
+describe('simulation seeds with queues that once failed (queues on, as `npm run sim -- --seed N`)', () => {
+  // 7000030: steps of running runs waited behind places recovered at start for steps of runs
+  // that did not ask again (one was sleeping): a recovered place keeps its slot for its run
+  // for 30 s, measured by a real timer, so on the test engine's manual clock the line stayed
+  // blocked and the runs never finished. Fix (src/runtime/queues.ts): that grace is on the
+  // engine's clock, and a run that ends frees its recovered places at once (runEnded).
+  // Before it, the seed (like most with a rate limit) hung in idle(): a body waiting for a
+  // rate window kept the engine busy for good (test/unit/queue-test-engine.test.ts).
+  it('seed 7000030', async () => {
+    expect((await runSeed(7000030, { faultPoints: true })).violations).toEqual([]);
+  });
+});
+
 describe('fuzz findings', () => {
   it('engine.result() with null or unreadable options is a ValidationError (was a TypeError)', async () => {
     const wf = workflow('w', (w) => {
