@@ -890,7 +890,14 @@ export class RunSession implements StepLoggers {
       if (waiting) (waiting = false), this.slotWaits--;
       this.aborts.remove(key);
     };
-    return queuedAttempt(this.log, req, info.signal, (h) => (done(), granted?.(h.grantedAt ?? this.log.now()), run())).finally(done);
+    return queuedAttempt(this.log, req, info.signal, (h) => {
+      done();
+      // The engine stopped or crashed (or a cancel landed) between the grant and now (a
+      // rate-limited grant waits for its commit): no body starts, as after a flush (doStep).
+      if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
+      granted?.(h.grantedAt ?? this.log.now());
+      return run();
+    }).finally(done);
   }
 
   /** Everything in flight is a wait for a queue slot: the session makes no progress until a
