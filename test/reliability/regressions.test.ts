@@ -173,6 +173,16 @@ describe('simulation seeds with queues that once failed (queues on, as `npm run 
   // reached the session (a rate-limited grant waits for its commit, whose callbacks run after
   // the crash point). Fix (run-session.ts queued): after the grant, a stopped engine (or a
   // cancel) starts no body, as after a flush of pending writes in doStep.
+  // 7000170, 7000185: a run in a run queue's line at a crash never ran again, and the runs of
+  // its key stayed pending behind its slot for good: at the restart its recovered place was
+  // granted at once, and the grant's dispatch came while the run's own execution (the one
+  // that asked) was still active, so it only set `again`, which that execution, returning on
+  // admission 'wait', ignored. Fix (executor.ts execute): a run granted meanwhile runs on.
+  for (const seed of [7000170, 7000185]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
   for (const seed of [7000132, 7000119, 7000139]) {
     it(`seed ${seed}`, async () => {
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);

@@ -707,7 +707,12 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         // Run-level flow control: a run over its queue's limit waits, pending, in line.
-        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input))) return;
+        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input))) {
+          // Its slot granted meanwhile (a place recovered at start is granted at once, and the
+          // grant's dispatch found this execution still active): run now, or it waited for good.
+          if (act.again) continue;
+          return;
+        }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
