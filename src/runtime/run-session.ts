@@ -890,13 +890,20 @@ export class RunSession implements StepLoggers {
       if (waiting) (waiting = false), this.slotWaits--;
       this.aborts.remove(key);
     };
+    let asked = false;
     return queuedAttempt(this.log, req, info.signal, (h) => {
+      asked = true;
       done();
       // The engine stopped or crashed (or a cancel landed) between the grant and now (a
       // rate-limited grant waits for its commit): no body starts, as after a flush (doStep).
       if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
       granted?.(h.grantedAt ?? this.log.now());
       return run();
+    }).then((res) => {
+      // The wait was given up because the engine stopped (or a forced cancel): not a failed
+      // attempt of the step, which the stop's flush would record (seed 7000113: 'engine stopped').
+      if (!asked && (this.outcome || this.log.cancelRequested())) return this.finish({ type: 'cancelled' }), never<AttemptResult>();
+      return res;
     }).finally(done);
   }
 

@@ -178,6 +178,13 @@ describe('simulation seeds with queues that once failed (queues on, as `npm run 
   // granted at once, and the grant's dispatch came while the run's own execution (the one
   // that asked) was still active, so it only set `again`, which that execution, returning on
   // admission 'wait', ignored. Fix (executor.ts execute): a run granted meanwhile runs on.
+  // 7000113: a step waiting for a slot when the engine stopped was recorded failed ('engine
+  // stopped'): the restart check found the finished file changed. Fix (run-session.ts
+  // queued): a wait given up by a stop ends the session and records nothing
+  // (test/unit/queue-test-engine.test.ts has it alone).
+  it('seed 7000113', async () => {
+    expect((await runSeed(7000113, { faultPoints: true })).violations).toEqual([]);
+  });
   for (const seed of [7000170, 7000185]) {
     it(`seed ${seed}`, async () => {
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);

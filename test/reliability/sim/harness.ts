@@ -1012,7 +1012,13 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     faults?.disarm();
     await guard('idle', t!.idle());
     await stopClean();
-    if (snapshot() !== before) violate('replay: a restart on the finished file changed runs or steps');
+    const after = snapshot();
+    if (after !== before) {
+      const [rb, sb] = JSON.parse(before) as [unknown[], unknown];
+      const [ra, sa] = JSON.parse(after) as [unknown[], unknown];
+      const changed = ra.map((r, i) => [JSON.stringify(rb[i]), JSON.stringify(r)]).find(([b, a]) => a !== b);
+      violate(`replay: a restart on the finished file changed runs or steps (${changed ? `${changed[0]} -> ${changed[1]}` : `steps ${JSON.stringify(sb)} -> ${JSON.stringify(sa)}, runs ${rb.length} -> ${ra.length}`})`);
+    }
   }
 
   /** The journal by seq, with each hole a race's loser left (nothing recorded: the run
