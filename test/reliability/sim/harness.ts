@@ -749,7 +749,6 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     // Runs that hold a run queue's slot while they sleep or wait let the others in one by one.
     const rounds = qplan.runs.size > 0 ? 40 : 12;
     for (let round = 0; round < rounds; round++) {
-      trace(`round ${round} live ${live} crashed ${crashed()} now ${t?.now()}`);
       if (!live) await start(0);
       if (faults) faults.disarm();
       await guard('idle', t!.idle());
@@ -795,10 +794,6 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         const next = (ro!.prepare(`SELECT min(wake_at) AS at FROM runs WHERE status IN ('sleeping', 'waiting') AND wake_at > ?`).get(t!.now()) as { at: number | null }).at;
         if (next !== null) await guard('advance', t!.advance(next - t!.now()));
       }
-    }
-    if (tracing && t && live) {
-      const ex = (t.engine as unknown as { executor: Record<string, any> }).executor;
-      trace('end:', t.now(), JSON.stringify({ running: ex.running, ready: ex.ready, queued: ex.queue.size, max: ex.o.maxConcurrentRuns, holds: [...ex.runGate.holds.keys()], waiting: [...ex.runGate.waiting.keys()], nextTimer: t.clock.nextTimerAt() }));
     }
     for (const r of stuckRows()) violate(`terminal: run ${r.run_id} (${r.workflow}) still ${r.status} after time was pushed ahead`);
     if (live) await stopClean();
