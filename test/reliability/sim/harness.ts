@@ -1,7 +1,7 @@
 // Deterministic simulation of one seed on the SQLite backend.
 //
 // A seed decides everything: a few random workflows built from step.do / sleep / sleepUntil /
-// waitForEvent / ctx.now / ctx.random / ctx.emit and groups of concurrent branches
+// waitForEvent / ctx.now / ctx.random / ctx.emit, queues (queues.ts) and groups of concurrent branches
 // (Promise.all / race / any / allSettled over steps and small chains of steps, groups.ts),
 // and a random sequence of actions against a createTestEngine on one data dir: triggers
 // (duplicate run ids), events (duplicate event ids), signals, cancels, clock advances,
@@ -38,6 +38,8 @@
 //   after-stop    no step body starts on an engine that was stopped or crashed
 //   child-once, child-result  (child runs, children.ts) exactly one child per call; the
 //                 parent's recorded end and what its code got are the child's own end
+//   q-concurrency, q-rate, q-runs, q-leak  (queues, queues.ts) bodies and runs within their
+//                 queue's limits across crashes, no slot or place left once all finished
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
