@@ -103,6 +103,9 @@ export interface StepLog {
    *  and nobody waits for it; undefined: the step asks slot() (it waits, or fails naming the
    *  queue). Absent: every queued step asks slot(). */
   slotNow?(req: SlotRequest): SlotHold | undefined;
+  /** The session now only waits for queue slots (RunSession.slotBound): a test engine's
+   *  idle() looks again. Absent: nothing to tell. */
+  slotBound?(): void;
   /** Records (inserts or replaces) the entry at entry.seq. `resultText`: the JSON text of
    *  entry.result when the session already produced it (a log may store it as is instead of
    *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */

@@ -11,7 +11,7 @@
 // row is written by the next group commit only if the body still runs then.
 import { ValidationError } from '../domain/errors.ts';
 import { QueueState, type QueueLimits, type QueueSpec, type QueueWait, type Waiting } from '../domain/rate-limit.ts';
-import type { HoldRows, QueuedStep, QueueStore } from '../ports/queue-store.ts';
+import { RUN_SLOT, type HoldRows, type QueuedStep, type QueueStore } from '../ports/queue-store.ts';
 import type { AttemptResult, SlotHold, SlotRequest, StepLog } from '../ports/step-log.ts';
 import { toErrorInfo } from '../domain/errors.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
@@ -33,7 +33,7 @@ interface Waiter extends Waiting, QueuedStep {
 interface Queue {
   spec: QueueSpec;
   state: QueueState<Waiter>;
-  timer?: ReturnType<typeof setTimeout>;
+  timer?: () => void;
   timerAt?: number;
   grants: number;
   /** Definition objects (queue()) already checked against `spec`: the fast path skips the check. */
@@ -44,6 +44,9 @@ interface Queue {
 export interface QueueManagerOptions {
   /** How long a waiter recovered at start keeps its place for its run to ask again. */
   recoveredGraceMs?: number;
+  /** Arms a timer at an epoch ms on the engine's clock (a rate window opening): the manual
+   *  clock of a test engine fires it as the test advances time. Default: setTimeout. */
+  setTimer?: (at: number, fn: () => void) => () => void;
 }
 
 const DEFAULT_RECOVERED_GRACE_MS = 30_000;
@@ -56,7 +59,9 @@ export class QueueManager {
   /** Every waiter not yet handed its slot, by run and step. */
   private readonly waiters = new Map<string, Waiter>();
   private nextOrder = 1;
-  private graceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Steps (not runs) whose acquire() waits now. */
+  private stepWaiting = 0;
+  private graceTimer: (() => void) | undefined;
   private stopped = false;
   /** Fast-path slots whose row is not written yet (some may have ended since). */
   private unwritten: FastHold[] = [];
@@ -104,8 +109,15 @@ export class QueueManager {
       q.state.enqueue(waiter);
     }
     if (rec.waiting.length > 0) {
-      this.graceTimer = setTimeout(() => this.dropUnclaimed(), this.options.recoveredGraceMs ?? DEFAULT_RECOVERED_GRACE_MS);
-      this.graceTimer.unref?.();
+      // On the engine's clock: a test engine's advance() ends the grace (a real 30 s timer
+      // held the line of a manual-clock engine for 30 s of real time).
+      const ms = this.options.recoveredGraceMs ?? DEFAULT_RECOVERED_GRACE_MS;
+      if (this.options.setTimer) this.graceTimer = this.options.setTimer(now + ms, () => this.dropUnclaimed());
+      else {
+        const t = setTimeout(() => this.dropUnclaimed(), ms);
+        t.unref?.();
+        this.graceTimer = () => clearTimeout(t);
+      }
     }
     await this.store.define([...this.queues.values()].map((q) => ({ name: q.spec.name, limits: q.spec.limits })), now);
     for (const q of this.queues.values()) this.pump(q);
@@ -113,8 +125,13 @@ export class QueueManager {
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.graceTimer);
-    for (const q of this.queues.values()) clearTimeout(q.timer);
+    this.graceTimer?.();
+    for (const q of this.queues.values()) q.timer?.();
+  }
+
+  /** Some step (not a run's own slot) waits for a slot. */
+  get hasStepWaiters(): boolean {
+    return this.stepWaiting > 0;
   }
 
   /** Waits for a slot of the request's queue; the hold is released when the body ends. */
@@ -140,7 +157,7 @@ export class QueueManager {
       q.state.enqueue(w);
     }
     const waiter = w;
-    return new Promise<SlotHold>((resolve, reject) => {
+    const p = new Promise<SlotHold>((resolve, reject) => {
       waiter.resolve = resolve;
       waiter.reject = reject;
       signal.addEventListener('abort', () => this.giveUp(q, waiter, signal.reason), { once: true });
@@ -149,6 +166,11 @@ export class QueueManager {
       // Still waiting after the pump: its place is written, to survive a restart.
       if (!waiter.granted) void this.store.wait(waiter).catch(() => {});
     });
+    if (req.step === RUN_SLOT || waiter.resolved) return p;
+    this.stepWaiting++;
+    const left = () => void this.stepWaiting--;
+    p.then(left, left);
+    return p;
   }
 
   /** The fast path: a slot at once, in memory, when one is free and nobody waits for the
@@ -213,6 +235,13 @@ export class QueueManager {
     if (!kept) return;
     this.kept.delete(idOf(runId, step));
     kept.release();
+  }
+
+  /** A run ended: places (or slots) recovered at start for its steps, which it will never
+   *  ask for again, are freed now rather than at the grace's end. */
+  runEnded(runId: string): void {
+    if (this.waiters.size === 0) return;
+    for (const w of [...this.waiters.values()]) if (w.recovered && w.runId === runId) this.forget(w);
   }
 
   /** A fast-path slot ended (FastHold.release). */
@@ -320,14 +349,19 @@ export class QueueManager {
 
   private wakeAt(q: Queue, at: number): void {
     if (q.timer && q.timerAt !== undefined && q.timerAt <= at) return;
-    clearTimeout(q.timer);
+    q.timer?.();
     q.timerAt = at;
-    q.timer = setTimeout(() => {
+    const fire = () => {
       q.timer = undefined;
       q.timerAt = undefined;
       this.pump(q);
-    }, Math.max(1, at - this.now()));
-    q.timer.unref?.();
+    };
+    if (this.options.setTimer) q.timer = this.options.setTimer(at, fire);
+    else {
+      const t = setTimeout(fire, Math.max(1, at - this.now()));
+      t.unref?.();
+      q.timer = () => clearTimeout(t);
+    }
   }
 
   /** The grant is written (out of the line, into a slot, counted for the rate limit) before

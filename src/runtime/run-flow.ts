@@ -25,6 +25,9 @@ export class RunFlow {
   /** Runs holding or waiting for a singleton slot, by queue and key (whom `cancel` cancels). */
   private readonly members = new Map<string, Set<string>>();
   private readonly memberOf = new Map<string, string>();
+  /** Runs whose start the rate limit counted, until they end: a run then waiting in its
+   *  queue's line is admitted again at its grant, and must not be counted (or skipped) twice. */
+  private readonly rated = new Set<string>();
 
   constructor(
     private readonly queues: QueueManager,
@@ -75,7 +78,7 @@ export class RunFlow {
       this.join(group, runId);
       this.holds.set(runId, single);
     }
-    if (runs.rateLimit && keys.rate !== undefined && !resumed) {
+    if (runs.rateLimit && keys.rate !== undefined && !resumed && !this.rated.has(runId)) {
       const periodMs = ratePeriodMs(runs.rateLimit);
       const now = this.queues.grantNow({ queue: rateQueue(def.name, runs.rateLimit.limit, periodMs), key: keys.rate, runId, step: RATE_SLOT });
       if (!now) {
@@ -84,6 +87,7 @@ export class RunFlow {
       }
       // Counted (durably) when granted: the slot itself holds nothing.
       (await now).release();
+      this.rated.add(runId);
     }
     return GO;
   }
@@ -97,6 +101,7 @@ export class RunFlow {
 
   /** The run ended (or was skipped, or cancelled while waiting): its singleton slot is freed. */
   ended(runId: string): void {
+    this.rated.delete(runId);
     const hold = this.holds.get(runId);
     if (hold) {
       this.holds.delete(runId);

@@ -90,6 +90,7 @@ export class RunGate {
       wait.abort();
     }
     this.queues.dropKept(runId, RUN_SLOT);
+    this.queues.runEnded(runId);
   }
 
   /** A step of a run asking for a slot of the queue its run holds a slot of: refused, since

@@ -114,6 +114,9 @@ export class RunSession implements StepLoggers {
   private inBodySync = 0;
   /** Step-log operations and bodies under way; the run is quiescent only at zero. */
   private inflight = 0;
+  /** Of `inflight`, the waits for a queue slot (queued): at equality the session moves only
+   *  when another body ends or a rate window opens (slotBound). */
+  private slotWaits = 0;
   /** Bumped by every step call and every finished operation: a quiescence check that sees
    *  it unchanged knows no branch moved in between. */
   private activity = 0;
@@ -597,7 +600,10 @@ export class RunSession implements StepLoggers {
   private settled(): void {
     this.inflight--;
     this.activity++;
-    if (this.inflight > 0) return;
+    if (this.inflight > 0) {
+      if (this.inflight === this.slotWaits) this.log.slotBound?.();
+      return;
+    }
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const w of waiters) w();
@@ -876,8 +882,35 @@ export class RunSession implements StepLoggers {
     const req = { queue: opts.queue!, key: opts.key ?? '', runId: this.log.runId, step: call.name };
     const hold = this.log.slotNow?.(req);
     if (hold) return releasing(run(), hold);
-    const done = () => this.aborts.remove(key);
-    return queuedAttempt(this.log, req, info.signal, (h) => (done(), granted?.(h.grantedAt ?? this.log.now()), run())).finally(done);
+    let waiting = true;
+    this.slotWaits++;
+    // Only slot waits in flight once io() counts this one: idle() may look again then.
+    if (this.inflight === this.slotWaits - 1) queueMicrotask(() => this.slotBound && this.log.slotBound?.());
+    const done = () => {
+      if (waiting) (waiting = false), this.slotWaits--;
+      this.aborts.remove(key);
+    };
+    let asked = false;
+    return queuedAttempt(this.log, req, info.signal, (h) => {
+      asked = true;
+      done();
+      // The engine stopped or crashed (or a cancel landed) between the grant and now (a
+      // rate-limited grant waits for its commit): no body starts, as after a flush (doStep).
+      if (this.outcome || this.log.cancelRequested()) return this.finish({ type: 'cancelled' }), never();
+      granted?.(h.grantedAt ?? this.log.now());
+      return run();
+    }).then((res) => {
+      // The wait was given up because the engine stopped (or a forced cancel): not a failed
+      // attempt of the step, which the stop's flush would record (seed 7000113: 'engine stopped').
+      if (!asked && (this.outcome || this.log.cancelRequested())) return this.finish({ type: 'cancelled' }), never<AttemptResult>();
+      return res;
+    }).finally(done);
+  }
+
+  /** Everything in flight is a wait for a queue slot: the session makes no progress until a
+   *  body elsewhere ends or a rate window opens on the clock (TestEngine.idle counts it idle). */
+  get slotBound(): boolean {
+    return this.slotWaits > 0 && this.inflight === this.slotWaits && this.outcome === undefined;
   }
 
   /** A recorded outcome, handed back in completion order. */

@@ -20,6 +20,8 @@ export interface Session {
   /** A workflow file's child after run() settled: whether it connected to the step protocol
    *  (false: it never could hear a cancel; absent for code workflows). */
   readonly connected?: boolean;
+  /** Everything in flight waits for a queue slot (RunSession.slotBound): counted idle. */
+  readonly slotBound?: boolean;
 }
 
 export interface SessionOptions extends SessionLimits {

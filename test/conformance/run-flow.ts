@@ -108,6 +108,28 @@ export function runFlowScenarios({ test, boot, restart, until }: ScenarioKit): v
     await expect(engine.trigger('rf-rated', { n: 'x' })).rejects.toThrow(/^workflow 'rf-rated' runs\.rateLimit\.key: the key function returned undefined, not a string$/);
   });
 
+  test('run flow: a rate limit counts a run once, also when it then waits in its queue\'s line: runs within the limit all start', async () => {
+    const ran: string[] = [];
+    const one = queue('rf-one', { concurrency: 1 });
+    const wf = workflow('rf-rated-queued', { runs: { queue: one, rateLimit: { limit: 3, period: '1h' } } }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('work', async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        ran.push(input.n);
+      }));
+    });
+    const { engine } = await boot([wf]);
+    const ids: string[] = [];
+    for (const n of ['r1', 'r2', 'r3']) ids.push((await engine.trigger('rf-rated-queued', { n })).runId);
+    const views = await Promise.all(ids.map((id) => engine.result(id, { timeout: '30s' })));
+    // Three starts, a limit of three: none is skipped, though two of them waited in line and
+    // were admitted again at their grant.
+    expect(views.map((v) => [v.status, (v.output as { outcome?: string } | undefined)?.outcome])).toEqual([['succeeded', undefined], ['succeeded', undefined], ['succeeded', undefined]]);
+    expect(ran.sort()).toEqual(['r1', 'r2', 'r3']);
+    const fourth = await engine.trigger('rf-rated-queued', { n: 'r4' });
+    expect((await engine.result(fourth.runId, { timeout: '30s' })).output).toMatchObject({ outcome: 'skipped' });
+  });
+
   test('run flow: throttle spreads starts: a rate-limited queue as runs.queue delays starts; no window of the period holds more than the limit', async () => {
     const starts: number[] = [];
     const period = 600;

@@ -1,7 +1,8 @@
 // Every failure the reliability harness found, kept as a regression test (the fix is named
 // next to each). Seeds replay exactly: `npm run sim -- --seed N [--no-fault-points]
 // [--no-concurrency] --no-children` (the seeds below predate child runs, and some predate
-// concurrent branches: they run the workflows they were found with).
+// concurrent branches: they run the workflows they were found with). Every seed below predates
+// queues (`--no-queues`, option queues: false): it runs the workflows it was found with.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,14 +19,14 @@ describe('simulation seeds that once failed', () => {
   // `stopping`; failed writes give the session up).
   for (const seed of [20, 34, 145, 156, 163, 191, 192]) {
     it(`seed ${seed} (no fault points)`, async () => {
-      expect((await runSeed(seed, { faultPoints: false, concurrency: false, children: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: false, concurrency: false, children: false, queues: false })).violations).toEqual([]);
     });
   }
   // A crash at a fault point landing while a step flushed its pending writes still let that
   // step's body start (fix: run-session doStep re-checks cancelRequested after the flush).
   for (const seed of [14, 23, 122, 135, 142, 190, 202, 278, 290]) {
     it(`seed ${seed} (fault points)`, async () => {
-      expect((await runSeed(seed, { faultPoints: true, concurrency: false, children: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: true, concurrency: false, children: false, queues: false })).violations).toEqual([]);
     });
   }
 });
@@ -40,7 +41,7 @@ describe('fresh-seed failures of the long simulation runs (fault points and conc
   // test/conformance/semantics-signal-order.ts.
   for (const seed of [902656, 952078]) {
     it(`seed ${seed}`, async () => {
-      expect((await runSeed(seed, { faultPoints: true, children: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: true, children: false, queues: false })).violations).toEqual([]);
     });
   }
 });
@@ -59,7 +60,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
       const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
       process.on('warning', onWarning);
       try {
-        expect((await runSeed(seed, { faultPoints: true, children: false })).violations).toEqual([]);
+        expect((await runSeed(seed, { faultPoints: true, children: false, queues: false })).violations).toEqual([]);
         // Seed 922488 also armed the cancel grace with an epoch-sized delay in the replay
         // check (a clock at 0): Node clamped it to 1 ms (issue 46).
         expect(warnings.filter((w) => w.startsWith('TimeoutOverflowWarning'))).toEqual([]);
@@ -74,7 +75,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // step called after that turn's release (either alone makes this seed pass; the unit case
   // keeps the mechanism apart from the seed's course).
   it('seed 946221', async () => {
-    expect((await runSeed(946221, { faultPoints: true, children: false })).violations).toEqual([]);
+    expect((await runSeed(946221, { faultPoints: true, children: false, queues: false })).violations).toEqual([]);
   });
   // A cancel requested while the run slept was pending in its next execution; a race's losing
   // chain called step.do('fetch'), which the pending cancel held, and the workflow function
@@ -86,7 +87,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // 2026-12-03 on the code before that fix.
   for (const seed of [3101857, 5011159]) {
     it(`seed ${seed}`, async () => {
-      expect((await runSeed(seed, { faultPoints: true, children: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: true, children: false, queues: false })).violations).toEqual([]);
     });
   }
   // A cancel accepted for a suspended run (waiting: 5011614, sleeping: 5011347) committed, then
@@ -112,7 +113,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // run-session.ts deliverCancel marks every cancel delivered after the return, however it came.
   for (const seed of [5011614, 5011347, 6035157, 6042356, 6080263, 6114627]) {
     it(`seed ${seed}`, async () => {
-      expect((await runSeed(seed, { faultPoints: true, children: false })).violations).toEqual([]);
+      expect((await runSeed(seed, { faultPoints: true, children: false, queues: false })).violations).toEqual([]);
     });
   }
   // 6030860: a cancel reached a waiting `reply` (position 3) while a cleanup `fetch#2` ran; the
@@ -126,7 +127,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // 6040463 (same run, same failure form: position 5 called as fetch#2 in one execution,
   // reply in another) passes with that fix and fails without it.
   for (const seed of [6030860, 6040463]) it(`seed ${seed}`, async () => {
-    expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    expect((await runSeed(seed, { faultPoints: true, queues: false })).violations).toEqual([]);
   });
   // 6435430 (the 100,000-seed run on 834bf79): the harness's mirror, not the engine. A clean
   // stop ended the session of a run whose two branches ran side by side; the one calling
@@ -135,7 +136,7 @@ describe('simulation seeds with concurrent branches that once failed (fault poin
   // `alarm` there. The mirror now ends an execution's calls at the first ctx.now/ctx.random
   // that the ended session refuses (its outcome is final: no later call takes a position).
   it('seed 6435430', async () => {
-    expect((await runSeed(6435430, { faultPoints: true })).violations).toEqual([]);
+    expect((await runSeed(6435430, { faultPoints: true, queues: false })).violations).toEqual([]);
   });
 });
 
@@ -150,6 +151,46 @@ describe('simulation seeds with child runs that once failed (children on, as `np
   // the start step was awaited and called its next step first. Fix (sim/harness.ts): child
   // waits are mirrored in the step object's waitForEvent, where the engine makes them.
   for (const seed of [403, 79, 95]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true, queues: false })).violations).toEqual([]);
+    });
+  }
+});
+
+describe('simulation seeds with queues that once failed (queues on, as `npm run sim -- --seed N`)', () => {
+  // 7000030: steps of running runs waited behind places recovered at start for steps of runs
+  // that did not ask again (one was sleeping): a recovered place keeps its slot for its run
+  // for 30 s, measured by a real timer, so on the test engine's manual clock the line stayed
+  // blocked and the runs never finished. Fix (src/runtime/queues.ts): that grace is on the
+  // engine's clock, and a run that ends frees its recovered places at once (runEnded).
+  // Before it, the seed (like most with a rate limit) hung in idle(): a body waiting for a
+  // rate window kept the engine busy for good (test/unit/queue-test-engine.test.ts).
+  it('seed 7000030', async () => {
+    expect((await runSeed(7000030, { faultPoints: true })).violations).toEqual([]);
+  });
+  // 7000132, 7000119, 7000139: a queued step's body started on an engine that had crashed
+  // (at after-step-commit): its slot was granted just before, and the body ran once the grant
+  // reached the session (a rate-limited grant waits for its commit, whose callbacks run after
+  // the crash point). Fix (run-session.ts queued): after the grant, a stopped engine (or a
+  // cancel) starts no body, as after a flush of pending writes in doStep.
+  // 7000170, 7000185: a run in a run queue's line at a crash never ran again, and the runs of
+  // its key stayed pending behind its slot for good: at the restart its recovered place was
+  // granted at once, and the grant's dispatch came while the run's own execution (the one
+  // that asked) was still active, so it only set `again`, which that execution, returning on
+  // admission 'wait', ignored. Fix (executor.ts execute): a run granted meanwhile runs on.
+  // 7000113: a step waiting for a slot when the engine stopped was recorded failed ('engine
+  // stopped'): the restart check found the finished file changed. Fix (run-session.ts
+  // queued): a wait given up by a stop ends the session and records nothing
+  // (test/unit/queue-test-engine.test.ts has it alone).
+  it('seed 7000113', async () => {
+    expect((await runSeed(7000113, { faultPoints: true })).violations).toEqual([]);
+  });
+  for (const seed of [7000170, 7000185]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
+  for (const seed of [7000132, 7000119, 7000139]) {
     it(`seed ${seed}`, async () => {
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
     });

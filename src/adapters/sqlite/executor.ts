@@ -194,6 +194,7 @@ export class SqliteExecutor implements DurableExecutor {
         return conflict ? Promise.reject(conflict) : this.queues.acquire(req, signal);
       },
       slotNow: (req) => (this.runGate.stepConflict(req) ? undefined : this.queues.tryAcquire(req)),
+      slotBound: () => this.resolveIdle(),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
@@ -226,7 +227,9 @@ export class SqliteExecutor implements DurableExecutor {
     this.reader = new SqliteRunReader(this.store);
     this.files = new FileTables(this.store.db);
     this.parked = new ParkedRuns(this.store.db);
-    this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)));
+    this.queues = new QueueManager(new SqliteQueueStore(this.store.db, this.queue), () => this.now(), queueSpecsOf(this.o.registry.all().map((r) => r.definition)), {
+      setTimer: (at, fn) => this.o.clock.setTimer(at, fn),
+    });
     this.runGate = new RunGate(this.queues, (id) => this.dispatch(id));
     this.runFlow = new RunFlow(this.queues, (id) => this.dispatch(id), (id, by) => void this.cancel(id, by).catch(() => {}));
     const r = this.o.retention;
@@ -602,8 +605,19 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private busy(): boolean {
-    return !this.stopping && (this.running > 0 || this.ready.length > 0 || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
+    // Runs ready to execute wait for an engine slot only while every one is taken.
+    return !this.stopping && (this.running > this.slotBound() || (this.ready.length > 0 && this.running < this.o.maxConcurrentRuns) || this.queue.size > 0 || this.fanIn.pending > 0 || this.o.scheduler.catchingUp
       || this.o.scheduler.retrying);
+  }
+
+  /** Executions whose session only waits for queue slots: they move when a body elsewhere
+   *  ends (that one counts as busy) or a rate window opens on the clock (a timer advance()
+   *  fires), so idle() does not wait for them (a test's idle() hung on a rate window). */
+  private slotBound(): number {
+    if (!this.queues?.hasStepWaiters) return 0;
+    let n = 0;
+    for (const act of this.active.values()) if (act.session?.slotBound) n++;
+    return n;
   }
 
   private resolveIdle(): void {
@@ -731,7 +745,12 @@ export class SqliteExecutor implements DurableExecutor {
           return;
         }
         // Run-level flow control: a run over its queue's limit waits, pending, in line.
-        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input, status !== 'pending'))) return;
+        if (wf.definition.runs && !(await this.admitRun(runId, act, wf.definition, input, status !== 'pending'))) {
+          // Its slot granted meanwhile (a place recovered at start is granted at once, and the
+          // grant's dispatch found this execution still active): run now, or it waited for good.
+          if (act.again) continue;
+          return;
+        }
         if (status !== 'running') void this.queue.enqueue(() => this.store.setStatus(runId, 'running', undefined, this.now())).catch(() => {});
         const log = new SqliteRunLog(this.logHost, runId, workflow, input, entries ?? this.store.journal(runId), act);
         log.deadline = deadline;
@@ -739,6 +758,7 @@ export class SqliteExecutor implements DurableExecutor {
         this.sleepsWoken.delete(runId);
         const session = sessionFor(log, wf, version ?? wf.version, { stepDefaults: wf.definition.stepDefaults, maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, traceparent, runLog: this.o.runLog, checkEmit: this.checkEmit, events: this.o.stepEvents }, this.o.fileSessions);
         const lost = new Promise<never>((_, reject) => (act.lose = reject));
+        act.session = session;
         let outcome: RunOutcome;
         const t0 = performance.now();
         try {
@@ -801,7 +821,7 @@ export class SqliteExecutor implements DurableExecutor {
       // dead old object still counts as a root for the next scavenges: cut its edges to the
       // young objects it holds (the written journal, the race with `lost`, the session via
       // its abort listener). This halved what each scavenge copied at 100 concurrent runs.
-      act.written = act.lose = act.abort = undefined;
+      act.written = act.lose = act.abort = act.session = undefined;
     }
   }
 

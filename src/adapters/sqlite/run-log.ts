@@ -36,6 +36,8 @@ export interface ActiveRun {
    *  re-read. An array, not a Map: a Map that grows rehashes into new tables linked from the
    *  old one, kept alive past the run by an old-generation ActiveRun (src/runtime/churn-map.ts). */
   written?: WrittenEntry[];
+  /** The execution's session while it runs: whether it only waits for queue slots (idle()). */
+  session?: { readonly slotBound?: boolean };
 }
 
 /** A journal entry as committed: result and error as their JSON text (the workflow may
@@ -58,6 +60,8 @@ export interface RunLogHost {
   slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold>;
   /** A queue slot at once if one is free and nobody waits; undefined: ask slot(). */
   slotNow(req: SlotRequest): SlotHold | undefined;
+  /** An execution now only waits for queue slots: idle() looks again. */
+  slotBound(): void;
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
@@ -122,6 +126,10 @@ export class SqliteRunLog implements StepLog {
 
   slot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold> {
     return this.host.slot(req, signal);
+  }
+
+  slotBound(): void {
+    this.host.slotBound();
   }
 
   slotNow(req: SlotRequest): SlotHold | undefined {

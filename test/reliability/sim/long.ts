@@ -1,6 +1,6 @@
 // The standing long run of the deterministic simulation (issue 38):
 //   npm run sim:long -- --seeds 100000 --from 5000001 [--workers 2] [--out file.json]
-//                       [--chunk 20] [--recycle 2000] [--no-fault-points] [--no-concurrency] [--no-children]
+//                       [--chunk 20] [--recycle 2000] [--no-fault-points] [--no-concurrency] [--no-children] [--no-queues]
 // Seeds are independent, so worker processes (child_process.fork of this file) run them side
 // by side; the parent hands out chunks of seeds as workers ask, prints progress, and keeps a
 // summary JSON up to date (at every progress line and at the end, also when stopped by
@@ -30,7 +30,7 @@ if (process.argv.includes('--worker')) await worker();
 else await parent();
 
 async function worker(): Promise<void> {
-  const options: SimOptions = { faultPoints: !process.argv.includes('--no-fault-points'), concurrency: !process.argv.includes('--no-concurrency'), children: !process.argv.includes('--no-children') };
+  const options: SimOptions = { faultPoints: !process.argv.includes('--no-fault-points'), concurrency: !process.argv.includes('--no-concurrency'), children: !process.argv.includes('--no-children'), queues: !process.argv.includes('--no-queues') };
   const send = (m: ToParent) => new Promise<void>((r) => process.send!(m, () => r()));
   process.on('message', async (m: ToWorker) => {
     if (m.t === 'exit') process.exit(0);
@@ -64,7 +64,7 @@ async function parent(): Promise<void> {
   const workers = Math.min(int('--workers', 2), count);
   const chunk = int('--chunk', 20);
   const recycle = int('--recycle', 2000);
-  const extra = args.filter((a) => a === '--no-fault-points' || a === '--no-concurrency' || a === '--no-children');
+  const extra = args.filter((a) => a === '--no-fault-points' || a === '--no-concurrency' || a === '--no-children' || a === '--no-queues');
   const hangMs = Number(process.env.SIM_HANG_MS ?? 20_000);
   // A seed gives the engine HANG_MS per idle wait (a few per seed) before it counts as hung;
   // a worker silent far beyond that is stuck outside the engine.
@@ -83,7 +83,7 @@ async function parent(): Promise<void> {
   const commit = git('rev-parse', 'HEAD');
   const dirty = (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '';
 
-  const totals = { runs: 0, attempts: 0, actions: 0, crashes: 0, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0 };
+  const totals = { runs: 0, attempts: 0, actions: 0, crashes: 0, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, queuedBodies: 0 };
   const faultCrashes: Record<string, number> = {};
   const failures: { seed: number; violations: string[]; dataDir?: string; reproduce: string }[] = [];
   const done: number[] = [];
@@ -134,7 +134,7 @@ async function parent(): Promise<void> {
     console.log(`  reproduce: ${reproduce(r.seed)}`);
   };
   const lost = (seed: number, what: string) => {
-    const empty = { runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0 };
+    const empty = { runs: 0, attempts: 0, actions: 0, crashes: 0, faultCrashes: {}, restarts: 0, clockJumps: 0, signals: 0, duplicates: 0, childCalls: 0, queuedBodies: 0 };
     record({ seed, violations: [`worker: ${what}`], ...empty });
   };
 

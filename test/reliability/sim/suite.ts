@@ -61,9 +61,9 @@ const fileOf = (part: number) => `test/reliability/simulation-${part === 0 ? 'a'
 export function simulateSeeds(first: number, count: number, options: SimOptions = { faultPoints: true }, slice?: string): void {
   it(`simulation: seeds ${first}..${first + count - 1} hold every invariant${slice ? ` [${slice}]` : ''}`, async () => {
     if (slice) console.info(`simulation ${slice}: seeds ${first}..${first + count - 1}`);
-    const flags = [...(options.faultPoints ? [] : ['--no-fault-points']), ...(options.concurrency === false ? ['--no-concurrency'] : []), ...(options.children === false ? ['--no-children'] : [])];
+    const flags = [...(options.faultPoints ? [] : ['--no-fault-points']), ...(options.concurrency === false ? ['--no-concurrency'] : []), ...(options.children === false ? ['--no-children'] : []), ...(options.queues === false ? ['--no-queues'] : [])];
     // The list holds seeds as they run with fault points and concurrent branches.
-    const skip = options.faultPoints === true && options.concurrency !== false && options.children !== false && !process.env.SIM_NO_SKIP;
+    const skip = options.faultPoints === true && options.concurrency !== false && options.children !== false && options.queues !== false && !process.env.SIM_NO_SKIP;
     const dir = mkdtempSync(join(tmpdir(), 'tq-sim-ci-'));
     const out = join(dir, 'summary.json');
     const workers = Math.max(1, Math.min(2, availableParallelism()));
