@@ -577,35 +577,11 @@ async function main(): Promise<void> {
       log(`history failed: ${(err as Error).message}`);
     }
   }
-  // Issue 39: flow control (bench/queues.ts), each backend in its own process: SQLite at its
-  // default durability, Restate over its embedded restate-server (smaller sizes, named).
-  let queuesText = '';
-  if (want('queues')) {
-    for (const backend of ['sqlite', 'restate'] as const) {
-      if (ONLY_BACKENDS && ![...ONLY_BACKENDS].some((k) => k.startsWith(backend))) continue;
-      try {
-        queuesText += execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'queues.ts'), `--backend=${backend}`, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 1_800_000, stdio: ['ignore', 'pipe', 'inherit'] });
-      } catch (err) {
-        log(`queues (${backend}) failed: ${(err as Error).message}`);
-        queuesText += `backend   ${backend}: failed (${(err as Error).message.split('\n')[0]})\n`;
-      }
-    }
-    (res as unknown as Record<string, unknown>).queues = queuesText;
-  }
-  // Issue 41: live output (bench/streams.ts), each backend in its own process.
-  let streamsText = '';
-  if (want('streams')) {
-    for (const backend of ['sqlite', 'restate'] as const) {
-      if (ONLY_BACKENDS && ![...ONLY_BACKENDS].some((k) => k.startsWith(backend))) continue;
-      try {
-        streamsText += execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'streams.ts'), `--backend=${backend}`, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: 1_200_000, stdio: ['ignore', 'pipe', 'inherit'] });
-      } catch (err) {
-        log(`streams (${backend}) failed: ${(err as Error).message}`);
-        streamsText += `backend   ${backend}: failed (${(err as Error).message.split('\n')[0]})\n`;
-      }
-    }
-    (res as unknown as Record<string, unknown>).streams = streamsText;
-  }
+  // Issue 39: flow control (bench/queues.ts); issue 41: live output (bench/streams.ts).
+  const queuesText = want('queues') ? perBackendScript('queues', 1_800_000) : '';
+  if (queuesText) (res as unknown as Record<string, unknown>).queues = queuesText;
+  const streamsText = want('streams') ? perBackendScript('streams', 1_200_000) : '';
+  if (streamsText) (res as unknown as Record<string, unknown>).streams = streamsText;
   // Issue 12: a 3-node Restate cluster with two engine replicas beside one embedded server.
   let clusterTable = '';
   if (want('cluster')) {
@@ -707,6 +683,23 @@ async function main(): Promise<void> {
   log(`wrote ${file}`);
   if (DOCS) log(`wrote ${writeDocs(res, table, join(REPO, 'docs', 'bench'), `bench/results/${stamp}-${res.mode}.json`).join(', ')}`);
   clearTimeout(watchdog);
+}
+
+/** bench/<name>.ts once per backend, each in its own process (SQLite at its default
+ *  durability, Restate over its embedded restate-server): its printed lines, a failed
+ *  backend's as one line naming the failure. */
+function perBackendScript(name: string, timeoutMs: number): string {
+  let text = '';
+  for (const backend of ['sqlite', 'restate'] as const) {
+    if (ONLY_BACKENDS && ![...ONLY_BACKENDS].some((k) => k.startsWith(backend))) continue;
+    try {
+      text += execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'bench', `${name}.ts`), `--backend=${backend}`, ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'inherit'] });
+    } catch (err) {
+      log(`${name} (${backend}) failed: ${(err as Error).message}`);
+      text += `backend   ${backend}: failed (${(err as Error).message.split('\n')[0]})\n`;
+    }
+  }
+  return text;
 }
 
 const cleanup = () => {

@@ -87,16 +87,7 @@ export function plainScenarios({ test, boot, restart, until }: ScenarioKit): voi
   });
 
   test('plain: a run waiting on v1 keeps v1 after a restart registers v2; new runs start on v2', async () => {
-    const def = (version: number, template: string) => `workflow: pinned
-version: ${version}
-trigger: { manual: true }
-steps:
-  - id: go
-    wait: { event: go }
-  - id: send
-    action: mail.send_template
-    input: { to: "{{ go.to }}", template: ${template} }
-`;
+    const def = (version: number, template: string) => pinnedYaml('pinned', version, template);
     const { actions, sent } = app();
     const { engine, dir } = await boot([plainWorkflow(def(1, 'first'), { actions })]);
     const { runId } = await engine.trigger('pinned', null);
@@ -114,16 +105,7 @@ steps:
   }, 60_000);
 
   test('plain: a fork of a v1 run, after a restart registers v2, runs the v1 code from the fork point (the version is the original one)', async () => {
-    const def = (version: number, template: string) => `workflow: pinned-fork
-version: ${version}
-trigger: { manual: true }
-steps:
-  - id: go
-    wait: { event: go }
-  - id: send
-    action: mail.send_template
-    input: { to: "{{ go.to }}", template: ${template} }
-`;
+    const def = (version: number, template: string) => pinnedYaml('pinned-fork', version, template);
     const { actions, sent } = app();
     const { engine, dir } = await boot([plainWorkflow(def(1, 'first'), { actions })]);
     const { runId } = await engine.trigger('pinned-fork', null);
@@ -209,4 +191,18 @@ steps:
     await engine.signal(left, 'go', 'still here');
     expect(await engine.result(left, { timeout: '30s' })).toMatchObject({ status: 'succeeded', output: 'still here' });
   }, 60_000);
+}
+
+/** A YAML workflow that waits for event 'go' then mails `template`: what a version pins. */
+function pinnedYaml(name: string, version: number, template: string): string {
+  return `workflow: ${name}
+version: ${version}
+trigger: { manual: true }
+steps:
+  - id: go
+    wait: { event: go }
+  - id: send
+    action: mail.send_template
+    input: { to: "{{ go.to }}", template: ${template} }
+`;
 }
