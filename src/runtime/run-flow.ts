@@ -11,6 +11,7 @@ import { decodeValue } from '../domain/value-codec.ts';
 import { RATE_SLOT, SINGLETON_SLOT, rateQueue, rateReason, singletonQueue, singletonReason } from '../domain/run-flow.ts';
 import type { SlotHold } from '../ports/step-log.ts';
 import type { QueueManager } from './queues.ts';
+import { freeRun } from './run-gate.ts';
 
 export type FlowAdmission = { type: 'go' } | { type: 'wait' } | { type: 'skipped'; reason: string } | { type: 'refused'; error: unknown };
 
@@ -102,16 +103,7 @@ export class RunFlow {
   /** The run ended (or was skipped, or cancelled while waiting): its singleton slot is freed. */
   ended(runId: string): void {
     this.rated.delete(runId);
-    const hold = this.holds.get(runId);
-    if (hold) {
-      this.holds.delete(runId);
-      hold.release();
-    }
-    const wait = this.waiting.get(runId);
-    if (wait) {
-      this.waiting.delete(runId);
-      wait.abort();
-    }
+    freeRun(this.holds, this.waiting, runId);
     const group = this.memberOf.get(runId);
     if (group !== undefined) {
       this.memberOf.delete(runId);

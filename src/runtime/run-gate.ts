@@ -78,17 +78,8 @@ export class RunGate {
 
   /** The run ended (or was cancelled while in line): its slot, or its place, is freed. */
   ended(runId: string): void {
-    const hold = this.holds.get(runId);
-    if (hold) {
-      this.holds.delete(runId);
-      this.queueOf.delete(runId);
-      hold.release();
-    }
-    const wait = this.waiting.get(runId);
-    if (wait) {
-      this.waiting.delete(runId);
-      wait.abort();
-    }
+    this.queueOf.delete(runId);
+    freeRun(this.holds, this.waiting, runId);
     this.queues.dropKept(runId, RUN_SLOT);
     this.queues.runEnded(runId);
   }
@@ -101,5 +92,19 @@ export class RunGate {
     const held = this.queueOf.get(req.runId);
     if (held === undefined || held !== (typeof req.queue === 'string' ? req.queue : req.queue.name)) return undefined;
     return new ValidationError(`step '${req.step}': queue '${held}' is this run's own queue (workflow option runs.queue), whose slot the run holds; a step waiting for it would wait for its own run: give the step another queue`);
+  }
+}
+
+/** A run's slot released and its wait given up, whichever it has (run-flow.ts's too). */
+export function freeRun(holds: Map<string, SlotHold>, waiting: Map<string, AbortController>, runId: string): void {
+  const hold = holds.get(runId);
+  if (hold) {
+    holds.delete(runId);
+    hold.release();
+  }
+  const wait = waiting.get(runId);
+  if (wait) {
+    waiting.delete(runId);
+    wait.abort();
   }
 }
