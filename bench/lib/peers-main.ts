@@ -28,10 +28,12 @@ export async function peersMain(o: { argv: string[]; quick: boolean; docs: boole
   const run = await benchPeers({ quick: o.quick, root: o.root, log: o.log, only });
   const measured = run.systems.filter((s) => !run.na[s]);
   if (!measured.length) return 1; // each refusal was logged, one line per system
+  // The load at the end too: a sitting that started quiet may not have stayed so.
+  const loadEnd = loadavg().map((x) => x.toFixed(2)).join(' ');
   const rows = aggregate(run);
   const m = o.machine;
   const command = `npm run bench -- --peers${o.quick ? ' --quick' : ''}${arg ? ` ${arg}` : ''}`;
-  const machineLine = `${started.toISOString().slice(0, 16)}Z, \`${command}\`, ${String(m.nproc)} cores (${String(m.cpuModel)}), ${String(m.memGiB)} GiB, Node ${String(m.node)}, load average at start ${load}, stores in ${tmpdir()} (${fsType})${m.commit ? `, commit ${String(m.commit)}` : ''}; ${Object.entries(run.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  const machineLine = `${started.toISOString().slice(0, 16)}Z, \`${command}\`, ${String(m.nproc)} cores (${String(m.cpuModel)}), ${String(m.memGiB)} GiB, Node ${String(m.node)}, load average at start ${load}, at the end ${loadEnd}, stores in ${tmpdir()} (${fsType})${m.commit ? `, commit ${String(m.commit)}` : ''}; ${Object.entries(run.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`;
   const table = peersTable(run, rows);
   const text = [
     `Peers (${o.quick ? 'quick smoke: small sizes, few repetitions; not figures to quote' : 'full'}): ${machineLine}.`,
@@ -43,7 +45,7 @@ export async function peersMain(o: { argv: string[]; quick: boolean; docs: boole
   mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
   const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
   const file = join(REPO, 'bench', 'results', `${stamp}-peers${o.quick ? '-quick' : ''}.json`);
-  writeFileSync(file, JSON.stringify({ startedAt: started.toISOString(), command, machine: m, loadAtStart: load, ...run, rows, table }, null, 1) + '\n');
+  writeFileSync(file, JSON.stringify({ startedAt: started.toISOString(), command, machine: m, loadAtStart: load, loadAtEnd: loadEnd, ...run, rows, table }, null, 1) + '\n');
   o.log(`wrote ${file}`);
   if (o.docs) {
     const dir = join(REPO, 'docs', 'bench');

@@ -73,6 +73,10 @@ async function child(sys: Sys, args: Record<string, unknown>, timeoutMs: number,
     onReady?.(s);
     return out;
   } finally {
+    // A child that is done closes its system and exits by itself: a SIGTERM at once would cut
+    // that close short, and the next start on the same store (the start-up rows) would then
+    // be a start after a crash. Only an idle child waits for the signal.
+    if (args.mode !== 'idle') await Promise.race([s.exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
     await stopChild(s, 30_000);
   }
 }
