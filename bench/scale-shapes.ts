@@ -9,8 +9,9 @@
 //   sittings    100 concurrent runs, 5 fresh children one after another: event-loop lag
 //               p50/p99/max with the machine's CPU steal and load beside each
 // Each curve's growth exponent between neighbouring points (log-log slope: 0 flat, 1 linear)
-// is printed with the tables. Writes bench/results/<ISO>-scale.json and docs/bench/scale-*.svg.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// is printed with the tables. Writes bench/results/<ISO>-scale.json and (a full run of every curve)
+// docs/bench/scale-*.svg; `--from=<that json>` re-renders its tables and charts without measuring.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCompiled, REPO, spawnCompiled, stopAllChildren, stopChild } from './lib/children.ts';
@@ -135,26 +136,26 @@ const table = (head: string[], rows: Record<string, number | string>[], cols: st
   [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${cols.map((c) => fmt(r[c])).join(' | ')} |`)].join('\n');
 const series = (rows: Row[], x: string, name: string, y: string, dashed = false): Series => ({ name, dashed, points: rows.map((r) => ({ x: r[x]!, y: r[y]! })) });
 
-const started = new Date();
-const out: Record<string, unknown> = { mode: quick ? 'quick' : 'full', startedAt: started.toISOString(), machine: machineInfo(), loadAvg1AtStart: loadAvg1() };
-const md: string[] = [];
-ensureCompiled(); // before the first point: a sleepers point's instant is fixed before its child starts
-const charts: Record<string, string> = {};
-const sub = `${quick ? 'quick' : 'full'} mode, ${started.toISOString().slice(0, 16)}Z, built engine, SQLite durability full; shared 2-core machine`;
-try {
-  if (on('steps')) {
-    const rows = (out.steps = await stepsCurve()) as Row[];
-    const pair = (a: number | undefined, b: number | undefined) => `${fmt(a)} / ${fmt(b)}`;
+/** The tables (markdown) and charts of a result, measured now or read back (--from). */
+function render(out: Record<string, unknown>): { md: string[]; charts: Record<string, string> } {
+  const md: string[] = [];
+  const charts: Record<string, string> = {};
+  const sub = `${out.mode} mode, ${String(out.startedAt).slice(0, 16)}Z, built engine, SQLite durability full; shared 2-core machine`;
+  const pair = (a: number | undefined, b: number | undefined) => `${fmt(a)} / ${fmt(b)}`;
+  if (out.steps) {
+    const rows = out.steps as Row[];
     md.push('### Steps in one run', table(['steps in the run', 'µs per step', 'run (ms)', 'RSS / heap after the last step (MiB)', 'open + replay after a crash (ms)', 'replay µs per step', 'RSS / heap after replay (MiB)'],
       rows.map((r) => ({ ...r, mem: pair(r.rssMiB, r.heapMiB), replayMem: pair(r.replayRssMiB, r.replayHeapMiB) })), ['steps', 'usPerStep', 'runMs', 'mem', 'replayMs', 'replayUsPerStep', 'replayMem']));
     md.push(`Growth exponents (log-log slope between neighbouring points): run time ${exponents(rows, 'steps', 'runMs')}; replay ${exponents(rows, 'steps', 'replayMs')}; heap ${exponents(rows, 'steps', 'heapMiB')}.`);
-    charts['scale-steps.svg'] = lineChart({ title: 'One run of n sequential step.do: cost per step', subtitle: sub, xLabel: 'steps in the run (log)', yLabel: 'µs per step', logX: true,
-      series: [series(rows, 'steps', 'run: µs per step', 'usPerStep'), series(rows, 'steps', 'replay after a crash: µs per step (open included)', 'replayUsPerStep', true)] });
+    charts['scale-steps.svg'] = lineChart({ title: 'One run of n sequential step.do: time per step', subtitle: sub, xLabel: 'steps in the run (log)', yLabel: 'µs per step', logX: true,
+      series: [series(rows, 'steps', 'run', 'usPerStep')] });
+    charts['scale-steps-replay.svg'] = lineChart({ title: 'One run of n steps: a fresh engine opens the file and replays it', subtitle: sub, xLabel: 'steps in the run (log)', yLabel: 'ms, open + replay after a crash', logX: true,
+      series: [series(rows, 'steps', 'open + replay', 'replayMs')] });
     charts['scale-steps-memory.svg'] = lineChart({ title: 'One run of n sequential step.do: memory', subtitle: sub, xLabel: 'steps in the run (log)', yLabel: 'MiB', logX: true,
       series: [series(rows, 'steps', 'RSS after the last step', 'rssMiB'), series(rows, 'steps', 'heap after the last step', 'heapMiB'), series(rows, 'steps', 'RSS after replay', 'replayRssMiB', true), series(rows, 'steps', 'heap after replay', 'replayHeapMiB', true)] });
   }
-  if (on('sleepers')) {
-    const rows = (out.sleepers = await sleepersCurve()) as Row[];
+  if (out.sleepers) {
+    const rows = out.sleepers as Row[];
     md.push('### Sleeping runs', table(['runs sleeping', 'due at one instant', 'engine start (ms)', 'RSS while all sleep (MiB)', 'heap (MiB)', 'wake lateness p50 (ms)', 'p99', 'max', 'peak RSS (MiB)'], rows, ['sleeping', 'due', 'startMs', 'sleepingRssMiB', 'sleepingHeapMiB', 'latenessP50Ms', 'latenessP99Ms', 'latenessMaxMs', 'peakRssMiB']));
     md.push(`Growth exponents: RSS ${exponents(rows, 'sleeping', 'sleepingRssMiB')}; lateness p99 ${exponents(rows, 'sleeping', 'latenessP99Ms')}; max ${exponents(rows, 'sleeping', 'latenessMaxMs')}.`);
     charts['scale-sleepers.svg'] = lineChart({ title: 'Sleeping runs: memory', subtitle: sub, xLabel: 'runs sleeping (log)', yLabel: 'MiB', logX: true,
@@ -162,32 +163,59 @@ try {
     charts['scale-sleepers-lateness.svg'] = lineChart({ title: 'Sleeping runs: a tenth due at one instant, wake lateness', subtitle: sub, xLabel: 'runs sleeping (log)', yLabel: 'ms late', logX: true,
       series: [series(rows, 'sleeping', 'p50', 'latenessP50Ms'), series(rows, 'sleeping', 'p99', 'latenessP99Ms'), series(rows, 'sleeping', 'max', 'latenessMaxMs', true)] });
   }
-  if (on('concurrent')) {
-    const rows = (out.concurrent = await concurrentCurve()) as Row[];
+  if (out.concurrent) {
+    const rows = out.concurrent as Row[];
     md.push('### Concurrent runs', table(['runs in flight', 'runs measured', 'journaled steps/s', 'run latency p50 (ms)', 'p99', 'event-loop lag p50 (ms)', 'p99', 'max', 'peak RSS (MiB)'], rows, ['inFlight', 'runs', 'stepsPerS', 'runP50Ms', 'runP99Ms', 'lagP50Ms', 'lagP99Ms', 'lagMaxMs', 'peakRssMiB']));
     md.push(`Growth exponents: steps/s ${exponents(rows, 'inFlight', 'stepsPerS')}; run latency p99 ${exponents(rows, 'inFlight', 'runP99Ms')}; lag p99 ${exponents(rows, 'inFlight', 'lagP99Ms')}.`);
     charts['scale-concurrent.svg'] = lineChart({ title: 'Runs in flight x 10 steps: throughput', subtitle: sub, xLabel: 'runs in flight (log)', yLabel: 'journaled steps/s', logX: true, series: [series(rows, 'inFlight', 'steps/s', 'stepsPerS')] });
     charts['scale-concurrent-latency.svg'] = lineChart({ title: 'Runs in flight x 10 steps: latency and host event-loop lag', subtitle: sub, xLabel: 'runs in flight (log)', yLabel: 'ms', logX: true,
       series: [series(rows, 'inFlight', 'run latency p99', 'runP99Ms'), series(rows, 'inFlight', 'event-loop lag p99', 'lagP99Ms', true)] });
   }
-  if (on('sittings')) {
-    const rows = (out.sittings = await sittings()) as Row[];
+  if (out.sittings) {
+    const rows = out.sittings as Row[];
     md.push('### Host event loop, 100 concurrent runs, 5 sittings', table(['sitting', 'lag p50 (ms)', 'p99', 'max', 'steps/s', 'CPU steal %', 'CPU busy %', 'load avg (1 min) before', 'after'], rows, ['sitting', 'lagP50Ms', 'lagP99Ms', 'lagMaxMs', 'stepsPerS', 'stealPct', 'busyPct', 'loadAvg1Before', 'loadAvg1After']));
     const p99 = summarize(rows.map((r) => r.lagP99Ms!));
     md.push(`Lag p99 over the sittings: median ${fmt(p99.median)} ms, ${fmt(p99.min)}-${fmt(p99.max)} ms.`);
     charts['scale-lag-sittings.svg'] = barChart({ title: 'Host event-loop lag, 100 concurrent runs, 5 sittings', subtitle: sub, yLabel: 'ms',
       bars: rows.flatMap((r) => (['lagP50Ms', 'lagP99Ms', 'lagMaxMs'] as const).map((k) => ({ group: `${r.sitting} (steal ${r.stealPct!.toFixed(0)}%, load ${r.loadAvg1Before!.toFixed(1)})`, series: k.slice(3, 6).toLowerCase(), y: r[k]! }))) });
   }
-} finally {
-  await stopAllChildren();
+  return { md, charts };
 }
-out.finishedAt = new Date().toISOString();
-out.seconds = (Date.now() - started.getTime()) / 1000;
-out.markdown = md.join('\n\n');
-mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
-const file = join(REPO, 'bench', 'results', `${started.toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z-scale.json`);
-writeFileSync(file, JSON.stringify(out, null, 1));
-// Charts come from the full run only: a quick pass does not overwrite what the docs link to.
-if (!quick) for (const [name, svg] of Object.entries(charts)) writeFileSync(join(REPO, 'docs', 'bench', name), svg);
-console.log(md.join('\n\n'));
-log(`wrote ${file}${quick ? '' : ` and ${Object.keys(charts).length} charts in docs/bench/`} (${out.seconds} s)`);
+
+/** Charts come from full runs only: a quick pass does not overwrite what the docs link to. */
+function writeCharts(out: Record<string, unknown>, charts: Record<string, string>): void {
+  if (out.mode !== 'full') return;
+  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(REPO, 'docs', 'bench', name), svg);
+  log(`wrote ${Object.keys(charts).length} charts in docs/bench/`);
+}
+
+const from = process.argv.find((x) => x.startsWith('--from='))?.slice(7);
+if (from) {
+  // Re-renders the tables and charts of an earlier result, measuring nothing.
+  const out = JSON.parse(readFileSync(from, 'utf8')) as Record<string, unknown>;
+  const { md, charts } = render(out);
+  writeCharts(out, charts);
+  console.log(md.join('\n\n'));
+} else {
+  const started = new Date();
+  const out: Record<string, unknown> = { mode: quick ? 'quick' : 'full', startedAt: started.toISOString(), machine: machineInfo(), loadAvg1AtStart: loadAvg1() };
+  ensureCompiled(); // before the first point: a sleepers point's instant is fixed before its child starts
+  try {
+    if (on('steps')) out.steps = await stepsCurve();
+    if (on('sleepers')) out.sleepers = await sleepersCurve();
+    if (on('concurrent')) out.concurrent = await concurrentCurve();
+    if (on('sittings')) out.sittings = await sittings();
+  } finally {
+    await stopAllChildren();
+  }
+  out.finishedAt = new Date().toISOString();
+  out.seconds = (Date.now() - started.getTime()) / 1000;
+  const { md, charts } = render(out);
+  out.markdown = md.join('\n\n');
+  mkdirSync(join(REPO, 'bench', 'results'), { recursive: true });
+  const file = join(REPO, 'bench', 'results', `${started.toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z-scale.json`);
+  writeFileSync(file, JSON.stringify(out, null, 1));
+  if (!onlyArg) writeCharts(out, charts);
+  console.log(out.markdown);
+  log(`wrote ${file} (${out.seconds} s)`);
+}
