@@ -176,8 +176,8 @@ function render(out: Record<string, unknown>): { md: string[]; charts: Record<st
     md.push('### Host event loop, 100 concurrent runs, 5 sittings', table(['sitting', 'lag p50 (ms)', 'p99', 'max', 'steps/s', 'CPU steal %', 'CPU busy %', 'load avg (1 min) before', 'after'], rows, ['sitting', 'lagP50Ms', 'lagP99Ms', 'lagMaxMs', 'stepsPerS', 'stealPct', 'busyPct', 'loadAvg1Before', 'loadAvg1After']));
     const p99 = summarize(rows.map((r) => r.lagP99Ms!));
     md.push(`Lag p99 over the sittings: median ${fmt(p99.median)} ms, ${fmt(p99.min)}-${fmt(p99.max)} ms.`);
-    charts['scale-lag-sittings.svg'] = barChart({ title: 'Host event-loop lag, 100 concurrent runs, 5 sittings', subtitle: sub, yLabel: 'ms',
-      bars: rows.flatMap((r) => (['lagP50Ms', 'lagP99Ms', 'lagMaxMs'] as const).map((k) => ({ group: `${r.sitting} (steal ${r.stealPct!.toFixed(0)}%, load ${r.loadAvg1Before!.toFixed(1)})`, series: k.slice(3, 6).toLowerCase(), y: r[k]! }))) });
+    charts['scale-lag-sittings.svg'] = barChart({ title: 'Host event-loop lag, 100 concurrent runs, 5 sittings', subtitle: `${out.mode} mode, ${String(out.startedAt).slice(0, 16)}Z, built engine; under each group: sitting: CPU steal %, load average`, yLabel: 'ms',
+      bars: rows.flatMap((r) => (['lagP50Ms', 'lagP99Ms', 'lagMaxMs'] as const).map((k) => ({ group: `${r.sitting}: ${r.stealPct!.toFixed(1)}%, ${r.loadAvg1Before!.toFixed(0)}`, series: k.slice(3, 6).toLowerCase(), y: r[k]! }))) });
   }
   return { md, charts };
 }

@@ -15,7 +15,7 @@ export async function seedSleepers(dir: string, n: number, dueAt: () => number):
   const schema = await createEngine({ dataDir: dir, workflows: [sleeper] });
   await schema.start();
   const { runId } = await schema.trigger(sleeper.name, { at: far });
-  for (let i = 0; i < 100 && (await schema.describe(runId))?.status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && (await schema.runs.get(runId)).status !== 'sleeping'; i++) await new Promise((r) => setTimeout(r, 20));
   await schema.stop();
   const db = new Database(join(dir, 'tranquil.db'));
   try {
