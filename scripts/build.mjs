@@ -24,7 +24,7 @@
 // dist/ by test/e2e/build.test.ts). `node --enable-source-maps` maps stack traces back.
 //
 // `node scripts/build.mjs --bench` also bundles the benchmark children that measure the build
-// (bench/child-idle.ts, bench/history-child.ts, bench/child-citizen.ts) into bench/.build/. They import the engine
+// (bench/child-idle.ts, bench/history-child.ts, bench/child-citizen.ts, bench/child-scale.ts) into bench/.build/. They import the engine
 // and the sdk from dist/ (external), so they measure exactly what dist ships.
 import * as esbuild from 'esbuild';
 import { execFileSync } from 'node:child_process';
@@ -242,7 +242,7 @@ export async function buildBench() {
   toDist.set('@tranquil/engine/testing', join(DIST, 'testing.js'));
   const r = await esbuild.build({
     ...common,
-    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts' },
+    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts', 'child-scale': 'bench/child-scale.ts' },
     outdir: BENCH_OUT,
     // better-sqlite3 bundled as dist bundles it: the idle bench's node + driver child then
     // loads the driver the way the engine does.
