@@ -1,4 +1,4 @@
-// `tranquil runs rerun | fork | pause | resume` (docs/control.md): through a running serve's control
+// `tranquil runs rerun | fork | pause | resume` and `tranquil workflows pause | resume` (docs/control.md): through a running serve's control
 // channel, or an in-process engine when none runs (program.ts mutate). The run id is checked
 // here with the engine's own rule so a bad one fails with one line before anything starts.
 import type { Command } from 'commander';
@@ -11,6 +11,7 @@ import { checkStateKey, publishedState } from '../src/domain/published-state.ts'
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
 import type { ForkResult } from '../src/domain/run-fork.ts';
 import { valueText } from '../src/domain/value-text.ts';
+import type { WorkflowPause, WorkflowResumeResult } from '../src/domain/workflow-pause.ts';
 
 const runIdSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
 const runId = (v: string, what = 'runId'): string => parseOrThrow(runIdSchema, v, what);
@@ -83,5 +84,28 @@ export function controlCommands(runs: Command): void {
     .action(async (id: string, o: Common) => {
       const r = (await mutate(o, { op: 'resume', runId: runId(id) })) as ResumeResult & { runId: string };
       print(o, r, () => describeResume(r));
+    });
+}
+
+/** What `workflows resume` did, for a person. */
+export function describeWorkflowResume(r: WorkflowResumeResult): string {
+  const n = r.runs.length;
+  if (n === 0) return `resumed workflow ${r.workflow}: no run was held`;
+  const did = r.held === 'skip' ? 'skipped (their code never ran)' : 'resumed in creation order';
+  return [`resumed workflow ${r.workflow}; ${n} held run${n === 1 ? '' : 's'} ${did}:`, ...r.runs.map((id) => `  ${id}`)].join('\n');
+}
+
+export function workflowPauseCommands(workflows: Command): void {
+  common(workflows.command('pause <workflow>').description('pause a workflow: its new runs (events, schedule slots, webhooks, starts) are created and held before their code runs'))
+    .option('--by <who>', 'who pauses it (shown by `why` and `workflows list`; default: cli (<user>@<host>))')
+    .action(async (workflow: string, o: Common & { by?: string }) => {
+      const p = (await mutate(o, { op: 'workflow-pause', workflow, by: o.by ?? cliAsker() })) as WorkflowPause;
+      print(o, p, () => `workflow ${p.workflow} paused by ${p.by} at ${p.at}: new runs are held; runs executing go on; resume with \`tranquil workflows resume ${p.workflow}\``);
+    });
+  common(workflows.command('resume <workflow>').description('resume a paused workflow: its held runs go on in creation order (--skip-held: they end skipped, their code never run)'))
+    .option('--skip-held', 'end the held runs skipped instead of running them')
+    .action(async (workflow: string, o: Common & { skipHeld?: boolean }) => {
+      const r = (await mutate(o, { op: 'workflow-resume', workflow, held: o.skipHeld ? 'skip' : 'run' })) as WorkflowResumeResult;
+      print(o, r, () => describeWorkflowResume(r));
     });
 }

@@ -5,7 +5,8 @@
 // endpoint, or, when none runs, start an engine in-process on the data dir, apply the
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
-import { controlCommands } from './control.ts';
+import { controlCommands, workflowPauseCommands } from './control.ts';
+import { explainWorkflowPause, type WorkflowPause } from '../src/domain/workflow-pause.ts';
 import { describeQueueWait } from '../src/domain/rate-limit.ts';
 import { readQueueRows } from '../compose/queue-reader.ts';
 import { Command, Option } from 'commander';
@@ -114,6 +115,17 @@ function readOnly(project: Project): ReadOnlyFile {
   const data = ReadOnlyFile.open(project.dataDir, codecOf(project));
   if (!data) throw noData(project);
   return data;
+}
+
+/** The paused workflows as the project's backend keeps them (none when nothing was stored). */
+async function pausedWorkflows(project: Project): Promise<WorkflowPause[]> {
+  const reader = await openRunReader(resolveConfig({ ...project.engine, dataDir: project.dataDir }), {});
+  if (!reader) return [];
+  try {
+    return (await reader.workflowPauses?.()) ?? [];
+  } finally {
+    await reader.close();
+  }
 }
 
 /** Runs as the project's backend sees them (TRANQUIL_BACKEND or the config's `backend`). */
@@ -312,16 +324,20 @@ export function buildProgram(): Command {
         const details = sandbox ? [...runWhy.details, sandbox.line] : runWhy.details;
         return print(o, sandbox ? { ...runWhy, sandbox } : runWhy, () => [runWhy.summary, ...details.map((d) => `  ${d}`), `next: ${runWhy.next}`].join('\n'));
       }
+      const paused = (await pausedWorkflows(project)).find((p) => p.workflow === id);
       const data = await triggerReader(project);
-      let e: ReturnType<typeof explainSchedules>;
+      let e: ReturnType<typeof explainSchedules> | undefined;
       try {
         const schedules = (await data.listSchedules()).filter((s) => s.workflow === id && s.active);
-        if (schedules.length === 0) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled workflow in ${data.where}`);
-        e = explainSchedules(id, schedules, (await data.listSlots({ workflow: id, limit: 20 })).reverse());
+        if (schedules.length === 0 && !paused) throw new ValidationError(`why: '${id}' is neither a run id nor a scheduled or paused workflow in ${data.where}`);
+        if (schedules.length > 0) e = explainSchedules(id, schedules, (await data.listSlots({ workflow: id, limit: 20 })).reverse());
       } finally {
         data.close();
       }
-      print(o, e, () => [e.summary, ...e.details.map((d) => `  ${d}`)].join('\n'));
+      // A paused workflow says so first (docs/control.md "Pause a workflow").
+      const p = paused && explainWorkflowPause(paused);
+      const out = p ? { workflow: id, summary: p.summary, details: [...(e ? [e.summary, ...e.details] : []), `next: ${p.next}`], paused } : e!;
+      print(o, out, () => [out.summary, ...out.details.map((d) => `  ${d}`)].join('\n'));
     });
 
   const workflows = program.command('workflows').description('the project\'s workflows');
@@ -336,8 +352,14 @@ export function buildProgram(): Command {
       // Workflow files are described by a Deno child with no permission (cached per version
       // in the data dir's snapshots), never imported here.
       const files = await describeFiles(project);
+      const pauses = data ? await pausedWorkflows(project) : [];
+      const pausedOf = (name: string) => {
+        const p = pauses.find((x) => x.workflow === name);
+        return p && { by: p.by, at: p.at };
+      };
       const list = [...project.workflows, ...files].map((w) => ({
         name: w.name,
+        paused: pausedOf(w.name),
         triggers: w.triggers.map((t) => {
           switch (t.type) {
             case 'manual': return { type: 'manual' };
@@ -356,10 +378,12 @@ export function buildProgram(): Command {
       data?.close();
       print(o, list, () =>
         list
-          .map((w) => `${w.name}\n${w.triggers.map((t) => `  ${Object.entries(t).filter(([, v]) => v !== undefined).map(([k, v]) => (k === 'type' ? v : `${k}=${v}`)).join(' ')}`).join('\n')}`)
+          .map((w) => `${w.name}${w.paused ? `  (paused by ${w.paused.by} at ${w.paused.at})` : ''}\n${w.triggers.map((t) => `  ${Object.entries(t).filter(([, v]) => v !== undefined).map(([k, v]) => (k === 'type' ? v : `${k}=${v}`)).join(' ')}`).join('\n')}`)
           .join('\n'),
       );
     });
+
+  workflowPauseCommands(workflows);
 
   common(workflows.command('approve <workflow>').description("approve a workflow file's permission declaration as it is on disk (by name or file path); releases its blocked runs"))
     .option('--hash <hash>', 'approve only if the declaration on disk still has this hash (as shown by `why`)')

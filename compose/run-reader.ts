@@ -53,6 +53,8 @@ export async function openRunReader(config: ResolvedConfig, options: RunReaderOp
         return page;
       },
       childOutput: (runId) => reader.childOutput(runId),
+      // Kept in Restate (workflow-pause-object.ts), not in the file.
+      workflowPauses: () => restate.workflowPauses(),
       close: async () => file?.close(),
     };
   } catch (err) {

@@ -5,6 +5,7 @@ import type { Explanation } from './explain.ts';
 import { isDeadlineError } from './run-control.ts';
 import type { RunView } from './run-view.ts';
 import { publishedState } from './published-state.ts';
+import { workflowPauser } from './workflow-pause.ts';
 
 export function withControl(e: Explanation, run: RunView, now: number): Explanation {
   const head = `Run ${run.runId} of workflow '${run.workflow}' (version ${run.version})`;
@@ -24,6 +25,14 @@ export function withControl(e: Explanation, run: RunView, now: number): Explanat
       summary: `${head} timed out: deadline ${run.deadline ?? '(not recorded)'}; timed out at ${run.updatedAt}` +
         `${hit ? `, the deadline reaching it in step '${hit.name}'` : ''}, after its cleanup.`,
       next: `To run it again with the same input: \`tranquil runs rerun ${run.runId}\`.`,
+    };
+  } else if (run.status === 'paused' && run.paused?.held) {
+    const who = workflowPauser(run.paused.by);
+    out = {
+      ...out,
+      summary: `${head} is held: workflow '${run.workflow}' is paused by ${who} at ${run.paused.at}, and this run was created while it was; ` +
+        `none of its code ran, it holds no slot; resume the workflow with \`tranquil workflows resume ${run.workflow}\` (held runs go on in creation order; \`--skip-held\` skips them).`,
+      next: `Resume the workflow: \`tranquil workflows resume ${run.workflow}\`; or this run alone: \`tranquil runs resume ${run.runId}\`.`,
     };
   } else if (run.status === 'paused') {
     const p = run.paused;

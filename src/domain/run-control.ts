@@ -28,6 +28,9 @@ export function isDeadlineError(e: ErrorInfo | undefined): boolean {
 export interface PauseInfo {
   by: string;
   at: string;
+  /** Held by the pause of its whole workflow before any of its code ran (workflows.pause):
+   *  `by` is `workflow pause (by <who>)`, `at` when the workflow was paused. */
+  held?: true;
 }
 
 /** The run-control fields of a run's view. */

@@ -9,6 +9,7 @@ import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { TriggerState } from './triggers.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
+import type { HeldPolicy, WorkflowPause } from '../domain/workflow-pause.ts';
 import type { Debouncer } from './debounce.ts';
 import type { RunFork } from '../domain/run-fork.ts';
 import type { JournalEntry } from '../domain/journal.ts';
@@ -101,6 +102,15 @@ export interface DurableExecutor {
    *  recorded); while paused it holds no process memory and no concurrency slot. `by`: who
    *  asks (validated). Absent: this backend cannot pause runs. */
   pause?(runId: string, by: string): Promise<void>;
+  /** Pauses a whole workflow (docs/control.md, "Pause a workflow"): every run of it created
+   *  from now on is created as always and held before its code runs; runs already executing
+   *  go on. The first asker stays. Absent: this backend cannot pause workflows. */
+  pauseWorkflow?(workflow: string, by: string): Promise<WorkflowPause>;
+  /** Unpauses it: its held runs, in creation order, go on (`run`) or end skipped (`skip`);
+   *  returns their ids. RunStateError when the workflow is not paused. */
+  resumeWorkflow?(workflow: string, held: HeldPolicy): Promise<string[]>;
+  /** The paused workflows, by name. */
+  workflowPauses?(): Promise<WorkflowPause[]>;
   /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */

@@ -4,6 +4,7 @@
 // the local file's outbox rows for a run Restate has accepted.
 import type { ChildOutput, RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { OutboxEntry } from './trigger-store.ts';
+import type { WorkflowPause } from '../domain/workflow-pause.ts';
 
 export interface RunReader {
   /** The run with its steps; undefined when this backend knows no such run. */
@@ -13,6 +14,8 @@ export interface RunReader {
   /** A workflow file's last Deno child for the run (`runs describe`); undefined when none
    *  was kept (a code workflow, or no child ran yet). */
   childOutput?(runId: string): Promise<ChildOutput | undefined>;
+  /** The paused workflows (workflows.pause), by name; absent: the backend keeps none. */
+  workflowPauses?(): Promise<WorkflowPause[]>;
   /** Releases what the reader opened (a file handle); the engine's own reader owns nothing. */
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { Json } from '../domain/json.ts';
 import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
+import type { HeldPolicy, WorkflowPause } from '../domain/workflow-pause.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../ports/executor.ts';
 import type { TriggerState } from '../ports/triggers.ts';
@@ -124,6 +125,22 @@ export class DrainRouter implements DurableExecutor {
     const ex = this.of(runId);
     if (!ex.resume) throw new NotSupportedError(`backend '${ex.backend}' cannot resume runs yet`);
     return ex.resume(runId);
+  }
+
+  /** docs/control.md "Pause a workflow": new runs start on the primary, so its pause holds
+   *  them; the drained runs were executing before it and go on. */
+  pauseWorkflow(workflow: string, by: string): Promise<WorkflowPause> {
+    if (!this.o.primary.pauseWorkflow) throw new NotSupportedError(`backend '${this.o.primary.backend}' cannot pause workflows yet`);
+    return this.o.primary.pauseWorkflow(workflow, by);
+  }
+
+  resumeWorkflow(workflow: string, held: HeldPolicy): Promise<string[]> {
+    if (!this.o.primary.resumeWorkflow) throw new NotSupportedError(`backend '${this.o.primary.backend}' cannot resume workflows yet`);
+    return this.o.primary.resumeWorkflow(workflow, held);
+  }
+
+  async workflowPauses(): Promise<WorkflowPause[]> {
+    return (await this.o.primary.workflowPauses?.()) ?? [];
   }
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {

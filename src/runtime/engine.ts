@@ -13,6 +13,7 @@ import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import { RESERVED_IN_NAMES } from '../domain/step-names.ts';
 import { RUN_STATUSES, isTerminal } from '../domain/run-status.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
+import type { HeldPolicy, WorkflowPause, WorkflowResumeResult } from '../domain/workflow-pause.ts';
 import { entriesOfViews, forkPlan, type ForkOptions, type ForkResult } from '../domain/run-fork.ts';
 import type { RunFilter, RunId, RunPage, RunView, TypedRunView } from '../domain/run-view.ts';
 import { parseOrThrow } from '../domain/validate.ts';
@@ -94,6 +95,7 @@ const forkOptionsSchema = once(() => z.object({
   from: z.union([nameSchema(), z.number().int('a position is a whole number').min(0, 'a position is 0 or more')]),
   runId: idSchema().optional(),
 }).strict());
+const workflowResumeOptionsSchema = once(() => z.object({ held: z.enum(['run', 'skip']).optional() }).strict());
 const approveOptionsSchema = once(() => z.object({ hash: z.string().regex(/^[0-9a-f]{16}$/, 'a declaration hash is 16 hex digits').optional() }).strict());
 
 const eventFilterSchema = once(() => z
@@ -194,6 +196,26 @@ export interface WorkflowsApi {
    *  on disk still has this hash (what the user was shown). The engine never calls this by
    *  itself. */
   approve(name: string, options?: { hash?: string }): Promise<DeclarationView & { released: string[] }>;
+  /** Every registered workflow, by name, with `paused` (who, when) while it is paused. */
+  list(): Promise<WorkflowListItem[]>;
+  /** Pauses the whole workflow (docs/control.md, "Pause a workflow"): every run of it created
+   *  from now on (trigger, event, schedule slot, webhook, child start) is created as always,
+   *  its id, input and dedupe recorded, and held before its code runs: it shows `paused`
+   *  (`paused.held`), holds no slot and no memory. Runs already executing go on. Pausing a
+   *  paused workflow changes nothing (the first asker stays). `options.by`: who asks
+   *  (default 'api'). */
+  pause(name: string, options?: { by?: string }): Promise<WorkflowPause>;
+  /** Unpauses it. `options.held`: `'run'` (default) lets its held runs go on in creation
+   *  order; `'skip'` ends each without running its code (succeeded, output
+   *  `{ outcome: 'skipped', reason }`). RunStateError when it is not paused. */
+  resume(name: string, options?: { held?: HeldPolicy }): Promise<WorkflowResumeResult>;
+}
+
+/** A workflow as workflows.list shows it. */
+export interface WorkflowListItem {
+  name: string;
+  /** While the workflow is paused: who paused it and when. */
+  paused?: { by: string; at: string };
 }
 
 /** `engine.runs`: read, list, cancel, retry and explain runs. Each method validates its
@@ -312,6 +334,27 @@ export class Engine {
         if (!this.executor.approveFile) throw new NotSupportedError(`backend '${this.executor.backend}' does not run workflow files yet`);
         const released = await this.executor.approveFile({ workflow: wf, hash: d.hash, declaration: d.declaration, approvedAt: this.clock.now() });
         return { ...d, approved: true, approvedHash: d.hash, diff: { added: [], removed: [] }, released };
+      },
+      list: async () => {
+        const paused = new Map((await (this.executor.workflowPauses?.() ?? Promise.resolve([]))).map((p) => [p.workflow, p]));
+        return this.registry.all().map((w) => {
+          const p = paused.get(w.definition.name);
+          return p ? { name: w.definition.name, paused: { by: p.by, at: p.at } } : { name: w.definition.name };
+        });
+      },
+      pause: async (name, options = {}) => {
+        const wf = check(nameSchema(), name, 'workflow');
+        const by = check(cancelOptionsSchema(), options, 'workflows.pause options').by ?? DEFAULT_CANCEL_BY;
+        this.registry.get(wf);
+        if (!this.executor.pauseWorkflow) throw new NotSupportedError(`backend '${this.executor.backend}' cannot pause workflows yet`);
+        return this.executor.pauseWorkflow(wf, by);
+      },
+      resume: async (name, options = {}) => {
+        const wf = check(nameSchema(), name, 'workflow');
+        const held = check(workflowResumeOptionsSchema(), options, 'workflows.resume options').held ?? 'run';
+        this.registry.get(wf);
+        if (!this.executor.resumeWorkflow) throw new NotSupportedError(`backend '${this.executor.backend}' cannot resume workflows yet`);
+        return { workflow: wf, held, runs: await this.executor.resumeWorkflow(wf, held) };
       },
     };
     this.runs = {

@@ -165,6 +165,24 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(said.summary).toContain(`is paused by cli-test at ${api.paused!.at}; `);
   }, 120_000);
 
+  test('cli: why of a run held by its workflow\'s pause, and why <workflow>, say the workflow is paused', async () => {
+    const wf = workflow('cli-held', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.do('one', () => 1));
+    });
+    const { engine, dir } = await boot([wf]);
+    const p = await engine.workflows.pause('cli-held', { by: 'cli-test' });
+    const held = (await engine.trigger('cli-held', null)).runId;
+    await until('run to be held', async () => (await engine.runs.get(held)).status === 'paused', 20_000);
+    const [why, whyWf] = await Promise.all([cli(backend, dir, 'why', held, '--json'), cli(backend, dir, 'why', 'cli-held', '--json')]);
+    expect(json<Explanation>(why, 'why')).toEqual(JSON.parse(JSON.stringify(await engine.runs.explain(held))));
+    const wfSaid = json<{ summary: string; details: string[]; paused: unknown }>(whyWf, 'why <workflow>');
+    expect(wfSaid.summary).toBe(`Workflow 'cli-held' is paused by cli-test at ${p.at}: its new runs (events, schedule slots, webhooks, starts) are created and held before their code runs; runs that were executing go on.`);
+    expect(wfSaid.paused).toEqual(p);
+    await engine.workflows.resume('cli-held');
+    expect((await engine.result(held, { timeout: '20s' })).output).toBe(1);
+  }, 120_000);
+
   test('cli: runs describe and why show a fork and its original, linked both ways, as the engine does', async () => {
     const wf = workflow('cli-forkable', (w) => {
       w.trigger(manual());

@@ -31,6 +31,7 @@ import { peerPortScenarios } from './peer-ports.ts';
 import { childHandleScenarios } from './children-handles.ts';
 import { controlScenarios } from './control.ts';
 import { forkScenarios } from './control-fork.ts';
+import { workflowPauseScenarios } from './control-workflow-pause.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
 import { debounceScenarios } from './debounce.ts';
@@ -579,6 +580,7 @@ export function runConformance(target: ConformanceTarget): void {
     childHandleScenarios({ test, boot, restart, until });
     controlScenarios({ test, boot, restart, until });
     forkScenarios({ test, boot, restart, until });
+    workflowPauseScenarios({ test, boot, restart, until });
     liveOutputScenarios({ test, boot, restart, until });
   });
 }

@@ -63,6 +63,9 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   z.object({ op: z.literal('fork'), runId: id(), from: z.union([name(), z.number().int().min(0)]), newRunId: id().optional() }).strict(),
   z.object({ op: z.literal('pause'), runId: id(), by: z.string().min(1).max(200).optional() }).strict(),
   z.object({ op: z.literal('resume'), runId: id() }).strict(),
+  // Pause of a whole workflow (docs/control.md); validated again by engine.workflows.
+  z.object({ op: z.literal('workflow-pause'), workflow: name(), by: z.string().min(1).max(200).optional() }).strict(),
+  z.object({ op: z.literal('workflow-resume'), workflow: name(), held: z.enum(['run', 'skip']).optional() }).strict(),
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
@@ -174,6 +177,10 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return { runId: op.runId, paused: true };
     case 'resume':
       return { runId: op.runId, ...(await engine.runs.resume(op.runId)) };
+    case 'workflow-pause':
+      return engine.workflows.pause(op.workflow, op.by === undefined ? {} : { by: op.by });
+    case 'workflow-resume':
+      return engine.workflows.resume(op.workflow, op.held === undefined ? {} : { held: op.held });
     case 'gc':
       return engine.gc({ dryRun: op.dryRun });
     case 'approve': {

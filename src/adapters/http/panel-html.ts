@@ -179,6 +179,18 @@ export function actions(base: string, run: RunView, token: string, approvable: b
     out.push(`<form class="inline" method="post" action="${base}/runs/${id}/signal">${hidden}<input name="name" placeholder="signal name" required>
 <input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"><button id="signal">Send signal</button></form>`);
   }
+  // The run's whole workflow (docs/control.md "Pause a workflow"): a held run offers its
+  // workflow's resume (its held runs go on in creation order, or are skipped); any other run,
+  // the workflow's pause. The panel has no workflows page: the run page is where one looks.
+  const wf = encodeURIComponent(run.workflow);
+  const wfButton = (verb: string, label: string, extra = '') =>
+    `<form class="inline" method="post" action="${base}/workflows/${wf}/${verb}">${hidden}<input type="hidden" name="run" value="${esc(run.runId)}">${extra}<button id="workflow-${verb}${extra ? '-skip' : ''}">${label}</button></form>`;
+  if (run.status === 'paused' && run.paused?.held) {
+    out.push(wfButton('resume', 'Resume workflow'));
+    out.push(wfButton('resume', 'Resume workflow, skip held runs', '<input type="hidden" name="held" value="skip">'));
+  } else {
+    out.push(wfButton('pause', 'Pause workflow'));
+  }
   // The declaration hash the page shows: approve refuses if the file changed since.
   const declared = run.error?.fields?.declared;
   if (approvable) {

@@ -205,6 +205,14 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     await engine.signal(id, f.name, data);
     return { run: id, note: `signal '${f.name}' sent` };
   });
+  act('/workflows/:name/pause', async (c, form) => {
+    const p = await engine.workflows.pause(c.req.param('name')!, { by: 'panel' });
+    return { run: form.run ?? '', note: `workflow ${p.workflow} paused by ${p.by}: its new runs are held until it is resumed` };
+  });
+  act('/workflows/:name/resume', async (c, form) => {
+    const r = await engine.workflows.resume(c.req.param('name')!, { held: form.held === 'skip' ? 'skip' : 'run' });
+    return { run: form.run ?? '', note: `workflow ${r.workflow} resumed; ${r.runs.length} held run(s) ${r.held === 'skip' ? 'skipped' : 'resumed'}` };
+  });
   act('/workflows/:name/approve', async (c, form) => {
     const res = await engine.workflows.approve(c.req.param('name')!, form.hash ? { hash: form.hash } : {});
     return { run: form.run ?? res.released[0] ?? '', note: `approved declaration ${res.hash}; released ${res.released.length} run(s)` };

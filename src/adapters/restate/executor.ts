@@ -19,6 +19,8 @@ import { MAX_CHILD_DEPTH, childDepth } from '../../domain/child-runs.ts';
 import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
+import { heldSkipReason, type HeldPolicy, type WorkflowPause } from '../../domain/workflow-pause.ts';
+import { buildWorkflowPauseObject, WORKFLOW_PAUSE_OBJECT, type WorkflowPaused } from './workflow-pause-object.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
 import type { CalendarFactory } from '../../ports/calendar.ts';
@@ -119,7 +121,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output,queues';
+const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output,queues,wfpause';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -162,7 +164,7 @@ export class RestateExecutor implements DurableExecutor {
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
     this.files = o.files && new RestateFileRuns(o.files, o.registry, () => this.ingress, () => this.admin);
-    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, ...(this.files ? [OUTPUT_OBJECT, ...this.files.serviceNames()] : [])];
+    this.services = [...o.registry.all().flatMap((w) => [serviceName(w.definition.name), signalQueueName(serviceName(w.definition.name))]), DIVERGENCE_OBJECT, WORKFLOW_PAUSE_OBJECT, ...(this.files ? [OUTPUT_OBJECT, ...this.files.serviceNames()] : [])];
     this.slots = new SlotFiring(o.registry, o.calendar);
     this.reader = new RestateRunReader({ admin: () => this.admin, workflows: o.registry.all().map((w) => w.definition.name), local: (runId) => o.triggerStore.outboxRun(runId), codec: o.codec,
       issued: (runId) => this.shared?.issuedRun(runId, o.registry.all().map((w) => w.definition.name), (wf) => o.registry.find(wf)?.version) ?? Promise.resolve(undefined) });
@@ -252,6 +254,7 @@ export class RestateExecutor implements DurableExecutor {
     services.push(buildDivergenceObject(this.retention.maxAgeMs) as (typeof services)[number]);
     services.push(buildQueueObject((runIds) => endedRuns(this.admin, runIds)) as (typeof services)[number]);
     services.push(buildDebounceObject(this.o.registry) as (typeof services)[number]);
+    services.push(buildWorkflowPauseObject() as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services), buildClusterLinks() as (typeof services)[number]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
@@ -446,7 +449,8 @@ export class RestateExecutor implements DurableExecutor {
           // runs.fork: the original's version and its recorded steps before the fork point, as
           // data journaled with the run request (step values sealed as in the journal).
           ...(r.fork ? { version: r.version, fork: sealJson(this.o.codec ?? identityCodec, r.fork.entries as unknown as Json) } : {}),
-          control: 1,
+          // 2: run control, and the workflow-pause check before its code (workflow-service.ts).
+          control: 2,
         };
         // The run's trace context as W3C traceparent too: a Restate that exports traces
         // (tracing-endpoint) puts its invocation spans in the run's trace.
@@ -594,13 +598,58 @@ export class RestateExecutor implements DurableExecutor {
       result = resumePlan(v.steps);
     }
     await this.control(runId, v.workflow, 'resume', {});
+    if (v.status === 'paused' || v.status === 'cancelled') await this.leaves(runId, v.status);
+    return result;
+  }
+
+  /** Returns once the run's view left `status` (a runs.get right after shows it going on). */
+  private async leaves(runId: string, status: string): Promise<void> {
     this.settledViews.delete(runId);
     const deadline = Date.now() + 30_000;
-    for (let i = 0; (v.status === 'paused' || v.status === 'cancelled') && (await this.requireView(runId)).status === v.status; i++) {
+    for (let i = 0; (await this.requireView(runId)).status === status; i++) {
       if (Date.now() > deadline) throw new TimeoutError(`run ${runId} did not go on within 30s of its resume`);
       await new Promise((r) => setTimeout(r, SETTLE_POLL_MS[Math.min(i, SETTLE_POLL_MS.length - 1)]));
     }
-    return result;
+  }
+
+  /** docs/control.md "Pause a workflow": kept in the workflow's object (cluster-wide); each
+   *  new run asks it before its code runs (run-handler.ts workflowHold). */
+  async pauseWorkflow(workflow: string, by: string): Promise<WorkflowPause> {
+    this.ensureStarted();
+    const p = await this.pauseObject<WorkflowPaused>(workflow, 'pause', { by });
+    return { workflow, by: p.by, at: new Date(p.t).toISOString() };
+  }
+
+  /** Unpauses the workflow's object, then resumes (or skips) each run it held, oldest first,
+   *  through the run's `resume` handler; each goes on before the next is resumed. A run that
+   *  was resumed on its own meanwhile, or cancelled, is refused there and left out. */
+  async resumeWorkflow(workflow: string, held: HeldPolicy): Promise<string[]> {
+    this.ensureStarted();
+    const r = await this.pauseObject<{ paused: WorkflowPaused | null; held: string[] }>(workflow, 'resume', {});
+    if (!r.paused) throw new RunStateError(`workflow '${workflow}' is not paused; nothing to resume`);
+    const done: string[] = [];
+    for (const runId of r.held) {
+      try {
+        await this.control(runId, workflow, 'resume', held === 'skip' ? { held: true, skip: heldSkipReason(workflow) } : { held: true });
+      } catch (err) {
+        if (err instanceof RunStateError) continue;
+        throw err;
+      }
+      done.push(runId);
+      if (held === 'run') await this.leaves(runId, 'paused');
+    }
+    return done;
+  }
+
+  async workflowPauses(): Promise<WorkflowPause[]> {
+    this.ensureStarted();
+    return this.reader.workflowPauses();
+  }
+
+  private async pauseObject<T>(workflow: string, handler: 'pause' | 'resume', body: Json): Promise<T> {
+    const res = await retryWhileUnknown(() => httpJson('POST', `${this.ingress}/${WORKFLOW_PAUSE_OBJECT}/${encodeURIComponent(workflow)}/${handler}`, body));
+    if (!res.ok) throw new BackendUnavailableError(`restate refused the ${handler} of workflow '${workflow}' (${res.status}): ${res.text.slice(0, 200)}`);
+    return res.json as T;
   }
 
   /** Calls one of the run's control handlers; its refusal (409) is the caller's RunStateError. */

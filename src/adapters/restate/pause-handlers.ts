@@ -13,7 +13,17 @@ import { CANCEL_CYCLE, cancelCycleNow, cancelPromise, continuePromise, type Cont
 import { PAUSE_CYCLE, pausePromise, resumePromise, type PauseNote, type ResumeNote } from './run-pause.ts';
 
 /** The `pause` handler's body: who asks (the engine validated it). */
-const pauseBody = z.object({ by: z.string().min(1).max(MAX_CANCEL_BY) }).strict();
+const pauseBody = z.object({
+  by: z.string().min(1).max(MAX_CANCEL_BY),
+  // From the workflow's pause (workflow-pause-object.ts): the run is held, as of the
+  // workflow's pause time.
+  held: z.literal(true).optional(),
+  t: z.number().int().nonnegative().optional(),
+}).strict();
+
+/** The `resume` handler's body: `skip` (a reason) ends a held run skipped (workflows.resume
+ *  with held: 'skip'); `held`: only a run held by its workflow's pause is resumed. */
+const resumeBody = z.object({ skip: z.string().min(1).max(500).optional(), held: z.literal(true).optional() }).strict();
 
 const refuse = (message: string) => new restate.TerminalError(message, { errorCode: 409 });
 
@@ -42,7 +52,7 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
   const p = ctx.promise<PauseNote>(pausePromise(await cycleNow(ctx)));
   if ((await p.peek()) !== undefined) return { noted: false };
   try {
-    await p.resolve({ by: req.data.by, t: await ctx.date.now() });
+    await p.resolve({ by: req.data.by, t: req.data.t ?? (await ctx.date.now()), ...(req.data.held ? { held: true } : {}) });
   } catch (err) {
     if (err instanceof restate.TerminalError) return { noted: false }; // a concurrent pause noted first
     throw err;
@@ -52,8 +62,11 @@ export async function pauseRun(ctx: restate.WorkflowSharedContext, body: unknown
 
 /** Lets a paused run go on (or withdraws a pause asked and not yet applied); continues a run
  *  parked cancelled (run-continue.ts; the engine checked that its invocation is alive). */
-export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ resumed: 'paused' | 'cancelled' }> {
+export async function resumeRun(ctx: restate.WorkflowSharedContext, body?: unknown): Promise<{ resumed: 'paused' | 'cancelled' }> {
+  const req = resumeBody.safeParse(body ?? {});
+  if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'resume request'), { errorCode: 400 });
   const run = await ctx.get<RunState>('~run');
+  if (req.data.held) return resumeHeld(ctx, run, req.data.skip);
   if (run && !(await ctx.get<RunMeta>('~meta'))?.control) throw refuse(OLD_RUN(ctx.key, 'resumed'));
   if (run?.status === 'cancelled') {
     const c = (await ctx.get<number>(CANCEL_CYCLE)) ?? 0;
@@ -71,6 +84,23 @@ export async function resumeRun(ctx: restate.WorkflowSharedContext): Promise<{ r
   }
   try {
     await ctx.promise<ResumeNote>(resumePromise(k)).resolve({ t: await ctx.date.now() });
+  } catch (err) {
+    if (!(err instanceof restate.TerminalError)) throw err; // a concurrent resume did it
+  }
+  return { resumed: 'paused' };
+}
+
+/** workflows.resume: a run its workflow's pause held (its cycle-0 pause, noted by the
+ *  workflow's object) goes on, or ends skipped. Anything else is refused (409): a run resumed
+ *  on its own meanwhile, or cancelled. */
+async function resumeHeld(ctx: restate.WorkflowSharedContext, run: RunState | null | undefined, skip: string | undefined): Promise<{ resumed: 'paused' }> {
+  const asked = await ctx.promise<PauseNote>(pausePromise(0)).peek();
+  const done = await ctx.promise<ResumeNote>(resumePromise(0)).peek();
+  if (!asked?.held || done !== undefined || (run && isTerminal(run.status as RunStatus))) {
+    throw refuse(`run ${ctx.key} is not held by its workflow's pause`);
+  }
+  try {
+    await ctx.promise<ResumeNote>(resumePromise(0)).resolve({ t: await ctx.date.now(), ...(skip !== undefined ? { skip } : {}) });
   } catch (err) {
     if (!(err instanceof restate.TerminalError)) throw err; // a concurrent resume did it
   }

@@ -38,6 +38,7 @@ import type { QueueCatalog } from './queue-slot.ts';
 import { RunSlot } from './run-slot.ts';
 import { skipped } from '../../domain/run-flow.ts';
 import { RunPause } from './run-pause.ts';
+import { WORKFLOW_PAUSE_OBJECT, type WorkflowPauseObject } from './workflow-pause-object.ts';
 import { CANCEL_CYCLE, cancelPromise, continuePromise, type ContinueRequest } from './run-continue.ts';
 import { resumePlan } from '../../domain/run-control.ts';
 import type { PauseInfo } from '../../domain/run-control.ts';
@@ -154,6 +155,8 @@ export class RestateRun {
   private log!: RestateStepLog;
   private pause: RunPause | undefined;
   private control = false;
+  /** The run asks whether its workflow is paused before its code runs (workflowHold). */
+  private heldCheck = false;
   /** How many times the run was cancelled and continued (run-continue.ts). */
   private cancelCycle = 0;
   private parent: ParentRef | undefined;
@@ -198,8 +201,9 @@ export class RestateRun {
 
   /** `control`: the run request asked for run control (pause, resume of a cancel); a run
    *  forwarded by an engine from before it replays with the journal it started with. */
-  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false, fork?: JournalEntry[]): Promise<Json> {
+  async execute(input: Json, parent?: ParentRef, traceparent?: string, deadline?: number, control = false, fork?: JournalEntry[], heldCheck = false): Promise<Json> {
     this.control = control;
+    this.heldCheck = control && heldCheck;
     this.fork = fork;
     this.parent = parent;
     this.traceparent = traceparent;
@@ -235,6 +239,21 @@ export class RestateRun {
     // A fork's reused steps are the log's entries before anything runs: the session hands
     // their outcomes back without a command, and their views are written as the run's.
     for (const entry of this.fork ?? []) await this.log.record(entry);
+    if (this.control) {
+      this.pause = new RunPause({
+        ctx: this.rctx, driver: this.log.driver,
+        showPaused: (paused) => this.setRun({ status: 'paused', paused }),
+        advance: (t) => this.log.advance(t),
+      });
+    }
+    // Its workflow paused (workflows.pause): held before anything of its code runs and
+    // before it takes its slot (docs/control.md); decided once, journaled.
+    let held: Awaited<ReturnType<RestateRun['workflowHold']>> = 'go';
+    if (this.heldCheck) {
+      held = await this.workflowHold();
+      if (held === 'cancelled') throw await this.endCancelled();
+      if (typeof held === 'object') return this.endSkipped(held.skip);
+    }
     // Run-level flow control: in line before anything of the run is written (it shows pending).
     this.slot = new RunSlot(this.log, this.def, input, this.hooks.cancelRun && ((ids, by) => this.cancelOthers(ids, by)));
     let cycle = 0;
@@ -244,14 +263,10 @@ export class RestateRun {
       if (typeof admitted === 'string') return this.endSkipped(admitted);
       cycle++;
     }
-    if (this.control) {
-      this.pause = new RunPause({
-        ctx: this.rctx, driver: this.log.driver,
-        showPaused: (paused) => this.setRun({ status: 'paused', paused }),
-        advance: (t) => this.log.advance(t),
-      });
+    if (this.pause) {
       this.log.pauseRequested = () => this.pausing();
-      this.pause.watch();
+      // A held run's resume already watches the next cycle (RunPause.hold).
+      if (held === 'go') this.pause.watch();
     }
     this.setRun({ status: 'running' });
     if (this.wf.file) await this.awaitApproval(start.version);
@@ -302,6 +317,23 @@ export class RestateRun {
           continue;
       }
     }
+  }
+
+  /** Whether the workflow is paused: a shared read of its object (no lock) and, only when it
+   *  is, the object's `hold`, which notes this run's pause and lists it; then the run waits
+   *  on that pause as any paused run (RunPause.hold). Journaled calls: a replay decides the
+   *  same. 'go': not paused (or resumed before the hold). */
+  private async workflowHold(): Promise<'go' | 'resumed' | 'cancelled' | { skip: string }> {
+    const obj = this.rctx.objectClient<WorkflowPauseObject>({ name: WORKFLOW_PAUSE_OBJECT }, this.def.name);
+    try {
+      if (!(await this.log.driver.await(obj.peek()))) return 'go';
+      if (!(await this.log.driver.await(obj.hold({ runId: this.runId })))) return 'go';
+    } catch (err) {
+      // Nothing of it ran: a cancel now ends it.
+      if (err instanceof CancelledError) return 'cancelled';
+      throw err;
+    }
+    return this.pause!.hold();
   }
 
   /** A pause was seen and no cancel came: no further step starts, the run holds. */
@@ -412,7 +444,7 @@ export class RestateRun {
    *  { outcome: 'skipped', reason } (src/domain/run-flow.ts), as on SQLite. */
   private endSkipped(reason: string): Json {
     const output = skipped(reason) as unknown as Json;
-    this.slot.release();
+    this.slot?.release();
     this.setRun({ status: 'succeeded', output });
     this.notifyParent('succeeded', output);
     this.hooks.settled(this.runId, this.view());

@@ -29,11 +29,15 @@ export const PAUSE_CYCLE = '~pausek';
 export interface PauseNote {
   by: string;
   t: number;
+  /** Noted by the workflow's pause before the run's code ran (workflow-pause-object.ts). */
+  held?: true;
 }
 
 /** What `~resume#k` holds: when the resume was asked (the run's clock moves to it). */
 export interface ResumeNote {
   t: number;
+  /** workflows.resume with held: 'skip': the held run ends skipped, for this reason. */
+  skip?: string;
 }
 
 /** What the pause needs of the run handler. */
@@ -87,15 +91,16 @@ export class RunPause {
 
   /** Paused: shows it, then waits for the resume (or a cancel, which the caller's next
    *  session delivers); the next cycle is watched after it. */
-  async hold(): Promise<'resumed' | 'cancelled'> {
+  async hold(): Promise<'resumed' | 'cancelled' | { skip: string }> {
     const { ctx, driver } = this.host;
     const k = this.k;
     const note = this.seen ?? (await driver.await(ctx.promise<PauseNote>(pausePromise(k)).get()));
-    this.host.showPaused({ by: note.by, at: new Date(note.t).toISOString() });
-    let how: 'resumed' | 'cancelled' = 'resumed';
+    this.host.showPaused({ by: note.by, at: new Date(note.t).toISOString(), ...(note.held ? { held: true as const } : {}) });
+    let how: 'resumed' | 'cancelled' | { skip: string } = 'resumed';
     try {
       const resumed = await driver.await(ctx.promise<ResumeNote>(resumePromise(k)).get());
       if (typeof resumed?.t === 'number') this.host.advance(resumed.t);
+      if (typeof resumed?.skip === 'string') how = { skip: resumed.skip };
     } catch (err) {
       if (!(err instanceof CancelledError)) throw err;
       how = 'cancelled';

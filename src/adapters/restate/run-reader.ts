@@ -17,6 +17,8 @@ import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from 
 import { serviceName, workflowName } from './workflow-service.ts';
 import { lineOf, slotWaitOf } from './queue-views.ts';
 import { waitIn } from '../../domain/queue-snapshot.ts';
+import type { WorkflowPause } from '../../domain/workflow-pause.ts';
+import { WORKFLOW_PAUSE_OBJECT, type WorkflowPaused } from './workflow-pause-object.ts';
 
 export interface RestateRunReaderOptions {
   admin: () => AdminApi;
@@ -42,6 +44,19 @@ export class RestateRunReader implements RunReader {
 
   constructor(private readonly o: RestateRunReaderOptions) {
     this.services = o.workflows?.map(serviceName);
+  }
+
+  /** The paused workflows (workflow-pause-object.ts state), by name. */
+  async workflowPauses(): Promise<WorkflowPause[]> {
+    const rows = await this.o.admin().query<{ service_key: string; value_utf8: string | null }>(
+      `SELECT service_key, value_utf8 FROM state WHERE service_name = ${sqlString(WORKFLOW_PAUSE_OBJECT)} AND key = 'paused'`,
+    );
+    const known = this.o.workflows && new Set(this.o.workflows);
+    return rows.flatMap((r) => {
+      const p = r.value_utf8 ? (JSON.parse(r.value_utf8) as Partial<WorkflowPaused>) : undefined;
+      if (typeof p?.by !== 'string' || typeof p.t !== 'number' || (known && !known.has(r.service_key))) return [];
+      return [{ workflow: r.service_key, by: p.by, at: new Date(p.t).toISOString() }];
+    }).sort((a, b) => a.workflow.localeCompare(b.workflow));
   }
 
   /** `IN (...)` over the known services, or any Tranquil service (`tq_` prefix). */

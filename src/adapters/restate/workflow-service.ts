@@ -50,8 +50,10 @@ export interface RunRequest {
   traceparent?: string;
   /** When the run must end (docs/control.md), fixed when the run was written. */
   deadline?: number;
-  /** 1: the run watches pause and parks after a cancel (docs/control.md). Absent in runs
-   *  forwarded by engines from before: they replay with the journal they started with. */
+  /** 1: the run watches pause and parks after a cancel (docs/control.md); 2: also, before
+   *  its code runs, it asks whether its workflow is paused (workflow-pause-object.ts). Absent
+   *  (or lower) in runs forwarded by engines from before: they replay with the journal they
+   *  started with. */
   control?: number;
   /** runs.fork (docs/control.md): the recorded steps the run starts with (JournalEntry[],
    *  sealed); `version` is then the original's, for code workflows too. */
@@ -74,7 +76,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
         const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
         const fork = req?.fork !== undefined ? openJson<JournalEntry[]>(hooks.codec ?? identityCodec, req.fork) : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, req?.control === 1, Array.isArray(fork) ? fork : undefined);
+        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, (req?.control ?? 0) >= 1, Array.isArray(fork) ? fork : undefined, (req?.control ?? 0) >= 2);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):
@@ -140,7 +142,7 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
 
       // runs.pause / runs.resume (docs/control.md): durable promises the run watches.
       pause: (ctx: restate.WorkflowSharedContext, body: unknown) => pauseRun(ctx, body),
-      resume: (ctx: restate.WorkflowSharedContext) => resumeRun(ctx),
+      resume: (ctx: restate.WorkflowSharedContext, body: unknown) => resumeRun(ctx, body),
 
       retry: async (ctx: restate.WorkflowSharedContext, body: unknown) => {
         const req = retryBody.safeParse(body ?? {});

@@ -28,6 +28,7 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { sessionFor, type FileSessionFactory } from '../../runtime/session-factory.ts';
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
+import { heldSkipReason, type HeldPolicy, type WorkflowPause } from '../../domain/workflow-pause.ts';
 import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
@@ -356,10 +357,13 @@ export class SqliteExecutor implements DurableExecutor {
         this.store.control.fork(req.runId, req.fork.from);
         for (const e of req.fork.entries) this.store.recordStep(req.runId, e);
       }
+      // Held by its workflow's pause (insertRun): it stays paused, dispatched at the resume;
+      // a file's approval is checked then, at its execution.
+      const held = made && this.store.pauses.isPaused(req.workflow);
       // A file whose declaration is not approved: the run is created blocked, with the reason.
-      const reason = made ? this.blockReason(wf, wf.version) : undefined;
+      const reason = made && !held ? this.blockReason(wf, wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
-      blocked = reason !== undefined;
+      blocked = reason !== undefined || held;
       return made;
     });
     // A fork is not fresh (its journal is not empty): its execution reads its row and steps.
@@ -419,7 +423,8 @@ export class SqliteExecutor implements DurableExecutor {
     const act = this.active.get(runId);
     // A second cancel (or one of a run that cannot execute) ends the run at once; the first
     // throws a CancelledError into the code where it waits so its cleanup can run.
-    const force = row.cancel_requested === 1 || act?.cancel === 'requested' || row.status === 'blocked';
+    // A run held by its workflow's pause ran none of its code: it ends at once, as on Restate.
+    const force = row.cancel_requested === 1 || act?.cancel === 'requested' || row.status === 'blocked' || (row.status === 'paused' && row.pause_held === 1);
     if (act) {
       this.tellCancel(runId, act, force ? 'forced' : 'requested');
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
@@ -513,6 +518,46 @@ export class SqliteExecutor implements DurableExecutor {
       this.fresh.delete(runId);
       this.store.control.pause(runId, by, this.now());
     });
+  }
+
+  /** docs/control.md "Pause a workflow": runs created from now on are born held (insertRun). */
+  async pauseWorkflow(workflow: string, by: string): Promise<WorkflowPause> {
+    this.ensureStarted();
+    return this.queue.enqueue(() => {
+      this.store.pauses.pause(workflow, by, this.now());
+      return this.store.pauses.list().find((p) => p.workflow === workflow)!;
+    });
+  }
+
+  /** Unpaused in one write with what happens to its held runs: made pending (dispatched in
+   *  creation order), or ended skipped with nothing of their code run. */
+  async resumeWorkflow(workflow: string, held: HeldPolicy): Promise<string[]> {
+    this.ensureStarted();
+    const output = skipped(heldSkipReason(workflow)) as unknown as Json;
+    const ids = await this.queue.enqueue(() => {
+      const list = this.store.pauses.unpause(workflow);
+      if (!list) throw new RunStateError(`workflow '${workflow}' is not paused; nothing to resume`);
+      const now = this.now();
+      for (const id of list) {
+        if (held === 'run') {
+          this.store.control.unpause(id, now);
+          continue;
+        }
+        this.store.finishRun(id, 'succeeded', now, output);
+        this.childEnded(id, 'succeeded', now, output);
+      }
+      return list;
+    });
+    for (const id of ids) {
+      if (held === 'run') this.dispatch(id);
+      else this.notifyTerminal(id);
+    }
+    return ids;
+  }
+
+  async workflowPauses(): Promise<WorkflowPause[]> {
+    this.ensureStarted();
+    return this.store.pauses.list();
   }
 
   async gc(options: GcOptions): Promise<GcReport> {

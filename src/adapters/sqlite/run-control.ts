@@ -15,6 +15,8 @@ export interface ControlColumns {
   fork_from?: string | null;
   /** The recorded steps a fork starts with, on a Restate outbox row until forwarded. */
   fork_steps?: string | null;
+  /** 1: paused by its workflow's pause before its code ran (migration 15, workflow-pauses.ts). */
+  pause_held?: number | null;
 }
 
 export class RunControlRows {
@@ -34,7 +36,7 @@ export class RunControlRows {
                  pause_at = CASE WHEN pause_by IS NULL THEN @now ELSE pause_at END, pause_by = coalesce(pause_by, @by) WHERE run_id = @run_id`),
       // A run paused (or asked to pause while it executes) goes on: pending, replayed.
       unpause: q(`UPDATE runs SET status = CASE WHEN status = 'paused' THEN 'pending' ELSE status END,
-                   pause_by = NULL, pause_at = NULL, updated_at = @now WHERE run_id = @run_id`),
+                   pause_by = NULL, pause_at = NULL, pause_held = NULL, updated_at = @now WHERE run_id = @run_id`),
       paused: q(`SELECT run_id FROM runs WHERE status = 'paused'`),
     };
   }
@@ -76,7 +78,9 @@ export class RunControlRows {
     if (row.deadline_at != null) v.deadline = isoTime(row.deadline_at);
     if (row.rerun_of != null) v.rerunOf = row.rerun_of;
     if (row.fork_from != null) v.forkedFrom = JSON.parse(row.fork_from) as { seq: number; name: string };
-    if (row.status === 'paused' && row.pause_by != null && row.pause_at != null) v.paused = { by: row.pause_by, at: isoTime(row.pause_at) };
+    if (row.status === 'paused' && row.pause_by != null && row.pause_at != null) {
+      v.paused = { by: row.pause_by, at: isoTime(row.pause_at), ...(row.pause_held === 1 ? { held: true as const } : {}) };
+    }
     if (withLinks) {
       const r = this.reruns(row.run_id);
       if (r.length > 0) v.reruns = r;

@@ -10,6 +10,7 @@ import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../domain/run-cursor.ts';
 import { DEFAULT_PAGE, type ChildOutput, type RunFilter, type RunPage, type RunView } from '../../domain/run-view.ts';
 import { FileTables } from './file-tables.ts';
+import type { WorkflowPause } from '../../domain/workflow-pause.ts';
 import type { OutboxLookup, RunReader } from '../../ports/run-reader.ts';
 import { identityCodec, type PayloadCodec } from '../../domain/payload-codec.ts';
 import { checkCodec } from './codec-check.ts';
@@ -32,6 +33,10 @@ export class SqliteRunReader implements RunReader {
     // stands in line (`why`).
     const queued = view?.status === 'running' || view?.status === 'pending' ? readSlotWait(this.store.db, runId) : undefined;
     return queued ? { ...view!, queued } : view;
+  }
+
+  async workflowPauses(): Promise<WorkflowPause[]> {
+    return this.store.pauses.list();
   }
 
   async childOutput(runId: string): Promise<ChildOutput | undefined> {

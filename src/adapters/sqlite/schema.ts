@@ -264,6 +264,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN fork_from TEXT;
   ALTER TABLE runs ADD COLUMN fork_steps TEXT;
   `,
+  /* 15: workflows.pause (issue 41, docs/control.md): a paused workflow (read in the
+         transaction that creates each run, so a run created while paused is born paused),
+         and which paused runs are held by it (pause_held = 1) rather than paused one by one. */ `
+  CREATE TABLE workflow_pauses (
+    workflow TEXT PRIMARY KEY,
+    paused_by TEXT NOT NULL,
+    paused_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  ALTER TABLE runs ADD COLUMN pause_held INTEGER;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

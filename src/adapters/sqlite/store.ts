@@ -16,6 +16,7 @@ import { migrate } from './schema.ts';
 import { vouched } from './verified-mark.ts';
 import { nativeAddonPath } from './native-addon.ts';
 import { isoTime } from '../../domain/iso-time.ts';
+import { WorkflowPauseRows } from './workflow-pauses.ts';
 
 // Moved to the domain (every backend reports steps the same way); re-exported for callers here.
 export { toStepView };
@@ -226,6 +227,8 @@ export class SqliteStore {
   readonly links: RunLinks;
   /** Deadline, rerun link and pause of a run (run-control.ts). */
   readonly control: RunControlRows;
+  /** Paused workflows and the runs they hold (workflow-pauses.ts). */
+  readonly pauses: WorkflowPauseRows;
 
   /** `codec`: every payload column (input, output, error, step result and error, signal and
    *  event payload) is written through it and read back through it (docs/data.md). */
@@ -274,6 +277,7 @@ export class SqliteStore {
     this.nextSeq = (this.s.maxSeq.get() as { n: number }).n + 1;
     this.links = new RunLinks(db);
     this.control = new RunControlRows(db);
+    this.pauses = new WorkflowPauseRows(db);
   }
 
   /** A payload column's value (decoded through the codec). */
@@ -299,6 +303,8 @@ export class SqliteStore {
     if (info.changes > 0) this.nextSeq++;
     // A second statement only for a traced start: the untraced insert stays RUN_WRITES'.
     if (info.changes > 0 && r.traceparent !== undefined) (this.setTraceParent ??= this.db.prepare(`UPDATE runs SET trace_parent = ? WHERE run_id = ?`)).run(r.traceparent, r.runId);
+    // Its workflow paused (workflows.pause): the run is born paused, held (docs/control.md).
+    if (info.changes > 0) this.pauses.holdIfPaused(r.runId, r.workflow);
     return info.changes > 0;
   }
 
