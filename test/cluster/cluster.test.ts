@@ -9,12 +9,18 @@
 // SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
-// Last, queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
+// Then queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
+// Last, faults (issue 44; faults.ts, partition-load.ts), each under load with the triggers
+// firing: an app replica cut off from the Restate nodes, and a Restate node cut off from the
+// other two, 10 s each in `npm test`; TRANQUIL_CLUSTER_LONG=1 holds the cuts 25 s with more
+// load, and adds a lossy link on every host and a replica whose clock runs 3 minutes ahead.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap, type Span } from '../conformance/run-queues.ts';
+import { canReach, faultNeed, Faults, skewedClockEnv } from './faults.ts';
 import { haproxyNeed } from './haproxy.ts';
 import { netnsUnavailable, type TestNetwork } from './netns.ts';
+import { runScenario } from './partition-load.ts';
 import type { Replica } from './replica.ts';
 import type { RestateCluster } from './restate-cluster.ts';
 import { ENDPOINT_PORT, startTopology, type Topology } from './topology.ts';
@@ -274,4 +280,69 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       }
     }
   }, 420_000);
+
+  // Issue 44: faults under load (partition-load.ts says what is asserted after each). The
+  // bound: every run finishes within 2 minutes of the heal, generous on a busy 2-core machine
+  // (a cut of 25 s lets TCP's retransmit timer grow to about as much again after the heal).
+  const faults = new Faults();
+  const BOUND_MS = 120_000;
+  const HOLD_MS = LONG ? 25_000 : 10_000;
+  const load = LONG ? { jobs: 30, waiters: 6, events: 6 } : { jobs: 9, waiters: 2, events: 2 };
+  const faultSkip = faultNeed.skipReason;
+  const faultTest = (name: string, fn: () => Promise<void>, only: 'always' | 'long') =>
+    it.skipIf(faultSkip !== undefined || (only === 'long' && !LONG))(
+      `${name}${faultSkip ? ` (skipped: ${faultSkip})` : only === 'long' && !LONG ? ' (skipped: only with TRANQUIL_CLUSTER_LONG=1, for time)' : ''}`,
+      async () => {
+        try {
+          await fn();
+        } finally {
+          faults.healAll();
+        }
+      },
+      HOLD_MS + BOUND_MS + 120_000,
+    );
+
+  faultTest('an app replica cut off from every Restate node (and the load balancer) under load, then healed: nothing lost or doubled', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    const peers = [...cluster.nodes.map((n) => n.address), net.lanAddress];
+    const reachesNode1 = () => canReach(r1.ns, cluster.nodes[0]!.address, 8080);
+    await runScenario([r1, r2], attempts, {
+      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: true,
+      apply: () => (faults.cut(r1.ns, peers), expect(reachesNode1(), 'r1 reaches node 1 through the cut').toBe(false)),
+      heal: () => (faults.heal(r1.ns), expect(reachesNode1(), 'r1 reaches node 1 after the heal').toBe(true)),
+    });
+  }, 'always');
+
+  faultTest('a Restate node cut off from the other two under load, then healed: nothing lost or doubled', async () => {
+    const [n1, n2, n3] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0], typeof cluster.nodes[0]];
+    const reachesNode1 = () => canReach(n3.ns, n1.address, 5122);
+    await runScenario(replicas as [Replica, Replica], attempts, {
+      tag: 'cut-n3', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: true,
+      apply: () => (faults.cut(n3.ns, [n1.address, n2.address]), expect(reachesNode1(), 'node 3 reaches node 1 through the cut').toBe(false)),
+      heal: () => (faults.heal(n3.ns), expect(reachesNode1(), 'node 3 reaches node 1 after the heal').toBe(true)),
+    });
+  }, 'always');
+
+  faultTest('loss (and delay where the kernel has netem) on every host link under load: nothing lost or doubled', async () => {
+    const hosts = [...replicas.map((r) => r.ns), ...cluster.nodes.map((n) => n.ns)];
+    const applied: string[] = [];
+    await runScenario(replicas as [Replica, Replica], attempts, {
+      tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: true,
+      apply: () => void hosts.forEach((ns) => applied.push(faults.degrade(ns, { lossPct: 5, delayMs: 100, jitterMs: 20, rateKbit: 4000 }))),
+      heal: () => hosts.forEach((ns) => faults.restore(ns)),
+    });
+    console.log(`lossy links: ${applied[0]}`);
+  }, 'long');
+
+  faultTest('a replica whose wall clock runs 3 minutes ahead (libfaketime) under load: nothing lost or doubled', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    await r1.kill();
+    try {
+      await r1.start(configs.get(r1), skewedClockEnv(180));
+      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: false, apply: () => {}, heal: () => {} });
+    } finally {
+      await r1.kill();
+      await r1.start(configs.get(r1));
+    }
+  }, 'long');
 });
