@@ -13,7 +13,9 @@
 // Last, faults (issue 44; faults.ts, partition-load.ts), each under load with the triggers
 // firing: an app replica cut off from the Restate nodes, and a Restate node cut off from the
 // other two, 10 s each in `npm test`; TRANQUIL_CLUSTER_LONG=1 holds the cuts 25 s with more
-// load, and adds a lossy link on every host and a replica whose clock runs 3 minutes ahead.
+// load, and adds a lossy link on every host and a replica whose clock runs 45 s ahead (the most
+// Restate's signed requests allow: their tokens are valid for 60 s either side of the node's
+// clock, so a replica further off rejects every invocation; docs/restate.md).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap, type Span } from '../conformance/run-queues.ts';
@@ -285,6 +287,12 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
   // bound: every run finishes within 2 minutes of the heal, generous on a busy 2-core machine
   // (a cut of 25 s lets TCP's retransmit timer grow to about as much again after the heal).
   const faults = new Faults();
+  // Restate's connections to the deployment are spread over both replicas again first (after
+  // the kills above they all lead to r2), so the faulted replica has invocations in flight.
+  const rebalance = async () => {
+    await topology!.lb.restart();
+    await new Promise((r) => setTimeout(r, 2000));
+  };
   const BOUND_MS = 120_000;
   const HOLD_MS = LONG ? 25_000 : 10_000;
   const load = LONG ? { jobs: 30, waiters: 6, events: 6 } : { jobs: 9, waiters: 2, events: 2 };
@@ -306,8 +314,9 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const [r1, r2] = replicas as [Replica, Replica];
     const peers = [...cluster.nodes.map((n) => n.address), net.lanAddress];
     const reachesNode1 = () => canReach(r1.ns, cluster.nodes[0]!.address, 8080);
+    await rebalance();
     await runScenario([r1, r2], attempts, {
-      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: true,
+      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: true, busy: 'r1',
       apply: () => (faults.cut(r1.ns, peers), expect(reachesNode1(), 'r1 reaches node 1 through the cut').toBe(false)),
       heal: () => (faults.heal(r1.ns), expect(reachesNode1(), 'r1 reaches node 1 after the heal').toBe(true)),
     });
@@ -334,12 +343,17 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     console.log(`lossy links: ${applied[0]}`);
   }, 'long');
 
-  faultTest('a replica whose wall clock runs 3 minutes ahead (libfaketime) under load: nothing lost or doubled', async () => {
+  faultTest('a replica whose wall clock runs 45 s ahead of the others (libfaketime) under load: nothing lost or doubled', async () => {
     const [r1, r2] = replicas as [Replica, Replica];
     await r1.kill();
     try {
-      await r1.start(configs.get(r1), skewedClockEnv(180));
-      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: false, apply: () => {}, heal: () => {} });
+      await r1.start(configs.get(r1), skewedClockEnv(45));
+      await rebalance();
+      // What a skew does that is not asserted here (docs/restate.md says it): a timer armed
+      // on r1 wakes ~45 s late (the SDK dates a sleep by its host's clock; the log's "more
+      // than its nap" shows it), and r1's schedule ticks record the slots up to its clock as
+      // missed, so most 2-second slots in the window are missed, each still decided once.
+      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: false, busy: 'r1', apply: () => {}, heal: () => {} });
     } finally {
       await r1.kill();
       await r1.start(configs.get(r1));

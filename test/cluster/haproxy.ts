@@ -62,6 +62,14 @@ export class Haproxy {
     closeSync(log);
   }
 
+  /** Stops and starts it: every connection through it is shut, so Restate's next ones are
+   *  spread over the replicas again (a replica restarted after a kill otherwise gets none:
+   *  Restate keeps the connections it moved to the other). */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.start();
+  }
+
   async stop(): Promise<void> {
     const c = this.child;
     this.child = undefined;

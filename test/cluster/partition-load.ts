@@ -24,6 +24,8 @@ export interface Scenario {
   during: Replica[];
   /** Bodies may run again only for attempts started before the heal; false: never again. */
   reruns: boolean;
+  /** A replica that must have run some of the scenario's bodies (the fault touched it). */
+  busy?: string;
 }
 
 export interface Outcome {
@@ -31,6 +33,7 @@ export interface Outcome {
   finishedAfterHealMs: number;
   reran: string[];
   slots: number;
+  overNapMs: number;
 }
 
 type View = { status: string; output: unknown; steps: string[] };
@@ -46,12 +49,13 @@ export async function runScenario(replicas: [Replica, Replica], attemptsFile: st
   const waiters = Array.from({ length: s.waiters }, (_, i) => id('w', i));
   const eventIds = Array.from({ length: s.events }, (_, i) => id('e', i));
   const began = Date.now();
-  const attemptsBefore = readFileSync(attemptsFile, 'utf8').length;
 
   // Before the fault: waiters and the first third of the jobs, through both replicas.
   for (const [i, runId] of waiters.entries()) await replicas[i % 2]!.call('trigger', { workflow: 'waiter', runId });
   const third = Math.ceil(jobs.length / 3);
-  const startJob = (via: Replica, i: number) => via.call('trigger', { workflow: 'job', runId: jobs[i], input: { n: i + 1, nap: 1000 + (i % 5) * 500 } });
+  const naps = jobs.map((_, i) => 1000 + (i % 5) * 500);
+  const startedAt: number[] = [];
+  const startJob = (via: Replica, i: number) => ((startedAt[i] = Date.now()), via.call('trigger', { workflow: 'job', runId: jobs[i], input: { n: i + 1, nap: naps[i] } }));
   for (let i = 0; i < third; i++) await startJob(replicas[i % 2]!, i);
 
   await s.apply();
@@ -82,7 +86,10 @@ export async function runScenario(replicas: [Replica, Replica], attemptsFile: st
   second.forEach((x, k) => expect(x, `event ${eventIds[k]} sent again`).toEqual({ runIds: first[k]!.runIds, duplicate: true }));
 
   const timeout = `${Math.ceil(s.boundMs / 1000)}s`;
-  const views = await Promise.all(jobs.map((runId, i) => replicas[i % 2]!.call<View>('result', { runId, timeout })));
+  const endedAt: number[] = [];
+  const views = await Promise.all(jobs.map((runId, i) => replicas[i % 2]!.call<View>('result', { runId, timeout }).then((v) => ((endedAt[i] = Date.now()), v))));
+  // How much longer than its nap the slowest job took, start to end as this process saw it.
+  const overNap = Math.max(...jobs.map((_, i) => endedAt[i]! - startedAt[i]! - naps[i]!));
   const waited = await Promise.all(waiters.map((runId) => r2.call<View>('result', { runId, timeout })));
   const handled = await Promise.all(first.map((f) => r1.call<View>('result', { runId: f.runIds[0], timeout })));
   const finishedAt = Date.now();
@@ -120,8 +127,9 @@ export async function runScenario(replicas: [Replica, Replica], attemptsFile: st
   const firedInWindow = win.filter((x) => x.runId);
   for (const x of firedInWindow) expect(await r2.call<View>('result', { runId: x.runId, timeout }), `slot ${x.slot}`).toMatchObject({ status: 'succeeded', output: x.slot });
 
-  // Step bodies: once each, or again only when an attempt started before the heal.
-  const attempts = readFileSync(attemptsFile, 'utf8').slice(attemptsBefore).trim().split('\n').filter(Boolean).map((l): Attempt => {
+  // Step bodies: once each, or again only when an attempt started before the heal (the keys
+  // are the scenario's own, but a slot's run may come before the scenario: the whole file).
+  const attempts = readFileSync(attemptsFile, 'utf8').trim().split('\n').filter(Boolean).map((l): Attempt => {
     const [, key, on, t] = l.split(' ') as [string, string, string, string];
     return { key: key!, on: on!, t: Number(t) };
   });
@@ -145,8 +153,12 @@ export async function runScenario(replicas: [Replica, Replica], attemptsFile: st
     expect(Math.min(...got.map((a) => a.t)), `body ${key} ran ${got.length} times; the first began after the heal`).toBeLessThan(healedAt);
   }
   if (!s.reruns) expect(reran, 'bodies that ran more than once').toEqual([]);
-  const outcome = { healedAfterMs: healedAt - faultAt, finishedAfterHealMs: finishedAt - healedAt, reran, slots: win.length };
-  console.log(`${s.tag}: fault held ${outcome.healedAfterMs} ms; every run finished ${outcome.finishedAfterHealMs} ms after the heal (bound ${s.boundMs}); ${win.length} slots in the window, ${firedInWindow.length} fired; bodies run again:\n  ${reran.join('\n  ') || 'none'}`);
+  const perReplica = new Map<string, number>();
+  for (const key of keys) for (const a of byKey.get(key) ?? []) perReplica.set(a.on, (perReplica.get(a.on) ?? 0) + 1);
+  const spreadOf = [...perReplica].map(([r, n]) => `${r} ${n}`).join(', ');
+  if (s.busy) expect(perReplica.get(s.busy) ?? 0, `bodies run on ${s.busy} (${spreadOf})`).toBeGreaterThan(0);
+  const outcome = { healedAfterMs: healedAt - faultAt, finishedAfterHealMs: finishedAt - healedAt, reran, slots: win.length, overNapMs: overNap };
+  console.log(`${s.tag}: fault held ${outcome.healedAfterMs} ms; every run finished ${outcome.finishedAfterHealMs} ms after the heal (bound ${s.boundMs}); the slowest job took ${overNap} ms more than its nap; ${win.length} slots in the window, ${firedInWindow.length} fired; bodies per replica: ${spreadOf}; bodies run again:\n  ${reran.join('\n  ') || 'none'}`);
   expect(outcome.finishedAfterHealMs, 'every run finished within the bound after the heal').toBeLessThanOrEqual(s.boundMs);
   return outcome;
 }
