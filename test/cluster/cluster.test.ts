@@ -299,7 +299,8 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
   const faultSkip = faultNeed.skipReason;
   const faultTest = (name: string, fn: () => Promise<void>, only: 'always' | 'long') =>
     it.skipIf(faultSkip !== undefined || (only === 'long' && !LONG))(
-      `${name}${faultSkip ? ` (skipped: ${faultSkip})` : only === 'long' && !LONG ? ' (skipped: only with TRANQUIL_CLUSTER_LONG=1, for time)' : ''}`,
+      `${name}${faultSkip ? ` [skipped: ${faultSkip}]` : only === 'long' && !LONG ? ' [skipped: runs with TRANQUIL_CLUSTER_LONG=1]' : ''}`,
+      { ...faultNeed.options, timeout: HOLD_MS + BOUND_MS + 120_000 },
       async () => {
         try {
           await fn();
@@ -307,7 +308,6 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
           faults.healAll();
         }
       },
-      HOLD_MS + BOUND_MS + 120_000,
     );
 
   faultTest('an app replica cut off from every Restate node (and the load balancer) under load, then healed: nothing lost or doubled', async () => {
