@@ -316,7 +316,7 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const reachesNode1 = () => canReach(r1.ns, cluster.nodes[0]!.address, 8080);
     await rebalance();
     await runScenario([r1, r2], attempts, {
-      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: true, busy: 'r1',
+      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: 0, busy: 'r1',
       apply: () => (faults.cut(r1.ns, peers), expect(reachesNode1(), 'r1 reaches node 1 through the cut').toBe(false)),
       heal: () => (faults.heal(r1.ns), expect(reachesNode1(), 'r1 reaches node 1 after the heal').toBe(true)),
     });
@@ -326,7 +326,7 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const [n1, n2, n3] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0], typeof cluster.nodes[0]];
     const reachesNode1 = () => canReach(n3.ns, n1.address, 5122);
     await runScenario(replicas as [Replica, Replica], attempts, {
-      tag: 'cut-n3', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: true,
+      tag: 'cut-n3', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: 15_000,
       apply: () => (faults.cut(n3.ns, [n1.address, n2.address]), expect(reachesNode1(), 'node 3 reaches node 1 through the cut').toBe(false)),
       heal: () => (faults.heal(n3.ns), expect(reachesNode1(), 'node 3 reaches node 1 after the heal').toBe(true)),
     });
@@ -336,7 +336,7 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     const hosts = [...replicas.map((r) => r.ns), ...cluster.nodes.map((n) => n.ns)];
     const applied: string[] = [];
     await runScenario(replicas as [Replica, Replica], attempts, {
-      tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: true,
+      tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: 0,
       apply: () => void hosts.forEach((ns) => applied.push(faults.degrade(ns, { lossPct: 5, delayMs: 100, jitterMs: 20, rateKbit: 4000 }))),
       heal: () => hosts.forEach((ns) => faults.restore(ns)),
     });
@@ -353,7 +353,7 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       // on r1 wakes ~45 s late (the SDK dates a sleep by its host's clock; the log's "more
       // than its nap" shows it), and r1's schedule ticks record the slots up to its clock as
       // missed, so most 2-second slots in the window are missed, each still decided once.
-      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: false, busy: 'r1', apply: () => {}, heal: () => {} });
+      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, busy: 'r1', apply: () => {}, heal: () => {} });
     } finally {
       await r1.kill();
       await r1.start(configs.get(r1));
