@@ -2,8 +2,9 @@
 // a step, a sleep and a step; waiters woken by signals; events, each id sent twice through
 // different replicas; the 2-second schedule always firing) runs while a fault is applied,
 // held, then healed. Then: every run finished once, after the heal within `boundMs`; every
-// step body ran once, or again only if an attempt of it started before the heal (a body cut
-// off mid-way rightly runs again under the same idempotency key); each event id started one
+// step body ran once, or again only if its first attempt began before the heal (or within
+// the scenario's window after it: a body cut off mid-way rightly runs again under the same
+// idempotency key); each event id started one
 // run; each schedule slot in the window was decided once and none was left out.
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
