@@ -289,9 +289,19 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
   const faults = new Faults();
   // Restate's connections to the deployment are spread over both replicas again first (after
   // the kills above they all lead to r2), so the faulted replica has invocations in flight.
+  // Restarted until six probe runs put bodies on both (or five tries fail the test).
+  let probes = 0;
   const rebalance = async () => {
-    await topology!.lb.restart();
-    await new Promise((r) => setTimeout(r, 2000));
+    for (let i = 0; i < 5; i++) {
+      await topology!.lb.restart();
+      await new Promise((r) => setTimeout(r, 1500));
+      const ids = Array.from({ length: 6 }, () => `probe${++probes}`);
+      await Promise.all(ids.map((runId, k) => replicas[k % 2]!.call('trigger', { workflow: 'job', runId, input: { n: 1, nap: 0 } })));
+      await Promise.all(ids.map((runId) => replicas[1]!.call('result', { runId })));
+      const on = new Set(ids.flatMap((id) => ranFor(`${id}/a`).map((l) => l.split(' ')[2])));
+      if (on.has('r1') && on.has('r2')) return;
+    }
+    throw new Error('after 5 restarts of the balancer Restate still sent no invocation to one replica');
   };
   const BOUND_MS = 120_000;
   const HOLD_MS = LONG ? 25_000 : 10_000;
