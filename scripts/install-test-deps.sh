@@ -7,6 +7,8 @@
 #   haproxy     the load balancer in the multi-host cluster test (test/cluster/)
 #   bubblewrap  the sandbox that workflow children run in (bwrap)
 #   prometheus  the server that scrapes `tranquil serve`'s /metrics (test/e2e/metrics.test.ts)
+#   nftables    the partitions and lossy links in the cluster test (test/cluster/faults.ts)
+#   faketime    libfaketime: one cluster replica's skewed wall clock (test/cluster/faults.ts)
 # Usage: scripts/install-test-deps.sh          install the missing ones (uses sudo when not root)
 #        scripts/install-test-deps.sh --list   print "<package> <binary>" for each, one a line
 #        scripts/install-test-deps.sh --check  print the missing packages; exit 1 if any
@@ -17,6 +19,8 @@ PACKAGES=(
   "haproxy haproxy"
   "bubblewrap bwrap"
   "prometheus prometheus"
+  "nftables nft"
+  "faketime faketime"
 )
 
 # On PATH, or in an sbin dir a non-root PATH leaves out (haproxy lives in /usr/sbin).

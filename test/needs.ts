@@ -12,6 +12,8 @@ export const SYSTEM_PACKAGES = {
   haproxy: 'haproxy',
   bubblewrap: 'bwrap',
   prometheus: 'prometheus',
+  nftables: 'nft',
+  faketime: 'faketime',
 } as const;
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
 

@@ -9,12 +9,20 @@
 // SIGKILL of r1 mid-run.
 // Then a steady load (steps, sleeps, signals, events, the schedule) while a Restate node and
 // a replica are SIGKILLed and restarted; TRANQUIL_CLUSTER_LONG=1 makes that load larger.
-// Last, queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
+// Then queues (issue 39): a queue of concurrency 3 holds cluster-wide through both kills.
+// Last, faults (issue 44; faults.ts, partition-load.ts), each under load with the triggers
+// firing: an app replica cut off from the Restate nodes, and a Restate node cut off from the
+// other two, 10 s each in `npm test`; TRANQUIL_CLUSTER_LONG=1 holds the cuts 25 s with more
+// load, and adds a lossy link on every host and a replica whose clock runs 45 s ahead (the most
+// Restate's signed requests allow: their tokens are valid for 60 s either side of the node's
+// clock, so a replica further off rejects every invocation; docs/restate.md).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap, type Span } from '../conformance/run-queues.ts';
+import { canReach, faultNeed, Faults, skewedClockEnv } from './faults.ts';
 import { haproxyNeed } from './haproxy.ts';
 import { netnsUnavailable, type TestNetwork } from './netns.ts';
+import { runScenario } from './partition-load.ts';
 import type { Replica } from './replica.ts';
 import type { RestateCluster } from './restate-cluster.ts';
 import { ENDPOINT_PORT, startTopology, type Topology } from './topology.ts';
@@ -274,4 +282,91 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
       }
     }
   }, 420_000);
+
+  // Issue 44: faults under load (partition-load.ts says what is asserted after each). The
+  // bound: every run finishes within 2 minutes of the heal, generous on a busy 2-core machine
+  // (a cut of 25 s lets TCP's retransmit timer grow to about as much again after the heal).
+  const faults = new Faults();
+  // Restate's connections to the deployment are spread over both replicas again first (after
+  // the kills above they all lead to r2), so the faulted replica has invocations in flight.
+  // Restarted until six probe runs put bodies on both (or five tries fail the test).
+  let probes = 0;
+  const rebalance = async () => {
+    for (let i = 0; i < 5; i++) {
+      await topology!.lb.restart();
+      await new Promise((r) => setTimeout(r, 1500));
+      const ids = Array.from({ length: 6 }, () => `probe${++probes}`);
+      await Promise.all(ids.map((runId, k) => replicas[k % 2]!.call('trigger', { workflow: 'job', runId, input: { n: 1, nap: 0 } })));
+      await Promise.all(ids.map((runId) => replicas[1]!.call('result', { runId })));
+      const on = new Set(ids.flatMap((id) => ranFor(`${id}/a`).map((l) => l.split(' ')[2])));
+      if (on.has('r1') && on.has('r2')) return;
+    }
+    throw new Error('after 5 restarts of the balancer Restate still sent no invocation to one replica');
+  };
+  const BOUND_MS = 120_000;
+  const HOLD_MS = LONG ? 25_000 : 10_000;
+  const load = LONG ? { jobs: 30, waiters: 6, events: 6 } : { jobs: 9, waiters: 2, events: 2 };
+  const faultSkip = faultNeed.skipReason;
+  const faultTest = (name: string, fn: () => Promise<void>, only: 'always' | 'long') =>
+    it.skipIf(faultSkip !== undefined || (only === 'long' && !LONG))(
+      `${name}${faultSkip ? ` [skipped: ${faultSkip}]` : only === 'long' && !LONG ? ' [skipped: runs with TRANQUIL_CLUSTER_LONG=1]' : ''}`,
+      { ...faultNeed.options, timeout: HOLD_MS + BOUND_MS + 120_000 },
+      async () => {
+        try {
+          await fn();
+        } finally {
+          faults.healAll();
+        }
+      },
+    );
+
+  faultTest('an app replica cut off from every Restate node (and the load balancer) under load, then healed: nothing lost or doubled', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    const peers = [...cluster.nodes.map((n) => n.address), net.lanAddress];
+    const reachesNode1 = () => canReach(r1.ns, cluster.nodes[0]!.address, 8080);
+    await rebalance();
+    await runScenario([r1, r2], attempts, {
+      tag: 'cut-r1', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: [r2], reruns: 0, busy: 'r1',
+      apply: () => (faults.cut(r1.ns, peers), expect(reachesNode1(), 'r1 reaches node 1 through the cut').toBe(false)),
+      heal: () => (faults.heal(r1.ns), expect(reachesNode1(), 'r1 reaches node 1 after the heal').toBe(true)),
+    });
+  }, 'always');
+
+  faultTest('a Restate node cut off from the other two under load, then healed: nothing lost or doubled', async () => {
+    const [n1, n2, n3] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0], typeof cluster.nodes[0]];
+    const reachesNode1 = () => canReach(n3.ns, n1.address, 5122);
+    await runScenario(replicas as [Replica, Replica], attempts, {
+      tag: 'cut-n3', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, reruns: 15_000,
+      apply: () => (faults.cut(n3.ns, [n1.address, n2.address]), expect(reachesNode1(), 'node 3 reaches node 1 through the cut').toBe(false)),
+      heal: () => (faults.heal(n3.ns), expect(reachesNode1(), 'node 3 reaches node 1 after the heal').toBe(true)),
+    });
+  }, 'always');
+
+  faultTest('loss (and delay where the kernel has netem) on every host link under load: nothing lost or doubled', async () => {
+    const hosts = [...replicas.map((r) => r.ns), ...cluster.nodes.map((n) => n.ns)];
+    const applied: string[] = [];
+    await runScenario(replicas as [Replica, Replica], attempts, {
+      tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: 0,
+      apply: () => void hosts.forEach((ns) => applied.push(faults.degrade(ns, { lossPct: 5, delayMs: 100, jitterMs: 20, rateKbit: 4000 }))),
+      heal: () => hosts.forEach((ns) => faults.restore(ns)),
+    });
+    console.log(`lossy links: ${applied[0]}`);
+  }, 'long');
+
+  faultTest('a replica whose wall clock runs 45 s ahead of the others (libfaketime) under load: nothing lost or doubled', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    await r1.kill();
+    try {
+      await r1.start(configs.get(r1), skewedClockEnv(45));
+      await rebalance();
+      // What a skew does that is not asserted here (docs/restate.md says it): a timer armed
+      // on r1 wakes ~45 s late (the SDK dates a sleep by its host's clock; the log's "more
+      // than its nap" shows it), and r1's schedule ticks record the slots up to its clock as
+      // missed, so most 2-second slots in the window are missed, each still decided once.
+      await runScenario([r1, r2], attempts, { tag: 'skew', ...load, holdMs: HOLD_MS, boundMs: BOUND_MS, during: replicas, busy: 'r1', apply: () => {}, heal: () => {} });
+    } finally {
+      await r1.kill();
+      await r1.start(configs.get(r1));
+    }
+  }, 'long');
 });

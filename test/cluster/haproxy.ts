@@ -1,6 +1,11 @@
 // HAProxy (Debian's haproxy, /usr/sbin/haproxy) in TCP mode in front of the engine replicas: HTTP/2
 // from Restate passes through untouched. Health checks every 300 ms take a dead replica out;
-// `option redispatch` + `retries` send a refused connection to the other one. Its config is
+// `option redispatch` + `retries` send a refused connection to the other one. In TCP mode a
+// connection stays with the replica it was first sent to, and Restate multiplexes its calls
+// over few long-lived HTTP/2 connections: a replica cut off silently (a partition, not a
+// crash that resets its sockets) would hold those calls until TCP gave up, so a replica
+// marked down has its sessions shut (`on-marked-down shutdown-sessions`) and Restate
+// reconnects to the other (issue 44). Its config is
 // written to a temp dir; it runs in the foreground (-db) and is stopped by its PID.
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, writeFileSync } from 'node:fs';
@@ -47,7 +52,7 @@ export class Haproxy {
         '  default_backend apps',
         'backend apps',
         '  balance roundrobin',
-        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 1 rise 2`),
+        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 1 rise 2 on-marked-down shutdown-sessions`),
         '',
       ].join('\n'),
     );
@@ -55,6 +60,14 @@ export class Haproxy {
     const log = openSync(join(this.dir, 'haproxy.log'), 'a');
     this.child = this.net.spawnIn(this.ns, HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', log, log] });
     closeSync(log);
+  }
+
+  /** Stops and starts it: every connection through it is shut, so Restate's next ones are
+   *  spread over the replicas again (a replica restarted after a kill otherwise gets none:
+   *  Restate keeps the connections it moved to the other). */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.start();
   }
 
   async stop(): Promise<void> {

@@ -13,7 +13,9 @@ import { event, manual, queue, schedule, workflow } from '../../sdk/index.ts';
 
 const attempts = process.env.ATTEMPTS!;
 const me = process.env.REPLICA_NAME ?? 'replica';
-const note = (line: string) => appendFileSync(attempts, `${line} ${me}\n`);
+// `<what> <key> <replica> <ms>`: the time (this process's clock) says when a body ran, so a
+// partition test can tell a body run again after a cut from one run twice for no reason.
+const note = (line: string) => appendFileSync(attempts, `${line} ${me} ${Date.now()}\n`);
 
 const job = workflow('job', (w) => {
   w.trigger(manual());

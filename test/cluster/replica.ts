@@ -22,10 +22,11 @@ export class Replica {
     return this.child?.pid;
   }
 
-  /** Starts the process; resolves once its engine has started. */
-  start(config: unknown): Promise<void> {
+  /** Starts the process (`env` adds to this start's environment only, e.g. a skewed clock);
+   *  resolves once its engine has started. */
+  start(config: unknown, env: Record<string, string> = {}): Promise<void> {
     const c = this.net.spawnIn(this.ns, process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'replica-child.ts')], {
-      env: { ...process.env, ...this.env, REPLICA_NAME: this.name, REPLICA_CONFIG: JSON.stringify(config) },
+      env: { ...process.env, ...this.env, ...env, REPLICA_NAME: this.name, REPLICA_CONFIG: JSON.stringify(config) },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     this.child = c;
