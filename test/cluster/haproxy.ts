@@ -52,7 +52,7 @@ export class Haproxy {
         '  default_backend apps',
         'backend apps',
         '  balance roundrobin',
-        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 1 rise 2 on-marked-down shutdown-sessions`),
+        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 3 rise 2 on-marked-down shutdown-sessions`),
         '',
       ].join('\n'),
     );
