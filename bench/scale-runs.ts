@@ -18,6 +18,7 @@ import { createEngine } from '../compose/index.ts';
 import { REPO, spawnCompiled, stopChild } from './lib/children.ts';
 import { closeSeeded, maxSeq, openForSeeding, seedRuns, type RunMix } from './lib/seed-runs.ts';
 import { logChart } from './lib/svg.ts';
+import { MIGRATIONS } from '../src/adapters/sqlite/schema.ts';
 
 const quick = process.argv.includes('--quick');
 const max = Number(process.argv.find((x) => x.startsWith('--max='))?.slice(6) ?? Infinity);
@@ -68,7 +69,7 @@ const rows: Record<string, number>[] = [];
 function save(): void {
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, note: 'shared machine: timings noisy, read shapes and ratios' };
-  writeFileSync(resultFile, JSON.stringify({ machine, mix: MIX, rows }, null, 1));
+  writeFileSync(resultFile, JSON.stringify({ machine, schemaVersion: MIGRATIONS.length, mix: MIX, rows }, null, 1));
 }
 
 try {
