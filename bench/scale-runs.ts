@@ -9,9 +9,8 @@
 // on the same reads, process start included. Files live under TMPDIR (put it on disk: 10^7
 // runs take ~7 GB) and are deleted at the end. Writes bench/results/<ISO>-scale-runs.json
 // after every size (a run cut short keeps its points) and docs/bench/scale-runs.svg.
-import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
@@ -20,8 +19,14 @@ import { closeSeeded, maxSeq, openForSeeding, seedRuns, type RunMix } from './li
 import { logChart } from './lib/svg.ts';
 import { MIGRATIONS } from '../src/adapters/sqlite/schema.ts';
 
+const arg = (name: string) => process.argv.find((x) => x.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = process.argv.includes('--quick');
-const max = Number(process.argv.find((x) => x.startsWith('--max='))?.slice(6) ?? Infinity);
+const max = Number(arg('max') ?? Infinity);
+// --seed-only=<n> --dir=<path>: only seed a data dir of n runs and exit; a run given it as
+// --prebuilt=<path> uses it for the size n instead of growing its file there (the 10^7
+// file seeds for tens of minutes on a loaded machine: in parallel with the smaller sizes).
+const seedOnly = arg('seed-only');
+const prebuilt = arg('prebuilt');
 const SIZES = (quick ? [1e3, 1e4] : [1e3, 1e4, 1e5, 1e6, 1e7]).filter((n) => n <= max);
 const DAY = 86_400_000;
 const MIX: RunMix = {
@@ -36,6 +41,39 @@ const SPACING = 3000;
 const TIME_OF_0 = now - DAY - 1e7 * SPACING;
 const MAX_AGE = 380 * DAY;
 const ANCIENT = now - 400 * DAY;
+
+/** Written into a --seed-only dir when its seeding is done. */
+const DONE = 'seeded-runs';
+
+async function createSchema(dataDir: string): Promise<void> {
+  const schema = await createEngine({ dataDir, workflows: [] });
+  await schema.start();
+  await schema.stop();
+}
+const seed = (dataFile: string, n: number) => {
+  const db = openForSeeding(dataFile);
+  seedRuns(db, n, MIX, { timeOf0: TIME_OF_0, spacingMs: SPACING });
+  return db;
+};
+if (seedOnly) {
+  const to = arg('dir')!;
+  const t = performance.now();
+  await createSchema(to);
+  closeSeeded(seed(join(to, 'tranquil.db'), Number(seedOnly)));
+  writeFileSync(join(to, DONE), seedOnly);
+  console.error(`[scale-runs] seeded ${seedOnly} runs into ${to} in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  process.exit(0);
+}
+/** The size the --prebuilt dir holds, once its seeding finished (waits for it). */
+async function prebuiltRuns(): Promise<number> {
+  for (;;) {
+    try {
+      return Number(readFileSync(join(prebuilt!, DONE), 'utf8'));
+    } catch {
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+  }
+}
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
 const resultFile = join(import.meta.dirname, 'results', `${stamp}Z-scale-runs.json`);
@@ -73,14 +111,16 @@ function save(): void {
 }
 
 try {
-  const schema = await createEngine({ dataDir: dir, workflows: [] });
-  await schema.start();
-  await schema.stop();
+  await createSchema(dir);
   let seeded = 0;
   for (const n of SIZES) {
     let t = performance.now();
-    const db = openForSeeding(file);
-    seedRuns(db, n - seeded, MIX, { timeOf0: TIME_OF_0, spacingMs: SPACING });
+    if (prebuilt && n === Math.max(...SIZES) && (await prebuiltRuns()) === n) {
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(prebuilt!, dir);
+      seeded = n;
+    }
+    const db = seed(file, n - seeded);
     seeded = n;
     const seedMs = performance.now() - t;
     // The oldest finished runs (not the legacy ones) become eligible for retention.
