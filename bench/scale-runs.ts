@@ -110,6 +110,13 @@ function save(): void {
   writeFileSync(resultFile, JSON.stringify({ machine, schemaVersion: MIGRATIONS.length, mix: MIX, rows }, null, 1));
 }
 
+const saved = arg('report');
+if (saved) {
+  rmSync(root, { recursive: true, force: true });
+  report((JSON.parse(readFileSync(saved, 'utf8')) as { rows: Record<string, number>[] }).rows);
+  process.exit(0);
+}
+
 try {
   await createSchema(dir);
   let seeded = 0;
@@ -157,35 +164,40 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 
-const fmt = (v: number | undefined) => (v === undefined ? 'n/a' : v >= 100 ? Math.round(v).toLocaleString('en-US') : v >= 10 ? v.toFixed(1) : v.toFixed(2));
-console.log('| runs in the file | file MiB (bytes/run) | start ms: whole-file check / after clean stop / after SIGKILL | list first page ms | filtered page (billing, failed) ms | workflow with 100 old runs ms | describe ms | new run steps/s | retention runs/s | RSS MiB | CLI ms: list / filtered / legacy / describe (node start ~ `runs --help`) |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-for (const r of rows) {
-  console.log(`| ${fmt(r.runsInFile)} | ${fmt(r.fileBytes! / 2 ** 20)} (${fmt(r.bytesPerRun)}) | ${fmt(r.startUncheckedMs)} / ${fmt(r.startCleanMs)} / ${fmt(r.startAfterKillMs)} | ${fmt(r.listMs)} | ${fmt(r.listFilteredMs)} | ${fmt(r.listRareMs)} | ${fmt(r.describeMs)} | ${fmt(r.stepsPerSec)} | ${fmt(r.retentionRunsPerSec)} | ${fmt(r.rssMiB)} | ${fmt(r.cliListMs)} / ${fmt(r.cliListFilteredMs)} / ${fmt(r.cliListRareMs)} / ${fmt(r.cliDescribeMs)} (${fmt(r.cliBaselineMs)}) |`);
+/** The table (stdout) and the chart of measured rows: after a run, or alone from a saved
+ *  result (`--report=<bench/results/...-scale-runs.json>`, e.g. of a run cut short). */
+function report(rows: Record<string, number>[]): void {
+  const fmt = (v: number | undefined) => (v === undefined ? 'n/a' : v >= 100 ? Math.round(v).toLocaleString('en-US') : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+  console.log('| runs in the file | file MiB (bytes/run) | start ms: whole-file check / after clean stop / after SIGKILL | list first page ms | filtered page (billing, failed) ms | workflow with 100 old runs ms | describe ms | new run steps/s | retention runs/s | RSS MiB | CLI ms: list / filtered / legacy / describe (node start ~ `runs --help`) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${fmt(r.runsInFile)} | ${fmt(r.fileBytes! / 2 ** 20)} (${fmt(r.bytesPerRun)}) | ${fmt(r.startUncheckedMs)} / ${fmt(r.startCleanMs)} / ${fmt(r.startAfterKillMs)} | ${fmt(r.listMs)} | ${fmt(r.listFilteredMs)} | ${fmt(r.listRareMs)} | ${fmt(r.describeMs)} | ${fmt(r.stepsPerSec)} | ${fmt(r.retentionRunsPerSec)} | ${fmt(r.rssMiB)} | ${fmt(r.cliListMs)} / ${fmt(r.cliListFilteredMs)} / ${fmt(r.cliListRareMs)} / ${fmt(r.cliDescribeMs)} (${fmt(r.cliBaselineMs)}) |`);
+  }
+  if (rows.length > 1) {
+    const first = rows[0]!;
+    const ratio = (key: string) => rows.map((r) => ({ x: r.runsInFile!, y: r[key]! / first[key]! }));
+    const svg = logChart({
+      title: 'How cost grows with the runs in the file (SQLite, built engine)',
+      subtitle: `each metric over its value at ${fmt(first.runsInFile)} runs; flat = 1, the dashed line grows as N`,
+      xLabel: 'runs in the file (log)', yLabel: 'x its value at the smallest file (log)',
+      series: [
+        { name: 'file bytes', points: ratio('fileBytes') },
+        { name: 'start, whole-file check', points: ratio('startUncheckedMs') },
+        { name: 'start after SIGKILL', points: ratio('startAfterKillMs') },
+        { name: 'list, first page', points: ratio('listMs') },
+        { name: 'list, billing+failed', points: ratio('listFilteredMs') },
+        { name: 'list, legacy workflow', points: ratio('listRareMs') },
+        { name: 'describe', points: ratio('describeMs') },
+        { name: 'new run steps/s', points: ratio('stepsPerSec') },
+        { name: 'retention runs/s', points: ratio('retentionRunsPerSec') },
+        { name: 'RSS', points: ratio('rssMiB') },
+        { name: 'grows as N', dashed: true, points: rows.map((r) => ({ x: r.runsInFile!, y: r.runsInFile! / first.runsInFile! })) },
+      ],
+    });
+    // --quick proves the pipeline: its chart goes to TMPDIR, the docs keep the full run's.
+    const out = quick ? join(tmpdir(), 'scale-runs-quick.svg') : join(REPO, 'docs', 'bench', 'scale-runs.svg');
+    writeFileSync(out, svg);
+    log(`wrote ${resultFile} and ${out}`);
+  }
 }
-if (rows.length > 1) {
-  const first = rows[0]!;
-  const ratio = (key: string) => rows.map((r) => ({ x: r.runsInFile!, y: r[key]! / first[key]! }));
-  const svg = logChart({
-    title: 'How cost grows with the runs in the file (SQLite, built engine)',
-    subtitle: `each metric over its value at ${fmt(first.runsInFile)} runs; flat = 1, the dashed line grows as N`,
-    xLabel: 'runs in the file (log)', yLabel: 'x its value at the smallest file (log)',
-    series: [
-      { name: 'file bytes', points: ratio('fileBytes') },
-      { name: 'start, whole-file check', points: ratio('startUncheckedMs') },
-      { name: 'start after SIGKILL', points: ratio('startAfterKillMs') },
-      { name: 'list, first page', points: ratio('listMs') },
-      { name: 'list, billing+failed', points: ratio('listFilteredMs') },
-      { name: 'list, legacy workflow', points: ratio('listRareMs') },
-      { name: 'describe', points: ratio('describeMs') },
-      { name: 'new run steps/s', points: ratio('stepsPerSec') },
-      { name: 'retention runs/s', points: ratio('retentionRunsPerSec') },
-      { name: 'RSS', points: ratio('rssMiB') },
-      { name: 'grows as N', dashed: true, points: rows.map((r) => ({ x: r.runsInFile!, y: r.runsInFile! / first.runsInFile! })) },
-    ],
-  });
-  // --quick proves the pipeline: its chart goes to TMPDIR, the docs keep the full run's.
-  const out = quick ? join(tmpdir(), 'scale-runs-quick.svg') : join(REPO, 'docs', 'bench', 'scale-runs.svg');
-  writeFileSync(out, svg);
-  log(`wrote ${resultFile} and ${out}`);
-}
+report(rows);
