@@ -108,6 +108,7 @@ function save(): void {
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, note: 'shared machine: timings noisy, read shapes and ratios' };
   writeFileSync(resultFile, JSON.stringify({ machine, schemaVersion: MIGRATIONS.length, mix: MIX, rows }, null, 1));
+  log(`wrote ${resultFile}`);
 }
 
 const saved = arg('report');
@@ -197,7 +198,7 @@ function report(rows: Record<string, number>[]): void {
     // --quick proves the pipeline: its chart goes to TMPDIR, the docs keep the full run's.
     const out = quick ? join(tmpdir(), 'scale-runs-quick.svg') : join(REPO, 'docs', 'bench', 'scale-runs.svg');
     writeFileSync(out, svg);
-    log(`wrote ${resultFile} and ${out}`);
+    log(`wrote ${out}`);
   }
 }
 report(rows);
