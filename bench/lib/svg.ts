@@ -102,7 +102,7 @@ export function logChart(o: { title: string; subtitle: string; xLabel: string; y
     body.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}" stroke="#e5e5e5"/>`);
     body.push(`<text x="${M.l - 6}" y="${y + 4}" text-anchor="end">${num(10 ** e)}</text>`);
   }
-  for (let e = Math.ceil(x0); e <= Math.floor(x1); e++) body.push(`<text x="${fx(10 ** e)}" y="${H - M.b + 18}" text-anchor="middle">10^${e}</text>`);
+  for (let e = Math.round(x0); e <= Math.round(x1); e++) body.push(`<text x="${fx(10 ** e)}" y="${H - M.b + 18}" text-anchor="middle">10^${e}</text>`);
   body.push(`<text transform="translate(16 ${M.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(o.yLabel)}</text>`);
   body.push(`<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#333"/><line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#333"/>`);
   body.push(`<text x="${M.l + pw / 2}" y="${H - 12}" text-anchor="middle">${esc(o.xLabel)}</text>`);
