@@ -133,7 +133,7 @@ try {
     const seedMs = performance.now() - t;
     // The oldest finished runs (not the legacy ones) become eligible for retention.
     const k = Math.min(10_000, n / 2);
-    db.prepare(`UPDATE runs SET updated_at = ? WHERE created_seq IN (SELECT created_seq FROM runs WHERE status IN ('succeeded', 'failed') AND workflow <> 'legacy' ORDER BY created_seq LIMIT ?)`).run(ANCIENT, k);
+    db.prepare(`UPDATE runs SET updated_at = ? WHERE created_seq IN (SELECT created_seq FROM runs INDEXED BY runs_seq WHERE status IN ('succeeded', 'failed') AND workflow <> 'legacy' ORDER BY created_seq LIMIT ?)`).run(ANCIENT, k);
     // A finished run retention keeps (the newest quarter of the file).
     const describeId = (db.prepare(`SELECT run_id FROM runs WHERE created_seq >= ? AND status = 'succeeded' ORDER BY created_seq LIMIT 1`)
       .get(Math.floor(maxSeq(db) * 0.75)) as { run_id: string }).run_id;
