@@ -1,17 +1,18 @@
 // npm run bench:history: how cost grows with history. For N = 10^3 .. 10^6 runs already in
-// the file (all sleeping until 2036, written straight into the schema the engine created),
+// the file (all sleeping until 2036, written straight into the schema the engine created by
+// bench/lib/seed-runs.ts),
 // an engine in a child process reports start time, RSS, run-start latency and timer wake
 // lateness; the file's bytes per run are measured after a VACUUM. Flat or logarithmic in N
 // is the goal; linear would be a bug. Writes bench/results/<ISO>-history.json.
 // The child runs the production build (dist/, plain node: scripts/build.mjs, rebuilt here
 // first); the same child under the tsx dev loader then gives the RSS alongside (rssTsxMiB).
-import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
 import { compiledChild } from './lib/children.ts';
+import { closeSeeded, openForSeeding, seedRuns, SLEEPING_ONLY } from './lib/seed-runs.ts';
 
 const SIZES = process.argv.includes('--quick') ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
 const root = mkdtempSync(join(tmpdir(), 'tranquil-history-'));
@@ -21,28 +22,10 @@ async function prepare(n: number): Promise<{ dir: string; bytesPerRun: number }>
   const schema = await createEngine({ dataDir: dir, workflows: [] });
   await schema.start();
   await schema.stop();
-  const db = new Database(join(dir, 'tranquil.db'));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = OFF'); // preparation only: the engine under test opens it normally
-  const wake = Date.parse('2036-01-01T00:00:00Z');
-  const run = db.prepare(`INSERT INTO runs (run_id, workflow, version, status, input, created_at, updated_at, wake_at, created_seq)
-                          VALUES (?, 'sleeper', 'v', 'sleeping', '{"n":1}', ?, ?, ?, ?)`);
-  // Journal rows keyed by the run's created_seq (schema 3) or by run_id alone (before it).
-  const bySeq = (db.pragma('table_info(steps)') as { name: string }[]).some((c) => c.name === 'run_seq');
-  const step = bySeq
-    ? db.prepare(`INSERT INTO steps (run_seq, run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (@seq, @id, 0, 'long', 'sleep', 'sleeping', 1, @now, @wake)`)
-    : db.prepare(`INSERT INTO steps (run_id, seq, name, kind, status, attempts, started_at, wake_at) VALUES (@id, 0, 'long', 'sleep', 'sleeping', 1, @now, @wake)`);
-  const now = Date.now();
-  db.transaction(() => {
-    for (let i = 0; i < n; i++) {
-      const id = `hist-${i.toString(36).padStart(8, '0')}`;
-      run.run(id, now, now, wake, i + 1);
-      step.run({ seq: i + 1, id, now, wake });
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
+  const db = openForSeeding(join(dir, 'tranquil.db'));
+  seedRuns(db, n, SLEEPING_ONLY, { timeOf0: Date.now(), spacingMs: 0 });
   db.exec('VACUUM');
-  db.close();
+  closeSeeded(db);
   return { dir, bytesPerRun: statSync(join(dir, 'tranquil.db')).size / n };
 }
 

@@ -242,7 +242,7 @@ export async function buildBench() {
   toDist.set('@tranquil/engine/testing', join(DIST, 'testing.js'));
   const r = await esbuild.build({
     ...common,
-    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts', 'child-scale': 'bench/child-scale.ts' },
+    entryPoints: { 'child-idle': 'bench/child-idle.ts', 'history-child': 'bench/history-child.ts', 'child-citizen': 'bench/child-citizen.ts', 'child-scale': 'bench/child-scale.ts', 'scale-runs-child': 'bench/scale-runs-child.ts' },
     outdir: BENCH_OUT,
     // better-sqlite3 bundled as dist bundles it: the idle bench's node + driver child then
     // loads the driver the way the engine does.

@@ -84,6 +84,40 @@ export function lineChart(o: { title: string; subtitle: string; xLabel: string; 
   return frame(o.title, o.subtitle, body);
 }
 
+/** Log-log line chart (powers of ten on both axes): a curve's shape reads off its slope,
+ *  flat at 0, linear at 1. For metrics spanning decades (scale curves). */
+export function logChart(o: { title: string; subtitle: string; xLabel: string; yLabel: string; series: Series[] }): string {
+  const pts = o.series.flatMap((s) => s.points).filter((p) => p.x > 0 && p.y > 0 && Number.isFinite(p.y));
+  const lx = pts.map((p) => Math.log10(p.x));
+  const ly = pts.map((p) => Math.log10(p.y));
+  const [x0, x1] = [Math.min(...lx), Math.max(...lx)];
+  const [y0, y1] = [Math.floor(Math.min(...ly, 0)), Math.ceil(Math.max(...ly, 0.001))];
+  const pw = W - M.l - M.r;
+  const ph = H - M.t - M.b;
+  const fx = (x: number) => M.l + 20 + ((pw - 40) * (Math.log10(x) - x0)) / (x1 - x0 || 1);
+  const fy = (y: number) => M.t + ph - (ph * (Math.log10(y) - y0)) / (y1 - y0 || 1);
+  const body: string[] = [];
+  for (let e = y0; e <= y1; e++) {
+    const y = fy(10 ** e);
+    body.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}" stroke="#e5e5e5"/>`);
+    body.push(`<text x="${M.l - 6}" y="${y + 4}" text-anchor="end">${num(10 ** e)}</text>`);
+  }
+  for (let e = Math.round(x0); e <= Math.round(x1); e++) body.push(`<text x="${fx(10 ** e)}" y="${H - M.b + 18}" text-anchor="middle">10^${e}</text>`);
+  body.push(`<text transform="translate(16 ${M.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(o.yLabel)}</text>`);
+  body.push(`<line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#333"/><line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#333"/>`);
+  body.push(`<text x="${M.l + pw / 2}" y="${H - 12}" text-anchor="middle">${esc(o.xLabel)}</text>`);
+  const colors = [...COLORS, '#17becf', '#bcbd22', '#e377c2'];
+  o.series.forEach((s, i) => {
+    const c = s.dashed ? '#999' : colors[i % colors.length];
+    const ps = s.points.filter((p) => p.x > 0 && p.y > 0 && Number.isFinite(p.y));
+    if (ps.length) body.push(`<polyline fill="none" stroke="${c}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''} points="${ps.map((p) => `${fx(p.x).toFixed(1)},${fy(p.y).toFixed(1)}`).join(' ')}"/>`);
+    if (!s.dashed) for (const p of ps) body.push(`<circle cx="${fx(p.x).toFixed(1)}" cy="${fy(p.y).toFixed(1)}" r="3" fill="${c}"><title>${esc(s.name)}: ${num(p.y)}</title></circle>`);
+    const ly2 = M.t + 10 + i * 18;
+    body.push(`<line x1="${W - M.r + 6}" x2="${W - M.r + 20}" y1="${ly2 + 6}" y2="${ly2 + 6}" stroke="${c}" stroke-width="3"${s.dashed ? ' stroke-dasharray="4 3"' : ''}/><text x="${W - M.r + 24}" y="${ly2 + 10}">${esc(s.name)}</text>`);
+  });
+  return frame(o.title, o.subtitle, body);
+}
+
 export interface Bar { group: string; series: string; y: number; min?: number; max?: number; label?: string }
 
 export function barChart(o: { title: string; subtitle: string; yLabel: string; bars: Bar[] }): string {

@@ -52,8 +52,20 @@ function dropQueues(db: Database.Database): void {
   db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
 }
 
-/** Undoes migration 14 (runs.fork, issue 41): its columns. */
+/** Undoes migration 16 (runs listed by workflow, issue 44): its indexes. */
+function dropWorkflowIndexes(db: Database.Database): void {
+  db.exec(`DROP INDEX runs_workflow; DROP INDEX runs_workflow_status;`);
+}
+
+/** Undoes migrations 16 and 15 (workflows.pause, issue 41): its table and column. */
+function dropWorkflowPause(db: Database.Database): void {
+  dropWorkflowIndexes(db);
+  db.exec(`DROP TABLE workflow_pauses; ALTER TABLE runs DROP COLUMN pause_held;`);
+}
+
+/** Undoes migrations 16 to 14 (runs.fork, issue 41): its columns. */
 function dropFork(db: Database.Database): void {
+  dropWorkflowPause(db);
   db.exec(`ALTER TABLE runs DROP COLUMN fork_from; ALTER TABLE runs DROP COLUMN fork_steps;`);
 }
 
