@@ -1,5 +1,5 @@
 // The conformance suite through the Deno runner: ONE function each backend runs from a
-// one-line test file (files-sqlite.test.ts, files-restate.test.ts). Every case is a case of
+// few-line test file (files-sqlite.test.ts; files-restate-a/-b.test.ts, half each). Every case is a case of
 // the in-process suite (same name, same assertions) with its workflow as a file; the suite's
 // cases that are not about workflow code (CLI, API argument checks, webhooks, paging) are
 // listed in NOT_FOR_FILES with the reason, so the mapping stays visible.
