@@ -45,6 +45,25 @@ export interface ConformanceTarget {
   skip?: { reason: string; tests: string[] }[];
   /** TRANQUIL_BACKEND for the CLI scenarios' child processes; default: `name`. */
   backend?: 'sqlite' | 'restate';
+  /** Register only this part of the cases, so one backend's suite can be split across test
+   *  files that run at the same time (restate-a/-b.test.ts). Default: all of them. */
+  part?: SuitePart;
+}
+
+/** Part `index` (1-based) of `of`: every `of`-th case in registration order, starting at the
+ *  `index`-th. Alternating keeps the parts about equally long without a list to maintain. */
+export interface SuitePart {
+  index: number;
+  of: number;
+}
+
+/** Whether each case, asked in registration order, belongs to `part`. */
+export function partFilter(part: SuitePart | undefined): () => boolean {
+  if (part && !(Number.isInteger(part.of) && part.of >= 1 && Number.isInteger(part.index) && part.index >= 1 && part.index <= part.of)) {
+    throw new Error(`bad suite part ${JSON.stringify(part)}: want { index: 1..of, of: >= 1 }`);
+  }
+  let seen = 0;
+  return () => part === undefined || seen++ % part.of === part.index - 1;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,7 +87,9 @@ export function runConformance(target: ConformanceTarget): void {
   const skipped = new Map<string, string>();
   for (const s of target.skip ?? []) for (const t of s.tests) skipped.set(t, s.reason);
 
-  describe(`conformance: ${target.name}`, () => {
+  const inPart = partFilter(target.part);
+
+  describe(`conformance: ${target.name}${target.part ? ` (part ${target.part.index} of ${target.part.of})` : ''}`, () => {
     const open: Engine[] = [];
     const dirs: string[] = [];
     afterEach(async () => {
@@ -90,6 +111,7 @@ export function runConformance(target: ConformanceTarget): void {
     }
 
     const test = (name: string, fn: () => Promise<void>, timeout = 30_000) => {
+      if (!inPart()) return;
       const reason = skipped.get(name);
       if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
       else it(name, fn, timeout);

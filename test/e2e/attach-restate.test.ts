@@ -198,8 +198,11 @@ describe.each(['sqlite', 'restate'] as const)('an attached app that goes away (%
     try {
       const op = (o: Op) => sendOp(control.info, o);
       const { providerId } = (await op({ op: 'provide', capability: 'browser.scrape', attrs: { partition: 'work' } })) as { providerId: string };
+      // Polling before the trigger: a waiting poll holds the 300 ms lease, which a trigger on
+      // a loaded machine (another test file beside this one) can outlast.
+      const polled = op({ op: 'poll', providerId, waitMs: 10_000 }) as Promise<{ calls: { callId: string; runId: string; idempotencyKey: string }[] }>;
       const { runId } = await engine.trigger('scrape', { url: 'https://intranet/c' });
-      const got = (await op({ op: 'poll', providerId, waitMs: 10_000 })) as { calls: { callId: string; runId: string; idempotencyKey: string }[] };
+      const got = await polled;
       expect(got.calls).toHaveLength(1);
       expect(got.calls[0]).toMatchObject({ runId, idempotencyKey: `${runId}/browser.scrape` });
       // The app dies holding the call: the lease runs out, the step parks (not failed, not an attempt).

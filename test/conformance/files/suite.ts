@@ -1,9 +1,10 @@
 // The conformance suite through the Deno runner: ONE function each backend runs from a
-// one-line test file (files-sqlite.test.ts, files-restate.test.ts). Every case is a case of
+// few-line test file (files-sqlite.test.ts; files-restate-a/-b.test.ts, half each). Every case is a case of
 // the in-process suite (same name, same assertions) with its workflow as a file; the suite's
 // cases that are not about workflow code (CLI, API argument checks, webhooks, paging) are
 // listed in NOT_FOR_FILES with the reason, so the mapping stays visible.
 import { afterEach, describe, it } from 'vitest';
+import { partFilter, type SuitePart } from '../suite.ts';
 import { Rigs, type Backend, type FlowRig } from './harness.ts';
 import { coreFileScenarios } from './core.ts';
 import { moreFileScenarios } from './more.ts';
@@ -144,18 +145,23 @@ export const NOT_YET_PORTED: string[] = [
   "cli: runs state reads a live run's published state as the engine does (--json: the stored form); a key never published exits 1",
 ];
 
-export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = []): void {
+/** `part`: register only that part of the cases (see SuitePart), to split one backend's suite
+ *  across test files that run at the same time. */
+export function runFileConformance(backend: Backend, skip: { reason: string; tests: string[] }[] = [], part?: SuitePart): void {
   const skipped = new Map<string, string>();
   for (const s of skip) for (const t of s.tests) skipped.set(t, s.reason);
-  describe(`conformance through the runner: ${backend}`, () => {
+  const inPart = partFilter(part);
+  describe(`conformance through the runner: ${backend}${part ? ` (part ${part.index} of ${part.of})` : ''}`, () => {
     const rigs = new Rigs(backend);
     afterEach(() => rigs.cleanup());
     const test = (name: string, fn: () => Promise<void>, timeout = 90_000) => {
+      if (!inPart()) return;
       const reason = skipped.get(name);
       if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
       else it(name, fn, timeout);
     };
     const concurrent = (name: string, fn: () => Promise<void>, timeout = 90_000) => {
+      if (!inPart()) return;
       const reason = skipped.get(name);
       if (reason) it.skip(`${name} [skipped: ${reason}]`, fn);
       else it.concurrent(name, fn, timeout);

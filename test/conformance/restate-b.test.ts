@@ -1,0 +1,5 @@
+import { restateTarget } from './restate-target.ts';
+import { runConformance } from './suite.ts';
+
+// Half the suite's cases (the other half: restate-a.test.ts), so the two run at the same time.
+runConformance(restateTarget({ index: 2, of: 2 }));
