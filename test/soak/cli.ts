@@ -1,0 +1,52 @@
+// `npm run soak -- --backend=sqlite|restate --minutes=60 [--sample-seconds=10] [--out=file.json]`:
+// the soak of test/soak/harness.ts, writing its samples, verdicts and workload checks as JSON
+// (and an SVG of the memory and resource series beside it); exits 1 when a check failed.
+import { writeFileSync } from 'node:fs';
+import { z } from 'zod';
+import { lineChart } from '../../bench/lib/svg.ts';
+import { runSoak, type SoakResult } from './harness.ts';
+
+const Args = z.object({
+  backend: z.enum(['sqlite', 'restate']).default('sqlite'),
+  minutes: z.coerce.number().positive().default(60),
+  'sample-seconds': z.coerce.number().positive().default(10),
+  out: z.string().min(1).optional(),
+}).strict();
+
+const raw = Object.fromEntries(process.argv.slice(2).map((a) => {
+  const m = a.match(/^--([a-z-]+)=(.*)$/);
+  if (!m) {
+    console.error(`soak: expected --name=value, got '${a}'`);
+    process.exit(2);
+  }
+  return [m[1], m[2]];
+}));
+const parsed = Args.safeParse(raw);
+if (!parsed.success) {
+  console.error(`soak: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  process.exit(2);
+}
+const args = parsed.data;
+const out = args.out ?? `soak-${args.backend}-${args.minutes}min.json`;
+
+const result = await runSoak({ backend: args.backend, minutes: args.minutes, sampleMs: args['sample-seconds'] * 1000, log: (l) => console.log(l) });
+writeFileSync(out, `${JSON.stringify(result, null, 1)}\n`);
+writeFileSync(out.replace(/\.json$/, '') + '.svg', chart(result));
+for (const v of result.verdicts) {
+  console.log(`${v.pass ? 'ok  ' : 'FAIL'} ${v.metric}: ${v.first.toFixed(2)} -> ${v.last.toFixed(2)} ${v.unit}; slope ${v.slopePerHour.toFixed(2)} ± ${v.sePerHour.toFixed(2)} ${v.unit}/h (bound ${v.bound})`);
+}
+const w = result.workload;
+console.log(`workload ${result.ok.workload ? 'ok' : 'FAIL'}: ${w.finished} of ${w.started} started runs finished (${JSON.stringify(w.byKind)}), missing ${w.missing.length}, doubled ${w.doubled.length}, unexpected ${w.unexpected.length}, left ${w.left.length}, schedule ${w.scheduleRuns}/${w.scheduleExpected}, webhook posts ${w.webhookPosts} (+${w.webhookRedeliveries} redeliveries, ${w.webhookBad.length} bad), panel polls ${w.panelPolls} (${w.panelBad.length} bad), child errors ${w.childErrors.length}, exit ${w.exitCode}`);
+console.log(`wrote ${out}`);
+process.exit(result.ok.growth && result.ok.workload ? 0 : 1);
+
+function chart(r: SoakResult): string {
+  const min = (s: { t: number }) => s.t / 60;
+  const series = [
+    { name: 'engine RSS MiB', points: r.samples.map((s) => ({ x: min(s), y: s.rssMiB })) },
+    { name: 'heap used MiB', points: r.samples.map((s) => ({ x: min(s), y: s.heapUsedMiB })) },
+    { name: 'open fds', points: r.samples.map((s) => ({ x: min(s), y: s.fds })), dashed: true },
+    { name: 'active handles', points: r.samples.map((s) => ({ x: min(s), y: s.handles })), dashed: true },
+  ];
+  return lineChart({ title: `Soak, ${r.backend}: ${r.minutes} min`, subtitle: 'samples every ' + r.sampleMs / 1000 + ' s; slope fitted over the second half', xLabel: 'minutes', yLabel: 'MiB / count', series });
+}
