@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { rssMiB } from '../../bench/lib/proc-mem.ts';
+import { rssMiB, statusField } from '../../bench/lib/proc-mem.ts';
 import { removeDataDir } from '../restate/data-dir.ts';
 import { BOUNDS, type Sample } from './metrics.ts';
 import { checkGrowth, type GrowthVerdict } from './slope.ts';
@@ -137,12 +137,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
         handles: msg.handles as number,
         lagP99Ms: msg.lagP99Ms as number,
         lagMaxMs: msg.lagMaxMs as number,
+        rssAnonMiB: statusField(ready.pid, 'RssAnon'),
+        rssFileMiB: statusField(ready.pid, 'RssFile'),
+        rssShmemMiB: statusField(ready.pid, 'RssShmem'),
+        heapTotalMiB: msg.heapTotalMiB as number,
+        externalMiB: msg.externalMiB as number,
+        arrayBuffersMiB: msg.arrayBuffersMiB as number,
         ...(restatePid ? { restateRssMiB: rssMiB(restatePid), restateDirMiB: dirMiB(join(dir, 'restate')) } : {}),
         started: started.size,
         finished: done.size,
       };
       if (sampling) samples.push(s);
-      log(`t=${s.t.toFixed(0)}s rss=${s.rssMiB.toFixed(1)} heap=${s.heapUsedMiB.toFixed(1)} fds=${s.fds} timers=${s.timers} handles=${s.handles} wal=${s.walMiB.toFixed(2)} db=${s.dbMiB.toFixed(2)} lagP99=${s.lagP99Ms.toFixed(1)}ms runs ${s.finished}/${s.started}${s.restateRssMiB ? ` restate rss=${s.restateRssMiB.toFixed(0)} dir=${s.restateDirMiB!.toFixed(1)}` : ''}`);
+      log(`t=${s.t.toFixed(0)}s rss=${s.rssMiB.toFixed(1)} heap=${s.heapUsedMiB.toFixed(1)} fds=${s.fds} timers=${s.timers} handles=${s.handles} wal=${s.walMiB.toFixed(2)} db=${s.dbMiB.toFixed(2)} lagP99=${s.lagP99Ms.toFixed(1)}ms anon=${s.rssAnonMiB!.toFixed(1)} file=${s.rssFileMiB!.toFixed(1)} shmem=${s.rssShmemMiB!.toFixed(1)} heapTotal=${s.heapTotalMiB!.toFixed(1)} ext=${s.externalMiB!.toFixed(1)} runs ${s.finished}/${s.started}${s.restateRssMiB ? ` restate rss=${s.restateRssMiB.toFixed(0)} dir=${s.restateDirMiB!.toFixed(1)}` : ''}`);
     }
     if (ev === 'ready') ready = msg as typeof ready;
     waiters.get(ev)?.(msg);

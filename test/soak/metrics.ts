@@ -15,6 +15,13 @@ export interface Sample {
   handles: number;
   lagP99Ms: number;
   lagMaxMs: number;
+  /** Reported, not judged: where RSS and the heap's memory go, to read a slope by. */
+  rssAnonMiB?: number;
+  rssFileMiB?: number;
+  rssShmemMiB?: number;
+  heapTotalMiB?: number;
+  externalMiB?: number;
+  arrayBuffersMiB?: number;
   /** Restate only: the restate-server's RSS and its data dir (not the engine's process). */
   restateRssMiB?: number;
   restateDirMiB?: number;
@@ -36,4 +43,4 @@ export const BOUNDS: GrowthBound[] = [
 
 /** Reported, not judged: the restate-server is not the engine's process, and RocksDB's
  *  memtables and compactions move in steps over an hour. */
-export const REPORTED_ONLY = ['restateRssMiB', 'restateDirMiB', 'lagMaxMs'] as const;
+export const REPORTED_ONLY = ['restateRssMiB', 'restateDirMiB', 'lagMaxMs', 'rssAnonMiB', 'rssFileMiB', 'rssShmemMiB', 'heapTotalMiB', 'externalMiB', 'arrayBuffersMiB'] as const;
