@@ -15,6 +15,8 @@ const Args = z.object({
   'sample-seconds': z.coerce.number().positive().default(10),
   out: z.string().min(1).optional(),
   from: z.string().min(1).optional(),
+  /** Also print the verdicts as a Markdown table (docs/reliability.md, Soak). */
+  markdown: z.enum(['1']).optional(),
 }).strict();
 
 const raw = Object.fromEntries(process.argv.slice(2).map((a) => {
@@ -45,7 +47,16 @@ for (const v of result.verdicts) {
 const w = result.workload;
 console.log(`workload ${result.ok.workload ? 'ok' : 'FAIL'}: ${w.finished} of ${w.started} started runs finished (${JSON.stringify(w.byKind)}), missing ${w.missing.length}, doubled ${w.doubled.length}, unexpected ${w.unexpected.length}, left ${w.left.length}, schedule ${w.scheduleRuns}/${w.scheduleExpected}, webhook posts ${w.webhookPosts} (+${w.webhookRedeliveries} redeliveries, ${w.webhookBad.length} bad), panel polls ${w.panelPolls} (${w.panelBad.length} bad), child errors ${w.childErrors.length}, exit ${w.exitCode}`);
 if (!args.from) console.log(`wrote ${out}`);
+if (args.markdown) console.log(markdown(result));
 process.exit(result.ok.growth && result.ok.workload ? 0 : 1);
+
+function markdown(r: SoakResult): string {
+  const f = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+  const rows = r.verdicts.map((v) => `| ${v.metric} | ${f(v.first)} | ${f(v.last)} | ${f(v.slopePerHour)} ± ${f(v.sePerHour)} ${v.unit} | ${v.bound} | ${v.pass ? 'pass' : '**FAIL**'} |`);
+  const last = r.samples.at(-1);
+  const extra = last?.restateRssMiB === undefined ? [] : [`| restate-server RSS (reported) | ${f(r.samples[0]!.restateRssMiB!)} | ${f(last.restateRssMiB)} | | | |`, `| restate data dir MiB (reported) | ${f(r.samples[0]!.restateDirMiB!)} | ${f(last.restateDirMiB!)} | | | |`];
+  return ['| metric | first sample | last sample | slope per hour (2nd half) | bound | verdict |', '|---|---|---|---|---|---|', ...rows, ...extra].join('\n');
+}
 
 function rejudge(r: SoakResult): SoakResult {
   const verdicts = BOUNDS.map((b) => checkGrowth(r.samples.map((s) => ({ t: s.t, v: s[b.metric as keyof Sample] as number })), b));
