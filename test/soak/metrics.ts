@@ -38,7 +38,7 @@ export const BOUNDS: GrowthBound[] = [
   { metric: 'handles', unit: 'resources', perHour: 200, why: 'mean count of all active handles and requests (sockets, timers, fs) over each window; same reasoning as timers' },
   { metric: 'walMiB', unit: 'MiB', perHour: 16, why: 'the WAL is checkpointed and reused; it may grow to its high-water mark in warm-up, not after' },
   { metric: 'dbMiB', unit: 'MiB', perHour: 16, why: 'retention deletes runs older than 20 s and gives pages back (incremental vacuum): the file holds a fixed window' },
-  { metric: 'lagP99Ms', unit: 'ms', perHour: 100, why: 'p99 event-loop delay per 10 s window; a loop slowed by growing in-memory work climbs steadily, machine noise does not trend' },
+  { metric: 'lagP99Ms', unit: 'ms', perHour: 1000, why: 'p99 event-loop delay per window: on a shared 2-core VM it follows the neighbours for minutes at a time (a 15 min SQLite run with flat memory and counts fitted 1,114 ± 439 ms/h at load ~28), so only a climb of seconds within the hour, a loop slowed by its own growing work, is judged' },
 ];
 
 /** Reported, not judged: the restate-server is not the engine's process, and RocksDB's
