@@ -7,8 +7,9 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 /** Files that must not share the machine with another test file: they run after the others,
  *  one at a time. The cluster starts several restate-servers and haproxy in network
  *  namespaces (as root) and times its fail-overs; crash-start's child relies on a checkpoint
- *  having happened within a short wait before it is killed (it failed once beside another file). */
-export const ALONE = ['test/cluster/**/*.test.ts', 'test/sqlite/crash-start.test.ts'];
+ *  having happened within a short wait before it is killed (it failed once beside another file);
+ *  the soak slice judges memory and event-loop growth, which a neighbour's load would blur. */
+export const ALONE = ['test/cluster/**/*.test.ts', 'test/sqlite/crash-start.test.ts', 'test/soak/soak.test.ts'];
 
 // Two files at a time: most of the suite's time is spent waiting (on restate-server, Deno
 // children, real sleeps), so two share the 2-core machine CI runs on about twice as fast as

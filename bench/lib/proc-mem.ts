@@ -1,7 +1,8 @@
 // Memory of a process (or its whole tree) from /proc, in MiB.
 import { readFileSync, readdirSync } from 'node:fs';
 
-function statusField(pid: number, key: string): number {
+/** A `kB` field of /proc/<pid>/status (VmRSS, RssAnon, RssFile, RssShmem, ...) in MiB. */
+export function statusField(pid: number, key: string): number {
   try {
     const s = readFileSync(`/proc/${pid}/status`, 'utf8');
     const m = s.match(new RegExp(`^${key}:\\s+(\\d+)`, 'm'));
