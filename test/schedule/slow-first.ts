@@ -9,9 +9,12 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Paths from the repo root, longest first (seconds on 2 cores, running alone). */
 export const SLOW_FIRST = [
+  // Each simulation slice keeps both cores busy (sim:long's two workers): it starts beside a
+  // Restate conformance half, which mostly waits on its server, not beside the other slice
+  // (the two side by side took 350-365 s each, against ~140 s alone).
   'test/conformance/restate-a.test.ts', // ~160
-  'test/conformance/restate-b.test.ts', // ~160
   'test/reliability/simulation-a.test.ts', // ~140
+  'test/conformance/restate-b.test.ts', // ~160
   'test/reliability/simulation-b.test.ts', // ~130
   'test/conformance/sqlite.test.ts', // ~110
   'test/conformance/files-sqlite.test.ts', // ~100
