@@ -13,7 +13,8 @@
 // Last, faults (issue 44; faults.ts, partition-load.ts), each under load with the triggers
 // firing: an app replica cut off from the Restate nodes, and a Restate node cut off from the
 // other two, 10 s each in `npm test`; TRANQUIL_CLUSTER_LONG=1 holds the cuts 25 s with more
-// load, and adds a lossy link on every host and a replica whose clock runs 45 s ahead (the most
+// load, and adds 5% loss on every host's link with 100 ms ± 20 ms of latency each way (a relay,
+// latency-relay.ts: this kernel has no netem) and a replica whose clock runs 45 s ahead (the most
 // Restate's signed requests allow: their tokens are valid for 60 s either side of the node's
 // clock, so a replica further off rejects every invocation; docs/restate.md).
 import { readFileSync } from 'node:fs';
