@@ -41,11 +41,14 @@ export async function withLatencyPath(t: Topology, fn: (relay: LatencyRelay) => 
     await t.lb.restart();
     await fn(relay);
   } finally {
-    await relay.set({ delayMs: 0, jitterMs: 0 }).catch(() => {});
-    t.lb.setBackends(t.backends);
-    await t.lb.restart();
-    await restartWith((c) => c);
-    await relay.stop();
+    try {
+      await relay.set({ delayMs: 0, jitterMs: 0 }).catch(() => {});
+      t.lb.setBackends(t.backends);
+      await t.lb.restart();
+      await restartWith((c) => c);
+    } finally {
+      await relay.stop();
+    }
   }
 }
 
