@@ -13,7 +13,8 @@
 // Last, faults (issue 44; faults.ts, partition-load.ts), each under load with the triggers
 // firing: an app replica cut off from the Restate nodes, and a Restate node cut off from the
 // other two, 10 s each in `npm test`; TRANQUIL_CLUSTER_LONG=1 holds the cuts 25 s with more
-// load, and adds a lossy link on every host and a replica whose clock runs 45 s ahead (the most
+// load, and adds 5% loss on every host's link with 100 ms ± 20 ms of latency each way (a relay,
+// latency-relay.ts: this kernel has no netem) and a replica whose clock runs 45 s ahead (the most
 // Restate's signed requests allow: their tokens are valid for 60 s either side of the node's
 // clock, so a replica further off rejects every invocation; docs/restate.md).
 import { readFileSync } from 'node:fs';
@@ -21,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxOverlap, type Span } from '../conformance/run-queues.ts';
 import { canReach, faultNeed, Faults, skewedClockEnv } from './faults.ts';
 import { haproxyNeed } from './haproxy.ts';
+import { h2RoundTrip, httpRoundTrip, withLatencyPath } from './latency-path.ts';
 import { netnsUnavailable, type TestNetwork } from './netns.ts';
 import { runScenario } from './partition-load.ts';
 import type { Replica } from './replica.ts';
@@ -307,10 +309,10 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
   const HOLD_MS = LONG ? 25_000 : 10_000;
   const load = LONG ? { jobs: 30, waiters: 6, events: 6 } : { jobs: 9, waiters: 2, events: 2 };
   const faultSkip = faultNeed.skipReason;
-  const faultTest = (name: string, fn: () => Promise<void>, only: 'always' | 'long') =>
+  const faultTest = (name: string, fn: () => Promise<void>, only: 'always' | 'long', setupMs = 0) =>
     it.skipIf(faultSkip !== undefined || (only === 'long' && !LONG))(
       `${name}${faultSkip ? ` [skipped: ${faultSkip}]` : only === 'long' && !LONG ? ' [skipped: runs with TRANQUIL_CLUSTER_LONG=1]' : ''}`,
-      { ...faultNeed.options, timeout: HOLD_MS + BOUND_MS + 120_000 },
+      { ...faultNeed.options, timeout: HOLD_MS + BOUND_MS + 120_000 + setupMs },
       async () => {
         try {
           await fn();
@@ -342,16 +344,53 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     });
   }, 'always');
 
-  faultTest('loss (and delay where the kernel has netem) on every host link under load: nothing lost or doubled', async () => {
+  // Latency without netem: a relay (latency-relay.ts, latency-path.ts) on the balancer's
+  // links to the replicas and on each replica's calls to its node's ingress and admin holds
+  // each direction's bytes 100 ms ± 20 ms while the fault is held; nftables drops 5% each way
+  // on every host's link (netem, where the kernel has it, adds its own delay on top, also
+  // between the Restate nodes). The round trips measured through the relays during the hold
+  // show the delay is real: at least twice the smallest one-way delay.
+  faultTest('latency (100 ms ± 20 ms each way through a relay) and 5% loss on every host link under load: nothing lost or doubled', async () => {
     const hosts = [...replicas.map((r) => r.ns), ...cluster.nodes.map((n) => n.ns)];
     const applied: string[] = [];
-    await runScenario(replicas as [Replica, Replica], attempts, {
-      tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: 0,
-      apply: () => void hosts.forEach((ns) => applied.push(faults.degrade(ns, { lossPct: 5, delayMs: 100, jitterMs: 20, rateKbit: 4000 }))),
-      heal: () => hosts.forEach((ns) => faults.restore(ns)),
+    const delay = { delayMs: 100, jitterMs: 20 };
+    await withLatencyPath(topology!, async (relay) => {
+      await rebalance();
+      const lbToR1 = relay.addresses.get('lb-r1')!;
+      // Three of each, one at a time: to r1's endpoint (as the balancer reaches it) and to node 1's admin (as r1 does).
+      const probe = async () => {
+        const out = { endpoint: [] as number[], admin: [] as number[] };
+        for (let i = 0; i < 3; i++) {
+          out.endpoint.push(await h2RoundTrip(lbToR1.host, lbToR1.port));
+          out.admin.push(await httpRoundTrip(relay.url('admin-n1')));
+        }
+        return out;
+      };
+      const before = await probe();
+      let during = before;
+      // Healed before the replicas are restarted on their own config (withLatencyPath's finally).
+      try {
+        await runScenario(replicas as [Replica, Replica], attempts, {
+          tag: 'lossy', ...load, holdMs: 30_000, boundMs: BOUND_MS, during: replicas, reruns: 0,
+          apply: async () => {
+            hosts.forEach((ns) => applied.push(faults.degrade(ns, { lossPct: 5, delayMs: 100, jitterMs: 20, rateKbit: 4000 })));
+            await relay.set(delay);
+            during = await probe();
+          },
+          heal: async () => {
+            hosts.forEach((ns) => faults.restore(ns));
+            await relay.set({ delayMs: 0, jitterMs: 0 });
+          },
+        });
+      } finally {
+        faults.healAll();
+      }
+      const ms = (xs: number[]) => xs.map((x) => Math.round(x)).join(', ');
+      console.log(`lossy links: ${applied[0]}; relay ${delay.delayMs} ms ± ${delay.jitterMs} ms each way; round trips (ms) before / during the hold: r1's endpoint ${ms(before.endpoint)} / ${ms(during.endpoint)}, node 1's admin ${ms(before.admin)} / ${ms(during.admin)}`);
+      for (const x of [...during.endpoint, ...during.admin]) expect(x, 'a round trip through the relay during the hold').toBeGreaterThanOrEqual(2 * (delay.delayMs - delay.jitterMs));
     });
-    console.log(`lossy links: ${applied[0]}`);
-  }, 'long');
+    // Setup: each replica restarted twice, the balancer three times.
+  }, 'long', 90_000);
 
   faultTest('a replica whose wall clock runs 45 s ahead of the others (libfaketime) under load: nothing lost or doubled', async () => {
     const [r1, r2] = replicas as [Replica, Replica];

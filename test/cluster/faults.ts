@@ -2,8 +2,10 @@
 // an nftables table per fault inside the namespace (a cut drops packets to and from the
 // peers, silently, as a partitioned link does; a lossy link drops a share at random) and
 // `tc` on the host's eth0 (netem delay where the kernel has it, else a tbf rate limit, a slow
-// link). Heal deletes what was added; removing the namespaces (TestNetwork.remove) deletes
-// it all the same, so nothing outlives the test even when it fails.
+// link). Kernels without netem (this machine's: CONFIG_NET_SCH_NETEM is not set) get their
+// delay from a userspace relay instead (latency-relay.ts, put on the links by
+// latency-path.ts). Heal deletes what was added; removing the namespaces (TestNetwork.remove)
+// deletes it all the same, so nothing outlives the test even when it fails.
 // The clock: Linux has no per-namespace wall clock, so a skewed replica runs under
 // libfaketime (LD_PRELOAD): that one process's Date.now(), new Date() and the times it
 // journals are off by the offset; its monotonic clock (timers) is left alone.
@@ -38,7 +40,7 @@ export interface LinkDegrade {
   lossPct: number;
   delayMs: number;
   jitterMs: number;
-  /** Without netem: the rate the link is held to instead of a delay. */
+  /** Without netem: the rate the link is held to (the delay then comes from latency-relay.ts). */
   rateKbit: number;
 }
 
@@ -78,7 +80,7 @@ export class Faults {
     this.tables.add(`${ns} tqloss`);
     inNs(ns, 'tc', ['qdisc', 'add', 'dev', 'eth0', 'root', 'tbf', 'rate', `${d.rateKbit}kbit`, 'burst', '16kb', 'latency', '500ms']);
     this.qdiscs.add(ns);
-    return `nft loss ${d.lossPct}% each way, tbf rate ${d.rateKbit}kbit (no netem in this kernel: no added delay)`;
+    return `nft loss ${d.lossPct}% each way, tbf rate ${d.rateKbit}kbit (no netem in this kernel: no delay from tc; a latency relay adds it)`;
   }
 
   restore(ns: string): void {

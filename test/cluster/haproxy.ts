@@ -22,6 +22,20 @@ export function haproxyUnavailable(): string | undefined {
   return haproxyNeed.skipReason && `${haproxyNeed.skipReason} (${INSTALL_COMMAND} installs it)`;
 }
 
+/** A server; `check` (host:port) is where its health is checked when traffic goes through a
+ *  relay (latency-relay.ts), which accepts connections whether the replica is up or not. */
+export interface Backend {
+  name: string;
+  address: string;
+  check?: string;
+}
+
+function checkAt(b: Backend): string {
+  if (!b.check) return '';
+  const [host, port] = b.check.split(':');
+  return ` addr ${host} port ${port}`;
+}
+
 export class Haproxy {
   private child: ChildProcess | undefined;
 
@@ -30,8 +44,13 @@ export class Haproxy {
     private readonly ns: string,
     private readonly dir: string,
     readonly bind: string,
-    private readonly backends: { name: string; address: string }[],
+    private backends: Backend[],
   ) {}
+
+  /** The servers its next start() uses (restart() to apply). */
+  setBackends(backends: Backend[]): void {
+    this.backends = backends;
+  }
 
   start(): void {
     const cfg = join(this.dir, 'haproxy.cfg');
@@ -52,7 +71,7 @@ export class Haproxy {
         '  default_backend apps',
         'backend apps',
         '  balance roundrobin',
-        ...this.backends.map((b) => `  server ${b.name} ${b.address} check inter 300 fall 3 rise 2 on-marked-down shutdown-sessions`),
+        ...this.backends.map((b) => `  server ${b.name} ${b.address} check${checkAt(b)} inter 300 fall 3 rise 2 on-marked-down shutdown-sessions`),
         '',
       ].join('\n'),
     );

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Haproxy } from './haproxy.ts';
+import { Haproxy, type Backend } from './haproxy.ts';
 import { TestNetwork } from './netns.ts';
 import { Replica } from './replica.ts';
 import { RestateCluster } from './restate-cluster.ts';
@@ -18,6 +18,10 @@ export interface Topology {
   dir: string;
   cluster: RestateCluster;
   lb: Haproxy;
+  /** The balancer's servers as built: straight to each replica's endpoint. */
+  backends: Backend[];
+  /** Each replica's host (r1, r2 in order). */
+  hosts: { ns: string; address: string }[];
   /** Step attempts of every replica, one line each (replica-child.ts). */
   attempts: string;
   replicas: Replica[];
@@ -48,7 +52,8 @@ export async function startTopology(tag: string): Promise<Topology> {
     cluster = new RestateCluster(net, dir);
     const c = cluster;
     const hosts = [net.addHost('r1', 21), net.addHost('r2', 22)];
-    lb = new Haproxy(net, net.lan, dir, `${net.lanAddress}:${ENDPOINT_PORT}`, hosts.map((h, i) => ({ name: `r${i + 1}`, address: `${h.address}:${ENDPOINT_PORT}` })));
+    const backends = hosts.map((h, i) => ({ name: `r${i + 1}`, address: `${h.address}:${ENDPOINT_PORT}` }));
+    lb = new Haproxy(net, net.lan, dir, `${net.lanAddress}:${ENDPOINT_PORT}`, backends);
     c.startAll();
     lb.start();
     hosts.forEach((h, i) => {
@@ -67,7 +72,7 @@ export async function startTopology(tag: string): Promise<Topology> {
     // Both at once, while the nodes boot (the engine rides out an admin API that is not up
     // yet): registration must come out as one deployment whoever is first.
     await Promise.all([...c.nodes.map((n) => c.waitAdmin(n)), ...replicas.map((r) => r.start(configs.get(r)))]);
-    return { net, dir, cluster: c, lb, attempts, replicas, configs, stop };
+    return { net, dir, cluster: c, lb, backends, hosts, attempts, replicas, configs, stop };
   } catch (err) {
     await stop();
     throw err;
