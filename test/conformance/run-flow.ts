@@ -81,7 +81,11 @@ export function runFlowScenarios({ test, boot, restart, until }: ScenarioKit): v
     const survivor = burst.find((id) => id !== cancelled)!;
     await engine.signal(survivor, 'go', null);
     expect((await engine.result(survivor, { timeout: '30s' })).status).toBe('succeeded');
-  });
+    // 90 s: on Restate it passed in 1.6-7.5 s, but went past the default 30 s once in a full
+    // npm test (two files at a time, beside a simulation slice) and once under a helper's load;
+    // not diagnosed (docs/flow-control.md). With room past each 30 s wait above, a wait that
+    // hangs names itself instead of the whole case timing out.
+  }, 90_000);
 
   test('run flow: rate limit drops the starts over the limit, per key, recorded as skipped with the reason (runs list, why); bad config refused', async () => {
     const ran: string[] = [];
