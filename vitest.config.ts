@@ -11,16 +11,19 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
  *  the soak slice judges memory and event-loop growth, which a neighbour's load would blur. */
 export const ALONE = ['test/cluster/**/*.test.ts', 'test/sqlite/crash-start.test.ts', 'test/soak/soak.test.ts'];
 
-// Two files at a time: most of the suite's time is spent waiting (on restate-server, Deno
-// children, real sleeps), so two share the 2-core machine CI runs on about twice as fast as
-// one (docs/testing.md). Tests in a file still run one after another.
+// One file at a time for now. Two at a time (maxWorkers: 2; `npx vitest run --maxWorkers=2`)
+// took 22 min instead of ~30 on the 2-core machine (docs/testing.md), but each full run that
+// way met a case whose timing a neighbour's load broke (a Restate singleton-cancel case past
+// 30 s, a Deno memory-cap case), and a red CI lands nothing: it becomes the default once
+// those are fixed. The schedule below (slowest first, each simulation slice beside a Restate
+// half, ALONE last) is the one two workers use.
 // `common` is the test config without the projects, for configs that run a list of files
 // (vitest.quick.config.ts, the reporter's fixture).
 export const common = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: 'forks' as const,
-  maxWorkers: 2,
+  maxWorkers: 1,
   // The last line names every group that was skipped and what installs what it needs.
   reporters: ['default', './test/reporter/skipped-summary.ts'],
   sequence: { sequencer: SlowFirstSequencer },
