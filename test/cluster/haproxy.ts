@@ -12,6 +12,7 @@ import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_COMMAND, needs } from '../needs.ts';
 import type { TestNetwork } from './netns.ts';
+import { stopChild } from './stop-child.ts';
 
 /** Whether it is here, and the options that let the skip summary name it when it is not. */
 export const haproxyNeed = needs('haproxy');
@@ -92,9 +93,6 @@ export class Haproxy {
   async stop(): Promise<void> {
     const c = this.child;
     this.child = undefined;
-    if (!c?.pid || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    process.kill(c.pid, 'SIGTERM');
-    await gone;
+    await stopChild(c, 'SIGTERM');
   }
 }

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { stopChild } from './stop-child.ts';
 
 export interface Route {
   name: string;
@@ -128,10 +129,7 @@ export class LatencyRelay {
   async stop(): Promise<void> {
     const c = this.child;
     this.child = undefined;
-    if (!c?.pid || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    process.kill(c.pid, 'SIGTERM');
-    await gone;
+    await stopChild(c, 'SIGTERM');
   }
 
   private next(c: ChildProcess): Promise<Record<string, unknown>> {

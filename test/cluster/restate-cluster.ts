@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { restatePublicKey } from '../../src/adapters/restate/request-identity.ts';
 import type { TestNetwork } from './netns.ts';
+import { stopChild } from './stop-child.ts';
 
 const require = createRequire(import.meta.url);
 export const RESTATE_BINARY = join(dirname(require.resolve('@restatedev/restate-server-linux-x64/package.json')), 'bin', 'restate-server');
@@ -92,10 +93,7 @@ export class RestateCluster {
   async kill(node: ClusterNode): Promise<void> {
     const c = node.child;
     node.child = undefined;
-    if (!c?.pid || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise<void>((r) => c.once('exit', () => r()));
-    process.kill(c.pid, 'SIGKILL');
-    await gone;
+    await stopChild(c, 'SIGKILL');
   }
 
   async stopAll(): Promise<void> {
