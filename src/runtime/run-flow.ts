@@ -55,8 +55,17 @@ export class RunFlow {
       const req = { queue: spec, key: keys.singleton, runId, step: SINGLETON_SLOT };
       const group = `${spec.name}\u0000${keys.singleton}`;
       const now = this.queues.grantNow(req);
-      if (now) single = await now;
-      else {
+      if (now) {
+        // A member before the grant is awaited: a run of its key admitted meanwhile (a burst
+        // started at once) must see it, to cancel it or be skipped for it.
+        this.join(group, runId);
+        try {
+          single = await now;
+        } catch (err) {
+          this.ended(runId);
+          throw err;
+        }
+      } else {
         const others = [...new Set([...(this.members.get(group) ?? []), ...this.queues.keptRuns(spec.name, keys.singleton)])].filter((id) => id !== runId);
         if (!resumed && runs.singleton.mode === 'skip') return { type: 'skipped', reason: singletonReason(keys.singleton, others) };
         if (!resumed) for (const id of others) this.cancel(id, `runs.singleton (mode cancel): run ${runId} with the same key started`);
@@ -76,7 +85,6 @@ export class RunFlow {
         );
         return WAIT;
       }
-      this.join(group, runId);
       this.holds.set(runId, single);
     }
     if (runs.rateLimit && keys.rate !== undefined && !resumed && !this.rated.has(runId)) {

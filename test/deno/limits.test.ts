@@ -57,7 +57,7 @@ describe('limits of workflow-file children (SQLite, real Deno child)', () => {
       await engine.workflows.approve('hog');
       const done = await engine.result((await engine.trigger('hog')).runId, { timeout: '90s' });
       expect(done.status).toBe('failed');
-      expect(done.steps[0]).toMatchObject({ name: 'hog', status: 'failed', attempts: 2 });
+      expect(done.steps[0], JSON.stringify(done.error)).toMatchObject({ name: 'hog', status: 'failed', attempts: 2 });
       expect(done.error?.message).toMatch(/Array buffer allocation failed|exceeded its memory cap of 128 MiB/);
     } finally {
       await engine.stop();

@@ -72,13 +72,34 @@ export function restateSlot(c: SlotContext, req: SlotRequest, signal: AbortSigna
   if (whenQueued) {
     // A call, not a send: its answer (journaled) says whether the ask waits, and for whom.
     const asked = c.rctx.genericCall<AcquireRequest, AcquireAnswer>({ service: QUEUE_OBJECT, method: 'acquire', key: spec.name, parameter: ask, inputSerde: json, outputSerde: json });
-    return c.driver.await(asked).then(async (answer) => {
+    const queued = c.driver.await(asked).then(async (answer) => {
       if (!answer.granted) await whenQueued(answer.others);
-      return awaitGrant(c, spec, id, promise, signal);
+    });
+    // Cancelled while it asked or while it cancelled the runs before it: it leaves the line
+    // (else the ask stayed there, and once granted held the slot of a run that had ended).
+    return queued.then(() => awaitGrant(c, spec, id, promise, signal), async (err: unknown) => {
+      await leaveLine(c, spec, id);
+      throw err;
     });
   }
   c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'acquire', key: spec.name, parameter: ask, inputSerde: json });
   return awaitGrant(c, spec, id, promise, signal);
+}
+
+/** The ask `id` leaves the line of `spec` (or gives back the slot granted to it meanwhile).
+ *  Awaited: once the run has ended, it is out of the line (`why` of the next agrees). Not
+ *  while the engine stops: the invocation goes on elsewhere and must meet the same commands. */
+async function leaveLine(c: SlotContext, spec: QueueSpec, id: string): Promise<void> {
+  if (c.stopping()) return;
+  const release = { service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json };
+  const left = c.rctx.genericCall<{ id: string }, { released: boolean }>({ ...release, outputSerde: json });
+  await c.driver.await(left).catch(() => {
+    // A second cancel of this run (a singleton burst cancels each run before it) cancels
+    // the calls it has in flight, this one too (the SDK's implicit cancellation): the ask
+    // stayed in line, and once granted held the slot until the lease audit. Sent again one
+    // way, which no cancel stops (a second release of one ask is a no-op).
+    c.rctx.genericSend(release);
+  });
 }
 
 /** Waits on the ask's awakeable: its grant, or a refusal (noWait), or the signal's abort. */
@@ -89,10 +110,7 @@ function awaitGrant(c: SlotContext, spec: QueueSpec, id: string, promise: restat
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
-      if (c.stopping()) return reject(reason);
-      // Awaited: once the run has ended, it is out of the line (`why` of the next agrees).
-      const left = c.rctx.genericCall<{ id: string }, { released: boolean }>({ service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json, outputSerde: json });
-      c.driver.await(left).then(() => reject(reason), () => reject(reason));
+      void leaveLine(c, spec, id).then(() => reject(reason));
     };
     const onAbort = (): void => leave(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

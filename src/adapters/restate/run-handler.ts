@@ -36,6 +36,7 @@ import { signalQueueKey, signalQueueName, type DeliverRequest } from './signal-q
 import { serviceName } from './workflow-service.ts';
 import type { QueueCatalog } from './queue-slot.ts';
 import { RunSlot } from './run-slot.ts';
+import { cancelEach } from './singleton-cancel.ts';
 import { skipped } from '../../domain/run-flow.ts';
 import { RunPause } from './run-pause.ts';
 import { WORKFLOW_PAUSE_OBJECT, type WorkflowPauseObject } from './workflow-pause-object.ts';
@@ -452,9 +453,11 @@ export class RestateRun {
   }
 
   /** runs.singleton in `cancel` mode: the runs of the key are cancelled (one journaled step;
-   *  a run that already ended is no error). */
+   *  a run that already ended is no error; a failed cancel is tried again, singleton-cancel.ts). */
   private async cancelOthers(ids: string[], by: string): Promise<void> {
-    await this.rctx.run('~singleton-cancel', () => Promise.all(ids.map((id) => this.hooks.cancelRun!(id, by).catch(() => {}))).then(() => null));
+    // Through the driver: a cancel of this run delivered meanwhile is the engine's
+    // CancelledError (the run ends cancelled), not a failure that parked it.
+    await this.log.driver.await(this.rctx.run('~singleton-cancel', () => cancelEach(ids, (id) => this.hooks.cancelRun!(id, by)).then(() => null)));
   }
 
   /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */
