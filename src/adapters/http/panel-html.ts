@@ -41,17 +41,17 @@ button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6
 `;
 
 // The live part: the page re-fetches its own `#live` (x-panel-fragment) when the server pushes
-// a step event (panel-live.ts; a burst is one fetch, plus one shortly after it, for the run's
-// own transition that follows its last step), on the push's (re)connect, and every `poll` ms
+// a step event (panel-live.ts; a burst is one fetch, plus two shortly after it, 0.7 and 2.5 s,
+// for the run's own transition that follows its last step, e.g. a pause taking effect), on the push's (re)connect, and every `poll` ms
 // as a fallback (0: never) for what no event of this process tells (runs executed by another
 // process). Nothing refreshes while the tab is hidden; it catches up when shown. A run page's
 // step events are listed as they arrive, as text.
 const LIVE = `
-const D=document.body.dataset,poll=+D.poll||0;let last=null,busy=false,again=false,stale=false,t=null,trail=null;
+const D=document.body.dataset,poll=+D.poll||0;let last=null,busy=false,again=false,stale=false,t=null,trail=[];
 async function refresh(){if(document.hidden){stale=true;return;}if(busy){again=true;return;}busy=true;
 try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.ok){const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}}catch{}
 busy=false;if(again){again=false;refresh();}}
-function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);clearTimeout(trail);trail=setTimeout(refresh,700);}
+function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);for(const x of trail)clearTimeout(x);trail=[setTimeout(refresh,700),setTimeout(refresh,2500)];}
 document.addEventListener('visibilitychange',()=>{if(!document.hidden&&stale){stale=false;refresh();}});
 if(D.live){const es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);
 es.addEventListener('step',(m)=>{const ol=document.getElementById('step-events');if(ol){try{const d=JSON.parse(m.data);const li=document.createElement('li');
