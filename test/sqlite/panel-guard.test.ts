@@ -153,29 +153,43 @@ describe('Runs panel guards', () => {
     expect(html).toContain(`data-live="/runs/${runId}/live"`);
     expect(html).toContain('<ol id="step-events"');
 
+    type Seen = { event: string; data: { type?: string; line?: string; count?: number } };
+    /** An SSE response's events, read as they come until `event` is among them. */
+    const sse = (res: Response) => {
+      const reader = res.body!.getReader();
+      const seen: Seen[] = [];
+      let buf = '';
+      const until = async (event: string) => {
+        while (!seen.some((e) => e.event === event)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended before '${event}'`);
+          buf += new TextDecoder().decode(value);
+          for (let k = buf.indexOf('\n\n'); k >= 0; k = buf.indexOf('\n\n')) {
+            const block = buf.slice(0, k);
+            buf = buf.slice(k + 2);
+            const ev = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (ev && data) seen.push({ event: ev, data: JSON.parse(data) });
+          }
+        }
+      };
+      return { seen, until, close: () => reader.cancel() };
+    };
     const res = await get(`/runs/${runId}/live`);
     expect(res.headers.get('content-type')).toBe('text/event-stream');
-    const reader = res.body!.getReader();
-    const seen: { event: string; data: { type?: string; line?: string } }[] = [];
-    let buf = '';
-    const until = async (event: string) => {
-      while (!seen.some((e) => e.event === event)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended before '${event}'`);
-        buf += new TextDecoder().decode(value);
-        for (let k = buf.indexOf('\n\n'); k >= 0; k = buf.indexOf('\n\n')) {
-          const block = buf.slice(0, k);
-          buf = buf.slice(k + 2);
-          const ev = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (ev && data) seen.push({ event: ev, data: JSON.parse(data) });
-        }
-      }
-    };
-    await until('hello');
+    const one = sse(res);
+    const list = sse(await get('/live'));
+    await one.until('hello');
+    await list.until('hello');
     await engine.signal(runId, 'go', { ok: 1 });
-    await until('run');
-    await reader.cancel();
+    await one.until('run');
+    // The list's stream tells that steps happened (it refreshes), not each event.
+    await list.until('steps');
+    expect(list.seen.find((e) => e.event === 'steps')!.data.count).toBeGreaterThanOrEqual(1);
+    expect(list.seen.some((e) => e.event === 'step')).toBe(false);
+    await one.close();
+    await list.close();
+    const seen = one.seen;
     expect((await engine.runs.get(runId)).status).toBe('succeeded');
     const steps = seen.filter((e) => e.event === 'step');
     expect(steps.map((e) => e.data.type)).toEqual(['step.signaled']);

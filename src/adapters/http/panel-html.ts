@@ -53,7 +53,7 @@ try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.o
 busy=false;if(again){again=false;refresh();}}
 function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);for(const x of trail)clearTimeout(x);trail=[setTimeout(refresh,700),setTimeout(refresh,2500)];}
 document.addEventListener('visibilitychange',()=>{if(!document.hidden&&stale){stale=false;refresh();}});
-if(D.live){const es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);
+if(D.live){const es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);es.addEventListener('steps',soon);
 es.addEventListener('step',(m)=>{const ol=document.getElementById('step-events');if(ol){try{const d=JSON.parse(m.data);const li=document.createElement('li');
 li.textContent=d.line;li.dataset.type=d.type;ol.appendChild(li);while(ol.children.length>500)ol.firstElementChild.remove();const n=document.getElementById('step-events-none');if(n)n.remove();}catch{}}soon();});}
 if(poll>0)setInterval(refresh,poll);

@@ -34,7 +34,13 @@ export function stepEventLine(e: StepEvent): string {
   return bits.join(' ');
 }
 
-/** The SSE response: `step` events ({ type, runId, line }), and for one run `run` when it ended. */
+/** How often the list's stream tells of the step events since its last message, at most. */
+const LIST_EVERY_MS = 250;
+
+/** The SSE response. For one run: a `step` event ({ type, runId, workflow, line }) per step
+ *  event, then `run` once it ended. For the list: `steps` ({ count }) at most every 250 ms
+ *  while events happen (the list only refreshes: a busy engine's every event, to every open
+ *  list, would be traffic for nothing). */
 export function liveEvents(c: Context, engine: Engine, runId?: string): Response {
   return streamSSE(c, async (s) => {
     let open = true;
@@ -43,7 +49,18 @@ export function liveEvents(c: Context, engine: Engine, runId?: string): Response
     const send = (event: string, data: unknown) => {
       if (open) chain = chain.then(() => s.writeSSE({ event, data: JSON.stringify(data) })).catch(() => void (open = false));
     };
-    const off = engine.runs.subscribe((e) => send('step', { type: e.type, runId: e.runId, workflow: e.workflow, line: stepEventLine(e) }), runId === undefined ? {} : { runId });
+    let count = 0;
+    let flush: ReturnType<typeof setTimeout> | undefined;
+    const off = runId !== undefined
+      ? engine.runs.subscribe((e) => send('step', { type: e.type, runId: e.runId, workflow: e.workflow, line: stepEventLine(e) }), { runId })
+      : engine.runs.subscribe(() => {
+        count++;
+        flush ??= setTimeout(() => {
+          flush = undefined;
+          send('steps', { count });
+          count = 0;
+        }, LIST_EVERY_MS);
+      });
     const closed = new Promise<void>((r) => s.onAbort(() => r()));
     const ping = setInterval(() => {
       if (open) chain = chain.then(() => s.write(': ping\n\n')).then(() => undefined).catch(() => void (open = false));
@@ -53,6 +70,7 @@ export function liveEvents(c: Context, engine: Engine, runId?: string): Response
     await closed;
     open = false;
     clearInterval(ping);
+    clearTimeout(flush);
     off();
   });
 }
