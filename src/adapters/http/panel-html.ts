@@ -44,19 +44,20 @@ button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6
 // a step event (panel-live.ts; a burst is one fetch, plus two shortly after it, 0.7 and 2.5 s,
 // for the run's own transition that follows its last step, e.g. a pause taking effect), on the push's (re)connect, and every `poll` ms
 // as a fallback (0: never) for what no event of this process tells (runs executed by another
-// process). Nothing refreshes while the tab is hidden; it catches up when shown. A run page's
-// step events are listed as they arrive, as text.
+// process). A hidden tab closes its push (a browser gives a host 6 connections: tabs kept
+// open must not hold them all) and refreshes nothing; shown, it reconnects and catches up. A
+// run page's step events are listed as they arrive, as text.
 const LIVE = `
 const D=document.body.dataset,poll=+D.poll||0;let last=null,busy=false,again=false,stale=false,t=null,trail=[];
 async function refresh(){if(document.hidden){stale=true;return;}if(busy){again=true;return;}busy=true;
 try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.ok){const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}}catch{}
 busy=false;if(again){again=false;refresh();}}
 function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);for(const x of trail)clearTimeout(x);trail=[setTimeout(refresh,700),setTimeout(refresh,2500)];}
-document.addEventListener('visibilitychange',()=>{if(!document.hidden&&stale){stale=false;refresh();}});
-if(D.live){const es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);es.addEventListener('steps',soon);
+let es=null;function listen(){if(!D.live||es)return;es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);es.addEventListener('steps',soon);
 es.addEventListener('step',(m)=>{const ol=document.getElementById('step-events');if(ol){try{const d=JSON.parse(m.data);const li=document.createElement('li');
 li.textContent=d.line;li.dataset.type=d.type;ol.appendChild(li);while(ol.children.length>500)ol.firstElementChild.remove();const n=document.getElementById('step-events-none');if(n)n.remove();}catch{}}soon();});}
-if(poll>0)setInterval(refresh,poll);
+document.addEventListener('visibilitychange',()=>{if(document.hidden){if(es){es.close();es=null;}return;}listen();if(stale){stale=false;refresh();}});
+if(!document.hidden)listen();if(poll>0)setInterval(refresh,poll);
 `;
 
 /** Where a page's live part comes from: the push's URL (none: no push) and the fallback poll. */
