@@ -149,6 +149,10 @@ describe('Runs panel guards', () => {
     expect((await get(`/runs/${runId}/live`, 'evil.example:9')).status).toBe(403);
     expect((await get('/live', 'evil.example:9')).status).toBe(403);
     expect((await get('/runs/nope/live')).status).toBe(404);
+    const badPoll = await createPanel(engine, { pollMs: -1 }).catch((e: Error) => e);
+    expect(badPoll).toBeInstanceOf(Error);
+    expect((badPoll as Error).message).toMatch(/^panel pollMs: .*>=0/);
+    expect((badPoll as Error).message).not.toContain('\n');
     const html = await (await get(`/runs/${runId}`)).text();
     expect(html).toContain(`data-live="/runs/${runId}/live"`);
     expect(html).toContain('<ol id="step-events"');
