@@ -12,7 +12,8 @@ export async function createPanel(engine: Engine, o: PanelOptions = {}): Promise
 }
 
 /** The panel on its own listener (127.0.0.1 by default); its URL carries nothing secret.
- *  `holds`: the runs `tranquil dev` holds, shown on every page with the decision. */
-export async function servePanel(engine: Engine, o: { host?: string; port?: number; holds?: PanelHolds } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
+ *  `holds`: the runs `tranquil dev` holds, shown on every page with the decision; `pollMs`:
+ *  the pages' fallback poll (PanelOptions.pollMs). */
+export async function servePanel(engine: Engine, o: { host?: string; port?: number; holds?: PanelHolds; pollMs?: number } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
   return (await import('../src/adapters/http/panel.ts')).servePanel(engine, o);
 }

@@ -7,7 +7,10 @@
 // tracked file). Under `tranquil dev` (its `holds`), every page names the held runs with the
 // step where the reloaded code diverges, the list marks them, and the decision is a click.
 // Run control: a run streaming between steps is paused, seen stopped, resumed, seen growing
-// on the same page to its end (its hostile last chunk shown as text), and rerun.
+// on the same page to its end (its hostile last chunk shown as text), and rerun. Those pages
+// have no fallback poll (pollMs 0): all they show after loading comes from the step events
+// the panel pushes (server-sent events), which the run page also lists as they arrive. The
+// workflow's Pause / Resume buttons hold a run triggered while paused and start it on resume.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -175,9 +178,15 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
       try {
         engine = await createEngine({ backend, dataDir: dir, workflows: [talker] });
         await engine.start();
+        panel = await servePanel(engine, { pollMs: 0 });
+        // The list shows a run started after it loaded: its first step's event refreshes it.
+        await page.goto(panel.url);
+        await mark();
         const runId = (await engine.trigger('talker', null)).runId;
-        panel = await servePanel(engine);
-        await page.goto(`${panel.url}runs/${encodeURIComponent(runId)}`);
+        await page.getByRole('link', { name: runId }).waitFor();
+        expect(await marked()).toBe(1);
+        await page.getByRole('link', { name: runId }).click();
+        await page.waitForURL(/\/runs\//);
         await page.locator('.stream[data-stream="log"]').waitFor();
 
         // The stream grows on the page with no navigation (the marker would be gone after one).
@@ -186,6 +195,16 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         expect(await grows(first)).toBeGreaterThan(first);
         expect(await page.locator('#state [data-key="progress"] .state-value').innerText()).toMatch(/"done": \d+/);
         expect(await marked()).toBe(1);
+        // The step events, listed as they arrive, in order for each step.
+        const events = page.locator('#step-events li');
+        await page.locator('#step-events li[data-type="stream.chunk"]').first().waitFor();
+        const lines = await events.allInnerTexts();
+        expect(lines.some((l) => /step\.started 'tick \d+' attempt 1$/.test(l))).toBe(true);
+        expect(lines.some((l) => /stream\.chunk 'stream:log(#\d+)?' #\d+: "line \d+\\n"$/.test(l))).toBe(true);
+        expect(lines.some((l) => /state\.published 'publish:progress(#\d+)?' key 'progress'$/.test(l))).toBe(true);
+        const started = lines.findIndex((l) => / step\.started 'tick /.test(l));
+        const tick = / step\.started '(tick \d+)'/.exec(lines[started]!)![1];
+        expect(lines.findIndex((l) => l.includes(`step.succeeded '${tick}'`))).toBeGreaterThan(started);
 
         await page.click('#pause');
         await page.waitForURL(/flash=pause/);
@@ -202,11 +221,15 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         expect((await engine.runs.get(runId)).steps.length).toBe(steps);
         expect(await chunks()).toBe(held);
         expect(await marked()).toBe(1);
+        const quiet = await events.count();
+        await new Promise((r) => setTimeout(r, 500));
+        expect(await events.count()).toBe(quiet);
 
         await page.click('#resume');
         await page.waitForURL(/flash=resumed/);
         await mark();
         expect(await grows(held)).toBeGreaterThan(held);
+        await page.locator('#step-events li[data-type="stream.chunk"]').first().waitFor();
         gate.finish = true;
         await page.locator('#run-status', { hasText: 'succeeded' }).waitFor({ timeout: 30_000 });
         expect(await marked()).toBe(1);
@@ -231,6 +254,94 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         await page.locator('#rerun-of').getByRole('link', { name: runId }).click();
         await page.waitForURL(new RegExp(`/runs/${runId}$`));
         expect(await page.locator('#reruns').innerText()).toBe(again!);
+      } finally {
+        await page.close();
+        await panel?.close();
+        await engine?.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
+
+  for (const backend of ['sqlite', 'restate'] as const) {
+    it(`${backend}: Pause workflow holds a run triggered meanwhile; Resume workflow starts it, seen live; one signal form ends it`, async () => {
+      // Two steps whose bodies wait for the test, so what the page shows next happens after it loaded.
+      const open = { start: true, after: false };
+      const until = async (k: keyof typeof open) => {
+        while (!open[k]) await new Promise((r) => setTimeout(r, 50));
+      };
+      const job = workflow('job', (w) => {
+        w.trigger(manual());
+        w.run(async ({ step }) => {
+          await step.do('start', () => until('start'));
+          const got = await step.waitForEvent<{ n: number }>('go', { timeout: '1h' });
+          return step.do('after', async () => (await until('after'), { n: got.n + 1 }));
+        });
+      });
+      const dir = mkdtempSync(join(tmpdir(), `tranquil-panel-wfpause-${backend}-`));
+      let engine: Engine | undefined;
+      let panel: Awaited<ReturnType<typeof servePanel>> | undefined;
+      const page = await browser!.newPage();
+      page.setDefaultTimeout(20_000);
+      type Marked = { marker?: number };
+      const mark = () => page.evaluate(() => ((globalThis as unknown as Marked).marker = 1));
+      const marked = () => page.evaluate(() => (globalThis as unknown as Marked).marker);
+      const statusOf = async (id: string) => (await engine!.runs.get(id)).status;
+      try {
+        engine = await createEngine({ backend, dataDir: dir, workflows: [job] });
+        await engine.start();
+        const first = (await engine.trigger('job', null)).runId;
+        for (let i = 0; i < 400 && (await statusOf(first)) !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 25));
+        panel = await servePanel(engine, { pollMs: 0 });
+        await page.goto(`${panel.url}runs/${encodeURIComponent(first)}`);
+        // A live run's page has one signal form (it once had two).
+        expect(await page.locator('form[action$="/signal"]').count()).toBe(1);
+        await page.click('#workflow-pause');
+        await page.waitForURL(/flash=workflow/);
+        expect(await page.locator('#flash').innerText()).toBe('workflow job paused by panel: its new runs are held until it is resumed');
+        expect((await engine.workflows.list()).find((w) => w.name === 'job')?.paused?.by).toBe('panel');
+
+        // Triggered while paused: created, held, none of its code run.
+        const held = (await engine.trigger('job', null)).runId;
+        for (let i = 0; i < 400 && (await statusOf(held)) !== 'paused'; i++) await new Promise((r) => setTimeout(r, 25));
+        await new Promise((r) => setTimeout(r, 1000));
+        const heldView = await engine.runs.get(held);
+        expect(heldView.status).toBe('paused');
+        expect(heldView.paused?.held).toBe(true);
+        expect(heldView.steps).toEqual([]);
+        expect(await statusOf(first)).toBe('waiting');
+
+        open.start = false;
+        await page.goto(`${panel.url}runs/${encodeURIComponent(held)}`);
+        expect(await page.locator('#run-status').innerText()).toBe('paused');
+        expect(await page.locator('#workflow-pause').count()).toBe(0);
+        await page.click('#workflow-resume');
+        await page.waitForURL(/flash=workflow/);
+        expect(await page.locator('#flash').innerText()).toBe('workflow job resumed; 1 held run(s) resumed');
+        expect((await engine.workflows.list()).find((w) => w.name === 'job')?.paused).toBeUndefined();
+        // From here no navigation until the signal: the run starts and waits, seen live.
+        await mark();
+        expect(await page.locator('#run-status').innerText()).not.toBe('waiting');
+        open.start = true;
+        await page.locator('#step-events li[data-type="step.waiting"]').waitFor();
+        await page.locator('#run-status', { hasText: 'waiting' }).waitFor();
+        expect(await page.locator('#step-events li[data-type="step.succeeded"]').innerText()).toMatch(/ step\.succeeded 'start' attempt 1$/);
+        expect(await marked()).toBe(1);
+        expect(await page.locator('form[action$="/signal"]').count()).toBe(1);
+
+        await page.fill('form[action$="/signal"] input[name=name]', 'go');
+        await page.fill('form[action$="/signal"] input[name=data]', '{"n":41}');
+        await page.click('#signal');
+        await page.waitForURL(/flash=signal/);
+        await mark();
+        expect(await page.locator('#run-status').innerText()).not.toBe('succeeded');
+        open.after = true;
+        await page.locator('#step-events li', { hasText: "step.succeeded 'after'" }).waitFor();
+        await page.locator('#run-status', { hasText: 'succeeded' }).waitFor();
+        expect(await marked()).toBe(1);
+        expect(await page.locator('#output').innerText()).toContain('"n": 42');
+        expect((await engine.runs.get(held)).output).toEqual({ n: 42 });
+        expect(await statusOf(first)).toBe('waiting');
       } finally {
         await page.close();
         await panel?.close();

@@ -49,6 +49,10 @@ describe('Runs panel guards', () => {
     expect(html).not.toContain('<script>alert(1)</script>');
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain(`name="_token" value="${panel.token}"`);
+    // One signal form on a live run's page (it was drawn twice: in the fixed part and again
+    // among the refreshed actions).
+    expect(html.match(/action="\/runs\/[^"]+\/signal"/g)).toHaveLength(1);
+    expect(html.match(/id="signal"/g)).toHaveLength(1);
 
     expect((await panel.app.request(`${own}/`, { headers: { host: 'evil.example:9' } })).status).toBe(403);
     const created = (await engine.runs.get(runId)).createdAt;
@@ -131,5 +135,69 @@ describe('Runs panel guards', () => {
     expect((await engine.runs.get(newId!)).rerunOf).toBe(runId);
     const newPage = await (await panel.app.request(`${own}/runs/${encodeURIComponent(newId!)}`, { headers: { host: '127.0.0.1:9' } })).text();
     expect(newPage).toContain(`<td id="rerun-of"><a href="${encodeURIComponent(runId)}">${runId}</a></td>`);
+  });
+
+  it('push: a run page\'s step events as server-sent events, in order, then `run` when it ended; same Host guard; unknown run 404', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tranquil-panel-guard-'));
+    engine = await createEngine({ dataDir: dir, workflows: [wf, talks] });
+    await engine.start();
+    const { runId } = await engine.trigger('waits', null);
+    for (let i = 0; i < 200 && (await engine.runs.get(runId)).status !== 'waiting'; i++) await new Promise((r) => setTimeout(r, 10));
+    const panel = await createPanel(engine, { allowedHosts: ['127.0.0.1:9'] });
+    const own = 'http://127.0.0.1:9';
+    const get = (path: string, host = '127.0.0.1:9') => panel.app.request(`${own}${path}`, { headers: { host } });
+    expect((await get(`/runs/${runId}/live`, 'evil.example:9')).status).toBe(403);
+    expect((await get('/live', 'evil.example:9')).status).toBe(403);
+    expect((await get('/runs/nope/live')).status).toBe(404);
+    const badPoll = await createPanel(engine, { pollMs: -1 }).catch((e: Error) => e);
+    expect(badPoll).toBeInstanceOf(Error);
+    expect((badPoll as Error).message).toMatch(/^panel pollMs: .*>=0/);
+    expect((badPoll as Error).message).not.toContain('\n');
+    const html = await (await get(`/runs/${runId}`)).text();
+    expect(html).toContain(`data-live="/runs/${runId}/live"`);
+    expect(html).toContain('<ol id="step-events"');
+
+    type Seen = { event: string; data: { type?: string; line?: string; count?: number } };
+    /** An SSE response's events, read as they come until `event` is among them. */
+    const sse = (res: Response) => {
+      const reader = res.body!.getReader();
+      const seen: Seen[] = [];
+      let buf = '';
+      const until = async (event: string) => {
+        while (!seen.some((e) => e.event === event)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended before '${event}'`);
+          buf += new TextDecoder().decode(value);
+          for (let k = buf.indexOf('\n\n'); k >= 0; k = buf.indexOf('\n\n')) {
+            const block = buf.slice(0, k);
+            buf = buf.slice(k + 2);
+            const ev = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (ev && data) seen.push({ event: ev, data: JSON.parse(data) });
+          }
+        }
+      };
+      return { seen, until, close: () => reader.cancel() };
+    };
+    const res = await get(`/runs/${runId}/live`);
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const one = sse(res);
+    const list = sse(await get('/live'));
+    await one.until('hello');
+    await list.until('hello');
+    await engine.signal(runId, 'go', { ok: 1 });
+    await one.until('run');
+    // The list's stream tells that steps happened (it refreshes), not each event.
+    await list.until('steps');
+    expect(list.seen.find((e) => e.event === 'steps')!.data.count).toBeGreaterThanOrEqual(1);
+    expect(list.seen.some((e) => e.event === 'step')).toBe(false);
+    await one.close();
+    await list.close();
+    const seen = one.seen;
+    expect((await engine.runs.get(runId)).status).toBe('succeeded');
+    const steps = seen.filter((e) => e.event === 'step');
+    expect(steps.map((e) => e.data.type)).toEqual(['step.signaled']);
+    expect(steps[0]!.data.line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} step\.signaled '/);
+    expect(seen.at(-1)!.event).toBe('run');
   });
 });

@@ -36,20 +36,46 @@ pre{background:#fff;border:1px solid #e3e6ea;padding:8px;margin:4px 0;max-height
 form.inline{display:inline-block;margin:0 8px 8px 0}button{padding:5px 12px;border:1px solid #3b6fd8;background:#3b6fd8;color:#fff;border-radius:4px;cursor:pointer}
 button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6px;border:1px solid #c3c8d0;border-radius:3px}
 .held{background:#fff;border-left:5px solid #e69500;padding:10px 14px;margin:0 0 14px}.held ul{margin:6px 0;padding-left:20px}
+.events{font:12px/1.4 ui-monospace,monospace;background:#fff;border:1px solid #e3e6ea;padding:6px 6px 6px 40px;margin:4px 0;max-height:300px;overflow:auto}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.err{color:#8a1c1c}.muted{color:#667}.flash{background:#fff3cd;padding:8px 12px;margin-bottom:12px}
 `;
 
-// Swaps in the server's fresh `#live` every second; pauses while the tab is hidden.
+// The live part: the page re-fetches its own `#live` (x-panel-fragment) when the server pushes
+// a step event (panel-live.ts; a burst is one fetch, plus two shortly after it, 0.7 and 2.5 s,
+// for the run's own transition that follows its last step, e.g. a pause taking effect), on the push's (re)connect, and every `poll` ms
+// as a fallback (0: never) for what no event of this process tells (runs executed by another
+// process). A hidden tab closes its push (a browser gives a host 6 connections: tabs kept
+// open must not hold them all) and refreshes nothing; shown, it reconnects and catches up. A
+// run page's step events are listed as they arrive, as text.
 const LIVE = `
-let last=null;setInterval(async()=>{if(document.hidden)return;try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});
-if(!r.ok)return;const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}catch{}},1000);
+const D=document.body.dataset,poll=+D.poll||0;let last=null,busy=false,again=false,stale=false,t=null,trail=[];
+async function refresh(){if(document.hidden){stale=true;return;}if(busy){again=true;return;}busy=true;
+try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.ok){const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}}catch{}
+busy=false;if(again){again=false;refresh();}}
+function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);for(const x of trail)clearTimeout(x);trail=[setTimeout(refresh,700),setTimeout(refresh,2500)];}
+let es=null;function listen(){if(!D.live||es)return;es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);es.addEventListener('steps',soon);
+es.addEventListener('step',(m)=>{const ol=document.getElementById('step-events');if(ol){try{const d=JSON.parse(m.data);const li=document.createElement('li');
+li.textContent=d.line;li.dataset.type=d.type;ol.appendChild(li);while(ol.children.length>500)ol.firstElementChild.remove();const n=document.getElementById('step-events-none');if(n)n.remove();}catch{}}soon();});}
+document.addEventListener('visibilitychange',()=>{if(document.hidden){if(es){es.close();es=null;}return;}listen();if(stale){stale=false;refresh();}});
+if(!document.hidden)listen();if(poll>0)setInterval(refresh,poll);
 `;
 
-export function page(title: string, base: string, body: string, live: string): string {
+/** Where a page's live part comes from: the push's URL (none: no push) and the fallback poll. */
+export interface LiveSource {
+  push?: string;
+  pollMs: number;
+}
+
+export function page(title: string, base: string, body: string, live: string, src: LiveSource = { pollMs: 0 }, tail = ''): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)} - Tranquil</title>
-<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head><body>
+<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head><body${src.push ? ` data-live="${esc(src.push)}"` : ''} data-poll="${src.pollMs}">
 <header><b>Tranquil</b><a href="${base}/">Runs</a><a href="${base}/schedules">Schedules</a><a href="${base}/events">Events</a></header>
-<main>${body}<div id="live">${live}</div></main><script>${LIVE}</script></body></html>`;
+<main>${body}<div id="live">${live}</div>${tail}</main><script>${LIVE}</script></body></html>`;
+}
+
+/** The run page's list of step events, filled by the page's script as they arrive. */
+export function stepEventsBlock(): string {
+  return `<section id="step-events-box"><h3>Step events</h3><p class="muted" id="step-events-none">none since this page opened (they are pushed as the run's steps start, succeed, fail, retry, sleep, wait, take a signal, publish or write a chunk)</p><ol id="step-events" class="events"></ol></section>`;
 }
 
 const status = (s: string) => `<span class="st st-${esc(s)}">${esc(s)}</span>`;
@@ -175,9 +201,9 @@ export function actions(base: string, run: RunView, token: string, approvable: b
   if (run.status === 'paused' || run.status === 'cancelled') out.push(button('resume', 'Resume'));
   if (ended) out.push(button('rerun', 'Rerun'));
   if (!ended) {
+    // The signal form is not here: it sits in the page's fixed part (panel.ts), where a
+    // refresh of this live part cannot wipe what is being typed.
     out.push(button('cancel', 'Cancel', ' class="danger"'));
-    out.push(`<form class="inline" method="post" action="${base}/runs/${id}/signal">${hidden}<input name="name" placeholder="signal name" required>
-<input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"><button id="signal">Send signal</button></form>`);
   }
   // The run's whole workflow (docs/control.md "Pause a workflow"): a held run offers its
   // workflow's resume (its held runs go on in creation order, or are skipped); any other run,

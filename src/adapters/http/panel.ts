@@ -15,10 +15,12 @@ import { Hono, type Context } from 'hono';
 import * as z from 'zod';
 import { APPROVAL_REQUIRED } from '../../domain/approval.ts';
 import { toErrorInfo } from '../../domain/errors.ts';
+import { parseOrThrow } from '../../domain/validate.ts';
 import { RUN_STATUSES, type RunStatus } from '../../domain/run-status.ts';
 import type { Engine } from '../../runtime/engine.ts';
 import { listen } from './listen.ts';
-import { actions, esc, eventsPage, heldBlock, liveOutput, page, runDetails, runsFilters, runsTable, schedulesPage, timeline, whyBlock, type ListQuery } from './panel-html.ts';
+import { actions, esc, eventsPage, heldBlock, liveOutput, page, runDetails, runsFilters, runsTable, schedulesPage, stepEventsBlock, timeline, whyBlock, type ListQuery, type LiveSource } from './panel-html.ts';
+import { liveEvents } from './panel-live.ts';
 import { secretsEqual } from './secret-compare.ts';
 
 /** createPanel's options. */
@@ -31,6 +33,10 @@ export interface PanelOptions {
   pageSize?: number;
   /** The runs `tranquil dev` holds, and the decision on them (what `tranquil dev` passes). */
   holds?: PanelHolds;
+  /** The pages' fallback poll of their live part, in ms (default 5000; 0: none). The pages
+   *  update from the engine's step events as they happen; the poll is for what this process
+   *  hears no event of (runs executed by another process, runs created or held with no step). */
+  pollMs?: number;
 }
 
 /** A run held because the code a reload brought would diverge from what it recorded. */
@@ -91,9 +97,10 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     await next();
   });
 
-  /** The page, or only its live part when the refresh script asks. */
-  const render = (c: Context, title: string, fixed: string, live: string) =>
-    c.req.header('x-panel-fragment') ? c.html(live) : c.html(page(title, base, fixed, live));
+  const pollMs = parseOrThrow(z.number().int().min(0).max(3_600_000), o.pollMs ?? 5000, 'panel pollMs');
+  /** The page, or only its live part when the refresh script asks; `push`: its step events' URL. */
+  const render = (c: Context, title: string, fixed: string, live: string, push?: string, tail = '') =>
+    c.req.header('x-panel-fragment') ? c.html(live) : c.html(page(title, base, fixed, live, { push, pollMs } satisfies LiveSource, tail));
   const holds = () => o.holds?.list() ?? [];
   const held = (run: string) => heldBlock(base, holds(), token, run);
   const flash = (c: Context) => {
@@ -109,7 +116,7 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
       const list = await engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, since: query.since, until: query.until, cursor: query.cursor, limit: o.pageSize ?? 50 });
       const h = holds();
       const live = `${held(h[0]?.runId ?? '')}${runsTable(base, list, query, list.next, new Set(h.map((x) => x.runId)))}`;
-      return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, live);
+      return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, live, `${base}/live`);
     } catch (err) {
       return c.html(page('Runs', base, `<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}<p class="err" id="flash">${esc(toErrorInfo(err).message)}</p>`, ''), 400);
     }
@@ -131,7 +138,19 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
       ? `<form class="inline" method="post" action="${base}/runs/${encodeURIComponent(id)}/signal"><input type="hidden" name="_token" value="${esc(token)}">
 <input name="name" placeholder="signal name" required> <input name="data" placeholder='JSON payload, e.g. {"ok":true}' size="30"> <button id="signal">Send signal</button></form>`
       : '';
-    return render(c, `Run ${id}`, `${flash(c)}<h2>Run <span id="run-id">${esc(id)}</span></h2>${signal}`, live);
+    return render(c, `Run ${id}`, `${flash(c)}<h2>Run <span id="run-id">${esc(id)}</span></h2>${signal}`, live, `${base}/runs/${encodeURIComponent(id)}/live`, stepEventsBlock());
+  });
+
+  // The pages' push (panel-live.ts): every run's step events for the list, one run's for its page.
+  r.get('/live', (c) => liveEvents(c, engine));
+  r.get('/runs/:id/live', async (c) => {
+    const id = c.req.param('id');
+    try {
+      await engine.runs.get(id);
+    } catch (err) {
+      return c.text(toErrorInfo(err).message, 404);
+    }
+    return liveEvents(c, engine, id);
   });
 
   r.get('/schedules', async (c) => {
@@ -230,11 +249,11 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
 }
 
 /** The panel on its own loopback listener (what `tranquil serve` starts). */
-export async function servePanel(engine: Engine, o: { host?: string; port?: number; holds?: PanelHolds } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
+export async function servePanel(engine: Engine, o: { host?: string; port?: number; holds?: PanelHolds; pollMs?: number } = {}): Promise<{ url: string; token: string; close(): Promise<void> }> {
   const host = o.host ?? '127.0.0.1';
   // The Host header names the port, known only once bound: the check reads it late.
   const hosts: string[] = [];
-  const panel = createPanel(engine, { allowedHosts: hosts, holds: o.holds });
+  const panel = createPanel(engine, { allowedHosts: hosts, holds: o.holds, pollMs: o.pollMs });
   const l = await listen(panel.app, host, o.port ?? 0);
   hosts.push(`${host}:${l.port}`, `localhost:${l.port}`);
   return { url: `http://${host}:${l.port}/`, token: panel.token, close: () => l.close() };
