@@ -21,6 +21,9 @@ import { resultSchemas, type Op } from '../src/adapters/http/control-protocol.ts
 import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
 import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
+import { checkStateKey, type PublishedValue } from '../src/domain/published-state.ts';
+import { streamOptionsSchema } from '../src/runtime/live-output.ts';
+import type { Json } from '../src/domain/json.ts';
 
 /** A value in its stored form for the wire (the serve decodes it), refused as the engine would. */
 function wireValue(value: unknown, what: string): unknown {
@@ -73,6 +76,18 @@ export interface ServiceClient {
     cancel(runId: string, options?: { by?: string }): Promise<void>;
     retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
     explain(runId: string): Promise<Explanation>;
+    /** As engine.runs.state (docs/live-output.md): the latest value the run published under
+     *  `key` (decoded: a Map, a Date come back as given), undefined when none; with `timeout`,
+     *  waits that long for a key not published yet (TimeoutError after it), in requests of
+     *  at most a minute each; a run that ends without it answers undefined. */
+    state<T = unknown>(runId: string, key: string, options?: { timeout?: Duration }): Promise<T | undefined>;
+    /** As engine.runs.published: every key with its latest value (decoded). */
+    published(runId: string): Promise<PublishedValue[]>;
+    /** As engine.runs.stream: the chunks of the run's stream `name` from offset `from`
+     *  (default 0), decoded, in order: what is there, then live as the run writes more (each
+     *  request waits up to STREAM_WAIT_MS for the next chunk, and asks again); it ends once
+     *  the stream is closed or the run has ended. It follows a service that restarts. */
+    stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
   };
   readonly capabilities: {
     /** Registers a provider whose handler runs HERE, in the app, for runs of the service's
@@ -110,8 +125,21 @@ interface Provision {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One request of a result() wait: under the serve's one-minute bound. */
+/** One request of a result() or state() wait: under the serve's one-minute bound. */
 const RESULT_SLICE_MS = 30_000;
+/** One request of a stream reader waits this long for the next chunk, then asks again. */
+export const STREAM_WAIT_MS = 25_000;
+
+/** A caller's timeout in ms (a one-line ValidationError naming `what` when bad); no bound
+ *  when absent. */
+function timeoutOf(timeout: Duration | undefined, what: string): number {
+  if (timeout === undefined) return MAX_DURATION_MS;
+  try {
+    return Math.max(0, parseDuration(timeout, what));
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
+  }
+}
 
 /** Connects to the service that owns `dataDir`. BackendUnavailableError when none runs;
  *  StorageError when a serve.json is there but cannot be trusted (says why). */
@@ -200,14 +228,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     trigger: async (workflow, input = null, opts = {}) =>
       checked(resultSchemas().trigger, await send({ op: 'trigger', workflow, input: wireValue(input, `input of trigger('${workflow}')`), ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
     result: async (runId, opts = {}) => {
-      let totalMs = MAX_DURATION_MS;
-      if (opts.timeout !== undefined) {
-        try {
-          totalMs = Math.max(0, parseDuration(opts.timeout, 'result timeout'));
-        } catch (err) {
-          throw new ValidationError((err as Error).message);
-        }
-      }
+      const totalMs = timeoutOf(opts.timeout, 'result timeout');
       const end = Date.now() + totalMs;
       for (;;) {
         const slice = Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now()));
@@ -242,6 +263,50 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
         return r as unknown as RetryResult;
       },
       explain: async (runId) => checked(resultSchemas().explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
+      state: async <T>(runId: string, key: string, opts: { timeout?: Duration } = {}): Promise<T | undefined> => {
+        const ask = async (timeoutMs?: number) => {
+          const r = checked(resultSchemas().state, await send({ op: 'state', runId, key, ...(timeoutMs === undefined ? {} : { timeoutMs }) }), 'runs.state');
+          return r.found ? decodeValue<T>(r.value as Json) : undefined;
+        };
+        if (opts.timeout === undefined) return ask();
+        const totalMs = timeoutOf(opts.timeout, 'runs.state timeout');
+        const end = Date.now() + totalMs;
+        for (;;) {
+          try {
+            return await ask(Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now())));
+          } catch (err) {
+            if (!(err instanceof TimeoutError)) throw err;
+            if (Date.now() >= end) throw new TimeoutError(`run ${runId} published no '${key}' within ${totalMs}ms`);
+          }
+        }
+      },
+      published: async (runId) => checked(resultSchemas().published, await send({ op: 'published', runId }), 'runs.published').map((p) => ({ ...p, value: decodeValue(p.value as Json) })),
+      stream: <T>(runId: string, name: string, opts: { from?: number } = {}): AsyncIterable<T> => {
+        // Checked here, at the call, as engine.runs.stream does; the run id by the serve.
+        const n = checkStateKey(name, 'runs.stream name');
+        let next = parseOrThrow(streamOptionsSchema(), opts, 'runs.stream options').from ?? 0;
+        return {
+          async *[Symbol.asyncIterator]() {
+            for (let failed = 0; ;) {
+              let r;
+              try {
+                r = checked(resultSchemas().stream, await send({ op: 'stream', runId, name: n, from: next, waitMs: STREAM_WAIT_MS }), 'runs.stream');
+                failed = 0;
+              } catch (err) {
+                // A blip or a restarting service: asked again from the same offset.
+                if (!(err instanceof BackendUnavailableError) || ++failed >= ANSWER_TRIES) throw err;
+                await sleep(REPROVIDE_PAUSE_MS);
+                continue;
+              }
+              for (const c of r.chunks) {
+                next++;
+                yield decodeValue<T>(c as Json);
+              }
+              if (r.done) return;
+            }
+          },
+        };
+      },
     },
     capabilities: {
       provide: async (capability, attrs, handler) => {

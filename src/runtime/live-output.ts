@@ -17,7 +17,8 @@ import type { StepEventHandler, StepEvents } from './step-events.ts';
  *  (a run executing on another Restate replica, or one this process only reads). */
 const POLL_MS = 200;
 
-const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
+/** runs.stream's options (attach() checks them the same way). */
+export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 
 /** What `engine.runs` gains for live output. */

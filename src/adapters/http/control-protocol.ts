@@ -12,7 +12,9 @@ import { NotSupportedError } from '../../domain/errors.ts';
 import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
 import { once } from '../../domain/once.ts';
 import type { Json } from '../../domain/json.ts';
-import { decodeValue } from '../../domain/value-codec.ts';
+import { decodeValue, encodeValue } from '../../domain/value-codec.ts';
+import { publishedState } from '../../domain/published-state.ts';
+import { streamBatch } from './stream-batch.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -69,6 +71,12 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
+  // Live output (docs/live-output.md). `state` with timeoutMs waits that long for the key;
+  // `stream` answers the chunks from `from`, waiting up to waitMs for the first (stream-batch.ts).
+  // Key and name are checked again, exactly, by engine.runs.
+  z.object({ op: z.literal('state'), runId: id(), key: name(), timeoutMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS).optional() }).strict(),
+  z.object({ op: z.literal('published'), runId: id() }).strict(),
+  z.object({ op: z.literal('stream'), runId: id(), name: name(), from: z.number().int().min(0), waitMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS) }).strict(),
   // Capability providers that live in an attached app (remote-providers.ts).
   z.object({ op: z.literal('provide'), capability: capabilityNameSchema(), attrs: attrsSchema() }).strict(),
   z.object({ op: z.literal('poll'), providerId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
@@ -109,6 +117,10 @@ export const resultSchemas = once(() => ({
   }).strict(),
   answer: z.object({ accepted: z.boolean() }).strict(),
   withdraw: z.object({ withdrawn: z.boolean() }).strict(),
+  // Values in their stored form (attach() decodes them: a Map, a Date come back as given).
+  state: z.discriminatedUnion('found', [z.object({ found: z.literal(false) }).strict(), z.object({ found: z.literal(true), value: json() }).strict()]),
+  published: z.array(z.object({ key: z.string(), value: json(), publishedAt: z.string().optional(), step: z.string() }).strict()),
+  stream: z.object({ chunks: z.array(json()), next: z.number().int().min(0), done: z.boolean() }).strict(),
 } as const));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -183,6 +195,16 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return engine.workflows.resume(op.workflow, op.held === undefined ? {} : { held: op.held });
     case 'gc':
       return engine.gc({ dryRun: op.dryRun });
+    case 'state': {
+      // A published value is never undefined (the codec stores it as null): undefined is "none".
+      const v = await engine.runs.state(op.runId, op.key, op.timeoutMs === undefined ? {} : { timeout: op.timeoutMs });
+      return v === undefined ? { found: false } : { found: true, value: encodeValue(v, `state '${op.key}'`).stored };
+    }
+    case 'published':
+      // The stored form as the journal holds it (no decode and encode again).
+      return publishedState((await engine.runs.get(op.runId)).steps);
+    case 'stream':
+      return streamBatch(engine, op.runId, op.name, op.from, op.waitMs);
     case 'approve': {
       const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
       const name = byPath?.definition.name ?? op.workflow;
