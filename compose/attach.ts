@@ -22,7 +22,8 @@ import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
 import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
 import { checkStateKey, type PublishedValue } from '../src/domain/published-state.ts';
-import { streamOptionsSchema } from '../src/runtime/live-output.ts';
+import { streamOptionsSchema, subscribeOptionsSchema } from '../src/runtime/live-output.ts';
+import type { StepEvent, StepEventHandler } from '../src/runtime/step-events.ts';
 import type { Json } from '../src/domain/json.ts';
 
 /** A value in its stored form for the wire (the serve decodes it), refused as the engine would. */
@@ -88,6 +89,14 @@ export interface ServiceClient {
      *  request waits up to STREAM_WAIT_MS for the next chunk, and asks again); it ends once
      *  the stream is closed or the run has ended. It follows a service that restarts. */
     stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
+    /** As engine.runs.subscribe, from this process: the step events of run `options.runId`,
+     *  or of every run, that the service executes, in order, from the subscription on (the
+     *  handle long-polls for them). Resolves once the service has subscribed; the returned
+     *  function ends it. A handler that throws gets the next event (the throw is a process
+     *  warning). Events the service dropped because this process did not poll in time, or
+     *  that came while the service restarted (the handle subscribes again), are not seen:
+     *  the journal (runs.get) is the record. */
+    subscribe(handler: StepEventHandler, options?: { runId?: string }): Promise<() => void>;
   };
   readonly capabilities: {
     /** Registers a provider whose handler runs HERE, in the app, for runs of the service's
@@ -100,8 +109,9 @@ export interface ServiceClient {
   };
   /** Whether a service still owns the data dir (its serve.json names a live pid). */
   connected(): boolean;
-  /** Withdraws this handle's providers and stops polling for their calls (the handle keeps
-   *  the process alive while it has providers). Other calls keep working. */
+  /** Withdraws this handle's providers and ends its step-event subscriptions, and stops
+   *  polling for them (the handle keeps the process alive while it has any). Other calls
+   *  keep working. */
   close(): Promise<void>;
 }
 
@@ -111,6 +121,14 @@ const POLL_WAIT_MS = Math.min(10_000, POLL_MAX_MS);
 const REPROVIDE_PAUSE_MS = 1_000;
 /** How often an answer is sent while the service does not answer, a second apart. */
 const ANSWER_TRIES = 5;
+
+interface Subscription {
+  handler: StepEventHandler;
+  runId: string | undefined;
+  subscriptionId: string | undefined;
+  stopped: boolean;
+  polling: AbortController;
+}
 
 interface Provision {
   capability: string;
@@ -212,6 +230,40 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     }
   };
 
+  const subscriptions = new Set<Subscription>();
+  const subscribeFrame = (s: Subscription): Op => ({ op: 'subscribe', ...(s.runId === undefined ? {} : { runId: s.runId }) });
+  const deliver = (s: Subscription, e: StepEvent) => {
+    const warn = (err: unknown) => process.emitWarning(`runs.subscribe: the handler threw on ${e.type} of run ${e.runId}: ${(err as Error)?.message ?? String(err)}`);
+    try {
+      const r = s.handler(e);
+      if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch(warn);
+    } catch (err) {
+      warn(err);
+    }
+  };
+  const eventLoop = async (s: Subscription) => {
+    while (!s.stopped) {
+      try {
+        s.subscriptionId ??= checked(resultSchemas().subscribe, await send(subscribeFrame(s)), 'runs.subscribe').subscriptionId;
+        const got = checked(resultSchemas().events, await send({ op: 'events', subscriptionId: s.subscriptionId, waitMs: POLL_WAIT_MS }, s.polling.signal), 'runs.subscribe events');
+        if (got.missed > 0) process.emitWarning(`runs.subscribe: the service dropped ${got.missed} step events this process did not poll in time`);
+        for (const e of got.events) deliver(s, e as unknown as StepEvent);
+      } catch {
+        if (s.stopped) return;
+        // The service restarted (it no longer knows this subscription) or is away: subscribe again.
+        s.subscriptionId = undefined;
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
+  };
+  const unsubscribe = async (s: Subscription) => {
+    if (s.stopped) return;
+    s.stopped = true;
+    s.polling.abort();
+    subscriptions.delete(s);
+    if (s.subscriptionId !== undefined) await send({ op: 'unsubscribe', subscriptionId: s.subscriptionId }).catch(() => {});
+  };
+
   const stop = async (p: Provision) => {
     if (p.stopped) return;
     p.stopped = true;
@@ -247,6 +299,16 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     emit: async (name, payload = null, opts = {}) =>
       checked(resultSchemas().emit, await send({ op: 'emit', name, data: wireValue(payload, `payload of emit('${name}')`), ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
     runs: {
+      subscribe: async (handler, opts = {}) => {
+        if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
+        const runId = parseOrThrow(subscribeOptionsSchema(), opts, 'runs.subscribe options').runId;
+        const s: Subscription = { handler, runId, subscriptionId: undefined, stopped: false, polling: new AbortController() };
+        // The first subscribe answers here: a bad run id is this call's error.
+        s.subscriptionId = checked(resultSchemas().subscribe, await send(subscribeFrame(s)), 'runs.subscribe').subscriptionId;
+        subscriptions.add(s);
+        void eventLoop(s);
+        return () => void unsubscribe(s);
+      },
       get: async (runId) => checked(resultSchemas().get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
       list: async (filter = {}) => {
         const page = checked(resultSchemas().list, await send({ op: 'list', filter: filter as Extract<Op, { op: 'list' }>['filter'] }), 'runs.list');
@@ -323,7 +385,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     },
     connected: () => findServe(dataDir) !== undefined,
     close: async () => {
-      await Promise.all([...provisions].map(stop));
+      await Promise.all([...[...provisions].map(stop), ...[...subscriptions].map(unsubscribe)]);
     },
   };
   return client;

@@ -2,13 +2,13 @@
 // to an engine that owns a data dir (here an engine with `control: true` in this process; the
 // channel is the same loopback HTTP with its token as any serve's) reads a run's published
 // state (the latest, a wait for a key, a wait that times out) and follows a stream live as an
-// async iterator, then reads it again from an offset after the run ended; on SQLite and
-// Restate. Bad keys, names, offsets and runs come back as the engine's own errors, one line.
+// async iterator, then reads it again from an offset after the run ended, and subscribes to
+// the run's step events; on SQLite and Restate. Bad keys, names, offsets and runs come back as the engine's own errors, one line.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attach, createEngine, TimeoutError, UnknownRunError, ValidationError, type Engine } from '@tranquil/engine';
+import { attach, createEngine, TimeoutError, UnknownRunError, ValidationError, type Engine, type StepEvent } from '@tranquil/engine';
 import { manual, workflow } from '@tranquil/sdk';
 import { removeDataDir } from '../restate/data-dir.ts';
 
@@ -52,7 +52,15 @@ describe.each(['sqlite', 'restate'] as const)('live output over the control chan
     await engine.start();
     const app = await attach({ dataDir });
 
-    const { runId } = await app.trigger('live');
+    // Step events: the app's subscription over the channel sees what the engine's own does.
+    const runId = 'live-1';
+    const seenHere: StepEvent[] = [];
+    const offHere = engine.runs.subscribe((e) => void seenHere.push(e), { runId });
+    const seenByApp: StepEvent[] = [];
+    const offApp = await app.runs.subscribe((e) => void seenByApp.push(e), { runId });
+    await expect(app.runs.subscribe(() => {}, { runId: '' })).rejects.toThrow(ValidationError);
+    await expect(app.runs.subscribe(() => {}, { run: runId } as never)).rejects.toThrow(/^runs\.subscribe options: /);
+    expect((await app.trigger('live', null, { runId })).created).toBe(true);
     await until('the run to wait', async () => (await app.runs.get(runId)).status === 'waiting');
     expect(await app.runs.state(runId, 'progress')).toBe(1);
     expect(await app.runs.state(runId, 'phase')).toBeUndefined();
@@ -72,6 +80,13 @@ describe.each(['sqlite', 'restate'] as const)('live output over the control chan
     await reading;
     expect(got).toEqual(['a', 'b', 'c', { at: new Date(0) }]);
     expect((await app.result(runId, { timeout: '20s' })).output).toBe('done');
+    await until('the app to see every step event', () => seenByApp.length >= seenHere.length);
+    expect(seenByApp).toEqual(JSON.parse(JSON.stringify(seenHere)));
+    expect(seenByApp.map((e) => e.type)).toEqual([
+      'state.published', 'stream.chunk', 'stream.chunk', 'step.waiting', 'step.signaled', 'state.published', 'state.published', 'stream.chunk', 'stream.chunk', 'stream.closed',
+    ]);
+    offHere();
+    offApp();
 
     // After the end: from an offset, the latest value (decoded), every key as the engine has it.
     const tail: unknown[] = [];

@@ -15,6 +15,8 @@ import type { Json } from '../../domain/json.ts';
 import { decodeValue, encodeValue } from '../../domain/value-codec.ts';
 import { publishedState } from '../../domain/published-state.ts';
 import { streamBatch } from './stream-batch.ts';
+import type { RemoteSubscriptions } from './remote-subscriptions.ts';
+import { STEP_EVENT_TYPES } from '../../runtime/step-events.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -86,6 +88,10 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
     error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json()).optional() }).strict().optional(),
   }).strict(),
   z.object({ op: z.literal('withdraw'), providerId: id() }).strict(),
+  // Step events of an attached app (remote-subscriptions.ts): subscribe, long-poll, end.
+  z.object({ op: z.literal('subscribe'), runId: id().optional() }).strict(),
+  z.object({ op: z.literal('events'), subscriptionId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
+  z.object({ op: z.literal('unsubscribe'), subscriptionId: id() }).strict(),
 ]));
 
 export type Op = z.infer<ReturnType<typeof opSchema>>;
@@ -121,6 +127,13 @@ export const resultSchemas = once(() => ({
   state: z.discriminatedUnion('found', [z.object({ found: z.literal(false) }).strict(), z.object({ found: z.literal(true), value: json() }).strict()]),
   published: z.array(z.object({ key: z.string(), value: json(), publishedAt: z.string().optional(), step: z.string() }).strict()),
   stream: z.object({ chunks: z.array(json()), next: z.number().int().min(0), done: z.boolean() }).strict(),
+  subscribe: z.object({ subscriptionId: z.string() }).strict(),
+  // Loose: a StepEvent's optional fields are the engine's (step-events.ts).
+  events: z.object({
+    events: z.array(z.looseObject({ type: z.enum(STEP_EVENT_TYPES), runId: z.string(), workflow: z.string(), step: z.string(), kind: z.string(), at: z.number() })),
+    missed: z.number().int().min(0),
+  }).strict(),
+  unsubscribe: z.object({ unsubscribed: z.boolean() }).strict(),
 } as const));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -135,10 +148,12 @@ async function settle(engine: Engine, runId: string, waitMs: number): Promise<Ru
   }
 }
 
-/** What only a serve has: its data dir (for hello) and the attached apps' providers. */
+/** What only a serve has: its data dir (for hello) and the attached apps' providers and
+ *  step-event subscriptions. */
 export interface ServeContext {
   dataDir: string;
   providers: RemoteProviders;
+  subscriptions: RemoteSubscriptions;
 }
 
 function served(ctx: ServeContext | undefined, op: string): ServeContext {
@@ -221,5 +236,11 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return served(ctx, op.op).providers.answer(op.providerId, op.callId, op.error ? { error: op.error as never } : { result: op.result });
     case 'withdraw':
       return served(ctx, op.op).providers.withdraw(op.providerId);
+    case 'subscribe':
+      return served(ctx, op.op).subscriptions.subscribe(op.runId);
+    case 'events':
+      return served(ctx, op.op).subscriptions.events(op.subscriptionId, op.waitMs);
+    case 'unsubscribe':
+      return served(ctx, op.op).subscriptions.unsubscribe(op.subscriptionId);
   }
 }
