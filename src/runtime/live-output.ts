@@ -15,7 +15,8 @@ import type { StepEventHandler, StepEvents } from './step-events.ts';
 
 /** How often a wait for a key reads the run again when no event of this process tells it
  *  (a run executing on another Restate replica, or one this process only reads). */
-const POLL_MS = 200;
+export const LIVE_POLL_MS = 200;
+const POLL_MS = LIVE_POLL_MS;
 
 /** runs.stream's options (attach() checks them the same way). */
 export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());

@@ -1,7 +1,8 @@
 // The control channel's stream answers (src/adapters/http/stream-batch.ts) on a real engine:
 // a reader far behind gets the chunks in answers of at most MAX_BATCH_CHUNKS, in order, each
 // saying where to ask from next, with `done` only on the answer that hands out the last chunk
-// of a closed stream; a live stream with nothing new waits and answers the next chunk written.
+// of a closed stream; a live stream with nothing new waits and answers the next chunk written,
+// or answers nothing at waitMs and leaves nothing reading the run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,18 @@ it('answers a stream in bounded batches, in order, done only with the last chunk
   const second = await streamBatch(engine, runId, 'rows', first.next, 0);
   expect(second.chunks).toEqual(Array.from({ length: 200 }, (_, i) => MAX_BATCH_CHUNKS + i));
   expect(second).toMatchObject({ next: COUNT, done: false });
+  // Nothing new within waitMs: an empty answer, and nothing goes on reading the run after it
+  // (a follower asks every 25 s; a reader left behind by each answer would pile up).
+  const runs = engine.runs as { get: typeof engine.runs.get };
+  const get = runs.get;
+  let reads = 0;
+  runs.get = (id) => (reads++, get(id));
+  expect(await streamBatch(engine, runId, 'rows', COUNT, 100)).toEqual({ chunks: [], next: COUNT, done: false });
+  const readsAtAnswer = reads;
+  expect(readsAtAnswer).toBeGreaterThan(0);
+  await new Promise((r) => setTimeout(r, 600));
+  expect(reads).toBe(readsAtAnswer);
+  runs.get = get;
   // Nothing new: the answer waits for the next chunk (here the one the signal lets the run write).
   const waiting = streamBatch(engine, runId, 'rows', COUNT, 20_000);
   setTimeout(() => void engine!.signal(runId, 'last', null), 50);
