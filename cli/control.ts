@@ -5,16 +5,15 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import { parseOrThrow } from '../src/domain/validate.ts';
 import type { ResumeResult } from '../src/domain/run-control.ts';
-import { cliAsker, common, mutate, print, withRuns, type Common } from './program.ts';
-import { loadProject } from './project.ts';
-import { checkStateKey, publishedState } from '../src/domain/published-state.ts';
-import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
+import { cliAsker, common, mutate, print, type Common } from './program.ts';
+import { ValidationError } from '../src/domain/errors.ts';
 import type { ForkResult } from '../src/domain/run-fork.ts';
-import { valueText } from '../src/domain/value-text.ts';
 import type { WorkflowPause, WorkflowResumeResult } from '../src/domain/workflow-pause.ts';
 
 const runIdSchema = z.string().min(1, 'must not be empty').max(200, 'at most 200 characters').regex(/^[A-Za-z0-9_.:\-]+$/, 'letters, digits and _ . : - only');
-const runId = (v: string, what = 'runId'): string => parseOrThrow(runIdSchema, v, what);
+/** A run id argument, checked with the engine's rule (one line naming `what` when bad). */
+export const runIdArg = (v: string, what = 'runId'): string => parseOrThrow(runIdSchema, v, what);
+const runId = runIdArg;
 
 /** What `runs resume` did, for a person. */
 export function describeResume(r: ResumeResult & { runId: string }): string {
@@ -44,24 +43,6 @@ export function describeFork(original: string, r: ForkResult): string {
 }
 
 export function controlCommands(runs: Command): void {
-  // A reading command (docs/live-output.md): from the data dir's backend, a serve or not.
-  common(runs.command('state <runId> [key]').description("a run's published state (ctx.publish): every key's latest value, or one key's"))
-    .action(async (id: string, key: string | undefined, o: Common) => {
-      const rid = runId(id);
-      const k = key === undefined ? undefined : checkStateKey(key, 'key');
-      const run = await withRuns(await loadProject(o), async (reader) => (await reader.getRun(rid)) ?? Promise.reject(new UnknownRunError(rid)));
-      const all = publishedState(run.steps);
-      if (k === undefined) {
-        // --json keeps the stored form (lossless), as runs describe does.
-        return print(o, all, () => (all.length ? all.map((p) => `${p.key}  ${valueText(p.value)}  (published ${p.publishedAt ?? '?'} by step '${p.step}')`).join('\n') : `run ${rid} published no state`));
-      }
-      const p = all.find((x) => x.key === k);
-      if (!p) {
-        process.exitCode = 1;
-        return print(o, null, () => `run ${rid} published no state under '${k}'`);
-      }
-      print(o, p, () => valueText(p.value));
-    });
   common(runs.command('rerun <runId>').description("start a new run with a finished run's input (linked both ways)"))
     .option('--run-id <id>', 'the new run\'s id (default: a new one)')
     .action(async (id: string, o: Common & { runId?: string }) => {

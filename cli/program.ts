@@ -6,6 +6,7 @@
 // command, let the work settle (bounded) and stop. Every command takes --json and
 // --data-dir; bad input exits 1 with one line.
 import { controlCommands, workflowPauseCommands } from './control.ts';
+import { liveOutputCommands } from './live-output.ts';
 import { explainWorkflowPause, type WorkflowPause } from '../src/domain/workflow-pause.ts';
 import { describeQueueWait } from '../src/domain/rate-limit.ts';
 import { readQueueRows } from '../compose/queue-reader.ts';
@@ -300,6 +301,7 @@ export function buildProgram(): Command {
       print(o, r, () => describeRetry(r));
     });
 
+  liveOutputCommands(runs);
   controlCommands(runs);
   lifecycleCommands(program);
   initCommand(program);

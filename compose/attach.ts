@@ -21,6 +21,10 @@ import { resultSchemas, type Op } from '../src/adapters/http/control-protocol.ts
 import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
 import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
+import { checkStateKey, type PublishedValue } from '../src/domain/published-state.ts';
+import { streamOptionsSchema, subscribeOptionsSchema } from '../src/runtime/live-output.ts';
+import type { StepEvent, StepEventHandler } from '../src/runtime/step-events.ts';
+import type { Json } from '../src/domain/json.ts';
 
 /** A value in its stored form for the wire (the serve decodes it), refused as the engine would. */
 function wireValue(value: unknown, what: string): unknown {
@@ -73,6 +77,26 @@ export interface ServiceClient {
     cancel(runId: string, options?: { by?: string }): Promise<void>;
     retry(runId: string, options?: RetryOptions): Promise<RetryResult>;
     explain(runId: string): Promise<Explanation>;
+    /** As engine.runs.state (docs/live-output.md): the latest value the run published under
+     *  `key` (decoded: a Map, a Date come back as given), undefined when none; with `timeout`,
+     *  waits that long for a key not published yet (TimeoutError after it), in requests of
+     *  at most a minute each; a run that ends without it answers undefined. */
+    state<T = unknown>(runId: string, key: string, options?: { timeout?: Duration }): Promise<T | undefined>;
+    /** As engine.runs.published: every key with its latest value (decoded). */
+    published(runId: string): Promise<PublishedValue[]>;
+    /** As engine.runs.stream: the chunks of the run's stream `name` from offset `from`
+     *  (default 0), decoded, in order: what is there, then live as the run writes more (each
+     *  request waits up to STREAM_WAIT_MS for the next chunk, and asks again); it ends once
+     *  the stream is closed or the run has ended. It follows a service that restarts. */
+    stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
+    /** As engine.runs.subscribe, from this process: the step events of run `options.runId`,
+     *  or of every run, that the service executes, in order, from the subscription on (the
+     *  handle long-polls for them). Resolves once the service has subscribed; the returned
+     *  function ends it. A handler that throws gets the next event (the throw is a process
+     *  warning). Events the service dropped because this process did not poll in time, or
+     *  that came while the service restarted (the handle subscribes again), are not seen:
+     *  the journal (runs.get) is the record. */
+    subscribe(handler: StepEventHandler, options?: { runId?: string }): Promise<() => void>;
   };
   readonly capabilities: {
     /** Registers a provider whose handler runs HERE, in the app, for runs of the service's
@@ -85,8 +109,9 @@ export interface ServiceClient {
   };
   /** Whether a service still owns the data dir (its serve.json names a live pid). */
   connected(): boolean;
-  /** Withdraws this handle's providers and stops polling for their calls (the handle keeps
-   *  the process alive while it has providers). Other calls keep working. */
+  /** Withdraws this handle's providers and ends its step-event subscriptions, and stops
+   *  polling for them (the handle keeps the process alive while it has any). Other calls
+   *  keep working. */
   close(): Promise<void>;
 }
 
@@ -96,6 +121,14 @@ const POLL_WAIT_MS = Math.min(10_000, POLL_MAX_MS);
 const REPROVIDE_PAUSE_MS = 1_000;
 /** How often an answer is sent while the service does not answer, a second apart. */
 const ANSWER_TRIES = 5;
+
+interface Subscription {
+  handler: StepEventHandler;
+  runId: string | undefined;
+  subscriptionId: string | undefined;
+  stopped: boolean;
+  polling: AbortController;
+}
 
 interface Provision {
   capability: string;
@@ -110,8 +143,21 @@ interface Provision {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** One request of a result() wait: under the serve's one-minute bound. */
+/** One request of a result() or state() wait: under the serve's one-minute bound. */
 const RESULT_SLICE_MS = 30_000;
+/** One request of a stream reader waits this long for the next chunk, then asks again. */
+export const STREAM_WAIT_MS = 25_000;
+
+/** A caller's timeout in ms (a one-line ValidationError naming `what` when bad); no bound
+ *  when absent. */
+function timeoutOf(timeout: Duration | undefined, what: string): number {
+  if (timeout === undefined) return MAX_DURATION_MS;
+  try {
+    return Math.max(0, parseDuration(timeout, what));
+  } catch (err) {
+    throw new ValidationError((err as Error).message);
+  }
+}
 
 /** Connects to the service that owns `dataDir`. BackendUnavailableError when none runs;
  *  StorageError when a serve.json is there but cannot be trusted (says why). */
@@ -184,6 +230,40 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     }
   };
 
+  const subscriptions = new Set<Subscription>();
+  const subscribeFrame = (s: Subscription): Op => ({ op: 'subscribe', ...(s.runId === undefined ? {} : { runId: s.runId }) });
+  const deliver = (s: Subscription, e: StepEvent) => {
+    const warn = (err: unknown) => process.emitWarning(`runs.subscribe: the handler threw on ${e.type} of run ${e.runId}: ${(err as Error)?.message ?? String(err)}`);
+    try {
+      const r = s.handler(e);
+      if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch(warn);
+    } catch (err) {
+      warn(err);
+    }
+  };
+  const eventLoop = async (s: Subscription) => {
+    while (!s.stopped) {
+      try {
+        s.subscriptionId ??= checked(resultSchemas().subscribe, await send(subscribeFrame(s)), 'runs.subscribe').subscriptionId;
+        const got = checked(resultSchemas().events, await send({ op: 'events', subscriptionId: s.subscriptionId, waitMs: POLL_WAIT_MS }, s.polling.signal), 'runs.subscribe events');
+        if (got.missed > 0) process.emitWarning(`runs.subscribe: the service dropped ${got.missed} step events this process did not poll in time`);
+        for (const e of got.events) deliver(s, e as unknown as StepEvent);
+      } catch {
+        if (s.stopped) return;
+        // The service restarted (it no longer knows this subscription) or is away: subscribe again.
+        s.subscriptionId = undefined;
+        await sleep(REPROVIDE_PAUSE_MS);
+      }
+    }
+  };
+  const unsubscribe = async (s: Subscription) => {
+    if (s.stopped) return;
+    s.stopped = true;
+    s.polling.abort();
+    subscriptions.delete(s);
+    if (s.subscriptionId !== undefined) await send({ op: 'unsubscribe', subscriptionId: s.subscriptionId }).catch(() => {});
+  };
+
   const stop = async (p: Provision) => {
     if (p.stopped) return;
     p.stopped = true;
@@ -200,14 +280,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     trigger: async (workflow, input = null, opts = {}) =>
       checked(resultSchemas().trigger, await send({ op: 'trigger', workflow, input: wireValue(input, `input of trigger('${workflow}')`), ...(opts.runId === undefined ? {} : { runId: opts.runId }) }), 'trigger'),
     result: async (runId, opts = {}) => {
-      let totalMs = MAX_DURATION_MS;
-      if (opts.timeout !== undefined) {
-        try {
-          totalMs = Math.max(0, parseDuration(opts.timeout, 'result timeout'));
-        } catch (err) {
-          throw new ValidationError((err as Error).message);
-        }
-      }
+      const totalMs = timeoutOf(opts.timeout, 'result timeout');
       const end = Date.now() + totalMs;
       for (;;) {
         const slice = Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now()));
@@ -226,6 +299,16 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     emit: async (name, payload = null, opts = {}) =>
       checked(resultSchemas().emit, await send({ op: 'emit', name, data: wireValue(payload, `payload of emit('${name}')`), ...(opts.id === undefined ? {} : { id: opts.id }) }), 'emit'),
     runs: {
+      subscribe: async (handler, opts = {}) => {
+        if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
+        const runId = parseOrThrow(subscribeOptionsSchema(), opts, 'runs.subscribe options').runId;
+        const s: Subscription = { handler, runId, subscriptionId: undefined, stopped: false, polling: new AbortController() };
+        // The first subscribe answers here: a bad run id is this call's error.
+        s.subscriptionId = checked(resultSchemas().subscribe, await send(subscribeFrame(s)), 'runs.subscribe').subscriptionId;
+        subscriptions.add(s);
+        void eventLoop(s);
+        return () => void unsubscribe(s);
+      },
       get: async (runId) => checked(resultSchemas().get, await send({ op: 'get', runId }), 'runs.get') as unknown as RunView,
       list: async (filter = {}) => {
         const page = checked(resultSchemas().list, await send({ op: 'list', filter: filter as Extract<Op, { op: 'list' }>['filter'] }), 'runs.list');
@@ -242,6 +325,50 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
         return r as unknown as RetryResult;
       },
       explain: async (runId) => checked(resultSchemas().explain, await send({ op: 'explain', runId }), 'runs.explain') as unknown as Explanation,
+      state: async <T>(runId: string, key: string, opts: { timeout?: Duration } = {}): Promise<T | undefined> => {
+        const ask = async (timeoutMs?: number) => {
+          const r = checked(resultSchemas().state, await send({ op: 'state', runId, key, ...(timeoutMs === undefined ? {} : { timeoutMs }) }), 'runs.state');
+          return r.found ? decodeValue<T>(r.value as Json) : undefined;
+        };
+        if (opts.timeout === undefined) return ask();
+        const totalMs = timeoutOf(opts.timeout, 'runs.state timeout');
+        const end = Date.now() + totalMs;
+        for (;;) {
+          try {
+            return await ask(Math.max(0, Math.min(RESULT_SLICE_MS, end - Date.now())));
+          } catch (err) {
+            if (!(err instanceof TimeoutError)) throw err;
+            if (Date.now() >= end) throw new TimeoutError(`run ${runId} published no '${key}' within ${totalMs}ms`);
+          }
+        }
+      },
+      published: async (runId) => checked(resultSchemas().published, await send({ op: 'published', runId }), 'runs.published').map((p) => ({ ...p, value: decodeValue(p.value as Json) })),
+      stream: <T>(runId: string, name: string, opts: { from?: number } = {}): AsyncIterable<T> => {
+        // Checked here, at the call, as engine.runs.stream does; the run id by the serve.
+        const n = checkStateKey(name, 'runs.stream name');
+        let next = parseOrThrow(streamOptionsSchema(), opts, 'runs.stream options').from ?? 0;
+        return {
+          async *[Symbol.asyncIterator]() {
+            for (let failed = 0; ;) {
+              let r;
+              try {
+                r = checked(resultSchemas().stream, await send({ op: 'stream', runId, name: n, from: next, waitMs: STREAM_WAIT_MS }), 'runs.stream');
+                failed = 0;
+              } catch (err) {
+                // A blip or a restarting service: asked again from the same offset.
+                if (!(err instanceof BackendUnavailableError) || ++failed >= ANSWER_TRIES) throw err;
+                await sleep(REPROVIDE_PAUSE_MS);
+                continue;
+              }
+              for (const c of r.chunks) {
+                next++;
+                yield decodeValue<T>(c as Json);
+              }
+              if (r.done) return;
+            }
+          },
+        };
+      },
     },
     capabilities: {
       provide: async (capability, attrs, handler) => {
@@ -258,7 +385,7 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
     },
     connected: () => findServe(dataDir) !== undefined,
     close: async () => {
-      await Promise.all([...provisions].map(stop));
+      await Promise.all([...[...provisions].map(stop), ...[...subscriptions].map(unsubscribe)]);
     },
   };
   return client;

@@ -78,3 +78,9 @@ class Writer {
     return `${prefix}${open}\n${items.map((i) => pad + i).join(',\n')}\n${' '.repeat(this.indent * depth)}${close}`;
   }
 }
+
+/** A stream's chunk (stored form) as text in a run of chunks: a string as written (a token
+ *  stream reads as prose), any other value readably on a line of its own. */
+export function chunkText(stored: Json): string {
+  return typeof stored === 'string' ? stored : `${valueText(stored)}\n`;
+}

@@ -15,9 +15,13 @@ import type { StepEventHandler, StepEvents } from './step-events.ts';
 
 /** How often a wait for a key reads the run again when no event of this process tells it
  *  (a run executing on another Restate replica, or one this process only reads). */
-const POLL_MS = 200;
+export const LIVE_POLL_MS = 200;
+const POLL_MS = LIVE_POLL_MS;
 
-const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
+/** runs.stream's options (attach() checks them the same way). */
+export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
+/** runs.subscribe's options (attach() checks them the same way). */
+export const subscribeOptionsSchema = once(() => z.object({ runId: z.string().optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 
 /** What `engine.runs` gains for live output. */
@@ -143,7 +147,7 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
     },
     subscribe(handler: StepEventHandler, options: { runId?: string } = {}): () => void {
       if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
-      const opts = parseOrThrow(z.object({ runId: z.string().optional() }).strict(), options, 'runs.subscribe options');
+      const opts = parseOrThrow(subscribeOptionsSchema(), options, 'runs.subscribe options');
       return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId));
     },
   };

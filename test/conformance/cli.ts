@@ -22,6 +22,11 @@ interface CliResult {
 
 /** The CLI in a child process (async: the engine in this process keeps serving meanwhile). */
 function cli(backend: string, dataDir: string, ...args: string[]): Promise<CliResult> {
+  return cliLive(backend, dataDir, ...args).done;
+}
+
+/** cli(), with what it printed so far readable while it runs (a --follow, a --wait). */
+function cliLive(backend: string, dataDir: string, ...args: string[]): { done: Promise<CliResult>; out(): string } {
   const env: NodeJS.ProcessEnv = { ...process.env, TRANQUIL_BACKEND: backend };
   delete env.TRANQUIL_DATA_DIR;
   // cwd = the data dir: no tranquil.config.ts there, so only --data-dir and the env decide.
@@ -31,12 +36,13 @@ function cli(backend: string, dataDir: string, ...args: string[]): Promise<CliRe
   child.stdout.on('data', (d: Buffer) => (out += d));
   child.stderr.on('data', (d: Buffer) => (err += d));
   const timer = setTimeout(() => child.pid && process.kill(child.pid, 'SIGKILL'), 60_000);
-  return new Promise((r) =>
+  const done = new Promise<CliResult>((r) =>
     child.once('close', (code) => {
       clearTimeout(timer);
       r({ code: code ?? -1, out: out.trim(), err: err.trim() });
     }),
   );
+  return { done, out: () => out };
 }
 
 function json<T>(r: CliResult, what: string): T {
@@ -259,4 +265,70 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(none.out).toBe(`run ${runId} published no state under 'nope'`);
     await engine.runs.cancel(runId);
   }, 120_000);
+
+  test('cli: runs stream prints chunks from --from and --follow follows live until the close; runs state --wait waits for a key; bad stream, offset, duration, run: one line each', async () => {
+    const wf = workflow('cli-stream', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const out = ctx.stream('tokens');
+        await out.write('Hel');
+        await out.write('lo');
+        await out.write({ at: new Date(0) });
+        await step.waitForEvent('more', { timeout: '1h' });
+        await ctx.publish('phase', 'second');
+        await out.write(' world');
+        await out.close();
+        return 'done';
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('cli-stream', null);
+    await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
+    // Three processes at a time: each CLI start is seconds on a loaded machine.
+    const [now, json, timedOut] = await Promise.all([
+      cli(backend, dir, 'runs', 'stream', runId, 'tokens'),
+      cli(backend, dir, 'runs', 'stream', runId, 'tokens', '--from', '1', '--json'),
+      cli(backend, dir, 'runs', 'state', runId, 'phase', '--wait', '300ms'),
+    ]);
+    expect(now.code, now.err).toBe(0);
+    expect(now.out).toBe('Hello{"at":1970-01-01T00:00:00.000Z}');
+    const lines = json.out.split('\n').map((l) => JSON.parse(l) as { offset: number; chunk: unknown });
+    expect(lines.map((l) => l.offset)).toEqual([1, 2]);
+    expect(lines.map((l) => decodeValue(l.chunk as never))).toEqual(['lo', { at: new Date(0) }]);
+    expect(timedOut.code).toBe(1);
+    expect(timedOut.err).toBe(`tranquil: TimeoutError: run ${runId} published no 'phase' within 300ms`);
+
+    // A follower and a waiter started while the run waits: they get what comes after.
+    const follow = cliLive(backend, dir, 'runs', 'stream', runId, 'tokens', '--follow', '--from', '1');
+    const wait = cliLive(backend, dir, 'runs', 'state', runId, 'phase', '--wait', '60s', '--json');
+    await until('the follower to print what is there', () => follow.out().includes('1970'), 60_000);
+    await engine.signal(runId, 'more', null);
+    const [followed, waited] = await Promise.all([follow.done, wait.done]);
+    expect(followed.code, followed.err).toBe(0);
+    expect(followed.out).toBe('lo{"at":1970-01-01T00:00:00.000Z}\n world');
+    expect(waited.code, waited.err).toBe(0);
+    expect(JSON.parse(waited.out)).toMatchObject({ key: 'phase', value: 'second', step: 'publish:phase' });
+    expect((await engine.result(runId, { timeout: '20s' })).output).toBe('done');
+
+    const errs = async (...calls: string[][]) => (await Promise.all(calls.map((a) => cli(backend, dir, ...a)))).map((r) => [r.code, r.err || r.out]);
+    expect(await errs(
+      ['runs', 'stream', runId, 'nope', '--follow'],
+      ['runs', 'stream', runId, 'tokens', '--from', '5'],
+      ['runs', 'stream', runId, 'tokens', '--from', '-1'],
+    )).toEqual([
+      [1, `tranquil: ValidationError: run ${runId} wrote no stream 'nope' (its streams: 'tokens')`],
+      [1, `tranquil: ValidationError: --from: 5 is past the end of stream 'tokens' of run ${runId} (4 chunks, closed)`],
+      [1, 'tranquil: ValidationError: --from: expected an offset: a whole number from 0'],
+    ]);
+    expect(await errs(
+      ['runs', 'state', runId, 'phase', '--wait', '3 parsecs'],
+      ['runs', 'state', 'no-such-run', 'phase', '--wait', '1s'],
+      ['runs', 'state', runId, 'never', '--wait', '1m'],
+    )).toEqual([
+      [1, "tranquil: ValidationError: --wait: '3 parsecs' is not a duration (use e.g. '30s', '15m', '48h', '7d')"],
+      [1, "tranquil: UnknownRunError: unknown run 'no-such-run'"],
+      // The run ended without the key: nothing can come, answered at once.
+      [1, `run ${runId} published no state under 'never' (it succeeded)`],
+    ]);
+  }, 180_000);
 }

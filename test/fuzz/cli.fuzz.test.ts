@@ -44,14 +44,14 @@ const junk = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('', '-', '--
 const word = fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,10}$/), junk);
 const commands = fc.constantFrom(
   ['run', 'quick'], ['run', 'waits'], ['run'], ['emit', 'go'], ['emit'], ['signal', 'r1', 'ok'], ['signal'], ['runs', 'list'], ['runs', 'describe', 'r1'],
-  ['runs', 'cancel', 'r1'], ['runs', 'retry', 'r1'], ['runs'], ['why', 'r1'], ['why', 'quick'], ['workflows', 'list'], ['events', 'list'], ['help'], ['bogus'], [],
+  ['runs', 'cancel', 'r1'], ['runs', 'retry', 'r1'], ['runs'], ['runs', 'state', 'r1'], ['runs', 'state', 'r1', 'progress'], ['runs', 'stream', 'r1', 'tokens'], ['why', 'r1'], ['why', 'quick'], ['workflows', 'list'], ['events', 'list'], ['help'], ['bogus'], [],
 );
 const flag = fc.oneof(
   fc.constantFrom(['--json'], ['--unmatched'], ['--help'], ['--version'], ['--workflows', flows], ['--data-dir', join(root, 'data')], ['--data-dir', 'elsewhere']),
   fc.tuple(fc.constantFrom('--input', '--data'), fc.oneof(fc.json(), junk)),
   fc.tuple(fc.constantFrom('--id', '--run-id', '--name', '--workflow', '--cursor'), fc.oneof(fc.constantFrom('r1', 'evt-1'), word)),
   fc.tuple(fc.constantFrom('--status'), fc.oneof(fc.constantFrom('failed', 'waiting', 'nope'), word)),
-  fc.tuple(fc.constantFrom('--limit', '--wait', '--grace'), fc.oneof(fc.constantFrom('0', '5', '-3', '1.5', 'x'), fc.integer({ min: 0, max: 50 }).map(String))),
+  fc.tuple(fc.constantFrom('--limit', '--wait', '--grace', '--from'), fc.oneof(fc.constantFrom('0', '5', '-3', '1.5', 'x'), fc.integer({ min: 0, max: 50 }).map(String))),
   fc.tuple(fc.constantFrom('--config', '--workflows', '--data-dir'), word),
   fc.tuple(word),
 );

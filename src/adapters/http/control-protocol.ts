@@ -12,7 +12,11 @@ import { NotSupportedError } from '../../domain/errors.ts';
 import { POLL_MAX_MS, type RemoteProviders } from './remote-providers.ts';
 import { once } from '../../domain/once.ts';
 import type { Json } from '../../domain/json.ts';
-import { decodeValue } from '../../domain/value-codec.ts';
+import { decodeValue, encodeValue } from '../../domain/value-codec.ts';
+import { publishedState } from '../../domain/published-state.ts';
+import { streamBatch } from './stream-batch.ts';
+import type { RemoteSubscriptions } from './remote-subscriptions.ts';
+import { STEP_EVENT_TYPES } from '../../runtime/step-events.ts';
 
 export const SERVE_FILE = 'serve.json';
 
@@ -69,6 +73,12 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
   // A workflow file's name, or its absolute path; `hash`: approve only that declaration.
   z.object({ op: z.literal('approve'), workflow: z.string().min(1), hash: z.string().min(1).optional() }).strict(),
   z.object({ op: z.literal('gc'), dryRun: z.boolean() }).strict(),
+  // Live output (docs/live-output.md). `state` with timeoutMs waits that long for the key;
+  // `stream` answers the chunks from `from`, waiting up to waitMs for the first (stream-batch.ts).
+  // Key and name are checked again, exactly, by engine.runs.
+  z.object({ op: z.literal('state'), runId: id(), key: name(), timeoutMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS).optional() }).strict(),
+  z.object({ op: z.literal('published'), runId: id() }).strict(),
+  z.object({ op: z.literal('stream'), runId: id(), name: name(), from: z.number().int().min(0), waitMs: z.number().int().min(0).max(MAX_RESULT_WAIT_MS) }).strict(),
   // Capability providers that live in an attached app (remote-providers.ts).
   z.object({ op: z.literal('provide'), capability: capabilityNameSchema(), attrs: attrsSchema() }).strict(),
   z.object({ op: z.literal('poll'), providerId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
@@ -78,6 +88,10 @@ export const opSchema = once(() => z.discriminatedUnion('op', [
     error: z.object({ name: z.string().min(1).max(200), message: z.string(), fields: z.record(z.string(), json()).optional() }).strict().optional(),
   }).strict(),
   z.object({ op: z.literal('withdraw'), providerId: id() }).strict(),
+  // Step events of an attached app (remote-subscriptions.ts): subscribe, long-poll, end.
+  z.object({ op: z.literal('subscribe'), runId: id().optional() }).strict(),
+  z.object({ op: z.literal('events'), subscriptionId: id(), waitMs: z.number().int().min(0).max(POLL_MAX_MS) }).strict(),
+  z.object({ op: z.literal('unsubscribe'), subscriptionId: id() }).strict(),
 ]));
 
 export type Op = z.infer<ReturnType<typeof opSchema>>;
@@ -109,6 +123,17 @@ export const resultSchemas = once(() => ({
   }).strict(),
   answer: z.object({ accepted: z.boolean() }).strict(),
   withdraw: z.object({ withdrawn: z.boolean() }).strict(),
+  // Values in their stored form (attach() decodes them: a Map, a Date come back as given).
+  state: z.discriminatedUnion('found', [z.object({ found: z.literal(false) }).strict(), z.object({ found: z.literal(true), value: json() }).strict()]),
+  published: z.array(z.object({ key: z.string(), value: json(), publishedAt: z.string().optional(), step: z.string() }).strict()),
+  stream: z.object({ chunks: z.array(json()), next: z.number().int().min(0), done: z.boolean() }).strict(),
+  subscribe: z.object({ subscriptionId: z.string() }).strict(),
+  // Loose: a StepEvent's optional fields are the engine's (step-events.ts).
+  events: z.object({
+    events: z.array(z.looseObject({ type: z.enum(STEP_EVENT_TYPES), runId: z.string(), workflow: z.string(), step: z.string(), kind: z.string(), at: z.number() })),
+    missed: z.number().int().min(0),
+  }).strict(),
+  unsubscribe: z.object({ unsubscribed: z.boolean() }).strict(),
 } as const));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -123,10 +148,12 @@ async function settle(engine: Engine, runId: string, waitMs: number): Promise<Ru
   }
 }
 
-/** What only a serve has: its data dir (for hello) and the attached apps' providers. */
+/** What only a serve has: its data dir (for hello) and the attached apps' providers and
+ *  step-event subscriptions. */
 export interface ServeContext {
   dataDir: string;
   providers: RemoteProviders;
+  subscriptions: RemoteSubscriptions;
 }
 
 function served(ctx: ServeContext | undefined, op: string): ServeContext {
@@ -183,6 +210,16 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return engine.workflows.resume(op.workflow, op.held === undefined ? {} : { held: op.held });
     case 'gc':
       return engine.gc({ dryRun: op.dryRun });
+    case 'state': {
+      // A published value is never undefined (the codec stores it as null): undefined is "none".
+      const v = await engine.runs.state(op.runId, op.key, op.timeoutMs === undefined ? {} : { timeout: op.timeoutMs });
+      return v === undefined ? { found: false } : { found: true, value: encodeValue(v, `state '${op.key}'`).stored };
+    }
+    case 'published':
+      // The stored form as the journal holds it (no decode and encode again).
+      return publishedState((await engine.runs.get(op.runId)).steps);
+    case 'stream':
+      return streamBatch(engine, op.runId, op.name, op.from, op.waitMs);
     case 'approve': {
       const byPath = engine.registry.all().find((w) => w.file?.path === op.workflow);
       const name = byPath?.definition.name ?? op.workflow;
@@ -199,5 +236,11 @@ export async function applyOp(engine: Engine, op: Op, ctx?: ServeContext): Promi
       return served(ctx, op.op).providers.answer(op.providerId, op.callId, op.error ? { error: op.error as never } : { result: op.result });
     case 'withdraw':
       return served(ctx, op.op).providers.withdraw(op.providerId);
+    case 'subscribe':
+      return served(ctx, op.op).subscriptions.subscribe(op.runId);
+    case 'events':
+      return served(ctx, op.op).subscriptions.events(op.subscriptionId, op.waitMs);
+    case 'unsubscribe':
+      return served(ctx, op.op).subscriptions.unsubscribe(op.subscriptionId);
   }
 }

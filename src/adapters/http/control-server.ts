@@ -16,6 +16,7 @@ import type { Engine } from '../../runtime/engine.ts';
 import { listen, type Listening } from './listen.ts';
 import { secretsEqual } from './secret-compare.ts';
 import { RemoteProviders } from './remote-providers.ts';
+import { RemoteSubscriptions } from './remote-subscriptions.ts';
 import { applyOp, MAX_FRAME_BYTES, opSchema, SERVE_FILE, serveFileSchema, type ServeInfo } from './control-protocol.ts';
 
 const STATUS: Record<string, 400 | 404 | 409 | 500 | 504> = {
@@ -32,11 +33,13 @@ export interface ControlEndpoint {
 export interface ControlOptions {
   /** How long an attached app's providers outlive its last poll (remote-providers.ts). */
   providerLeaseMs?: number;
+  /** How long an attached app's step-event subscriptions outlive its last poll (remote-subscriptions.ts). */
+  subscriptionLeaseMs?: number;
 }
 
 export async function startControl(engine: Engine, dataDir: string, options: ControlOptions = {}): Promise<ControlEndpoint> {
   const token = randomBytes(32).toString('base64url');
-  const ctx = { dataDir, providers: new RemoteProviders(engine.capabilities, options.providerLeaseMs) };
+  const ctx = { dataDir, providers: new RemoteProviders(engine.capabilities, options.providerLeaseMs), subscriptions: new RemoteSubscriptions(engine.runs, options.subscriptionLeaseMs) };
   const app = new Hono();
   app.post('/control', async (c) => {
     const auth = c.req.header('authorization') ?? '';
@@ -71,6 +74,7 @@ export async function startControl(engine: Engine, dataDir: string, options: Con
     info,
     async stop() {
       ctx.providers.close();
+      ctx.subscriptions.close();
       await l.close();
       // Only our own file: a later serve may have replaced it.
       if (ownPid(file) === process.pid) rmSync(file, { force: true });

@@ -36,6 +36,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'cli: runs describe and why show a fork and its original, linked both ways, as the engine does': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork); the CLI reads the same run views for both kinds of workflow',
   'cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless': 'the CLI renders the stored run views, whatever ran the code',
   'after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)': 'the CLI reads the same run views for both kinds of workflow',
+  'cli: runs stream prints chunks from --from and --follow follows live until the close; runs state --wait waits for a key; bad stream, offset, duration, run: one line each': 'the CLI reads the same run views for both kinds of workflow (files/live-output.ts reads a file\'s state and stream)',
   'an input, event or signal payload over the size limit is refused at the API and nothing is stored': 'checked at the engine API, before any code runs',
   'an input, event or signal payload that cannot be stored is refused at the API, naming the path; nothing is stored': 'checked at the engine API, before any code runs',
   'the size limit is engine config (maxPayloadBytes), the same for results and arguments': 'engine config; the file form of the result limit is ported',
