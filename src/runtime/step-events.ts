@@ -13,9 +13,11 @@ import type { Logger } from '../ports/logger.ts';
 /** Every step event type (docs/live-output.md, "Per-step events"). */
 export const STEP_EVENT_TYPES = [
   'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published', 'stream.chunk', 'stream.closed',
+  'stream.provisional', 'stream.discarded',
 ] as const;
 /** What a step did: started, succeeded, failed, retrying, sleeping, waiting, signaled,
- *  parked; a publish recorded; a stream's chunk or close recorded. */
+ *  parked; a publish recorded; a stream's chunk or close recorded; a step body's attempt
+ *  wrote a chunk (provisional: committed with its result) or failed (its chunks discarded). */
 export type StepEventType = (typeof STEP_EVENT_TYPES)[number];
 
 /** One thing a step did, as `engine.runs.subscribe`'s handler gets it. */
@@ -26,7 +28,7 @@ export interface StepEvent {
   /** The step's unique name in the run (`name#2` for a repeat; `publish:<key>` for a publish). */
   step: string;
   kind: StepKind;
-  /** step.started / succeeded / failed / retrying: the attempt (from 1). */
+  /** step.started / succeeded / failed / retrying, stream.*: the attempt (from 1). */
   attempt?: number;
   /** Epoch ms when it happened (the executing process's clock). */
   at: number;
@@ -38,10 +40,12 @@ export interface StepEvent {
   /** state.published: the key; stream.chunk / stream.closed: the stream's name. */
   key?: string;
   /** stream.chunk: the chunk's offset in its stream (from 0); stream.closed: the number of
-   *  chunks the stream holds. */
+   *  chunks the stream holds; stream.provisional: the chunk's index among its attempt's
+   *  writes to the stream (from 0); stream.discarded: how many the attempt wrote. */
   offset?: number;
   /** stream.chunk: the chunk as journaled (stored form: decodeValue gives back a Map, a
-   *  Date...), already durable when the event is emitted. */
+   *  Date...), already durable when the event is emitted; stream.provisional: as the body
+   *  wrote it (stored form), not durable yet. */
   chunk?: Json;
 }
 

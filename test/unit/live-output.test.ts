@@ -25,8 +25,8 @@ describe('published state', () => {
 
   it('a stream is its chunks in position order, closed by its close entry; other streams apart', () => {
     const w = (seq: number, result: unknown): StepView => ({ seq, name: `stream:s#${seq}`, kind: 'stream', status: 'succeeded', attempts: 1, result: result as never });
-    expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toEqual({ chunks: ['a', 'b'], closed: false });
-    expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toEqual({ chunks: ['a'], closed: true });
+    expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toMatchObject({ chunks: ['a', 'b'], closed: false });
+    expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toMatchObject({ chunks: ['a'], closed: true });
   });
 
   it('the streams of a run are named in the order first written (the panel lists them so); a failed or foreign entry names none', () => {
