@@ -11,7 +11,8 @@
 //    prototype is shared, so nothing per attempt outlives the attempt.
 // `signal` is therefore not an own property: read it by name or destructure it; the own
 // properties are `attempt` and `idempotencyKey`, as before.
-// `log` is made the same way: on the prototype, built on first read.
+// `log` is made the same way: on the prototype, built on first read; `stream` too (its
+// chunks are held only once the body writes one).
 import type { BodyStreamWriter, StepInfo, WorkflowLogger } from '../../sdk/types.ts';
 import type { AttemptTrace } from '../ports/telemetry.ts';
 import { NO_LOG } from './run-log.ts';
@@ -52,9 +53,12 @@ export class AttemptInfo implements StepInfo {
     return info.#streams;
   }
 
-  stream(name: string): BodyStreamWriter {
-    if (!this.#streamHost || this.#step === undefined) throw new Error('info.stream: this attempt has no stream host');
-    return (this.#streams ??= new AttemptStreams(this.#streamHost, this.#step, this.attempt)).writer(name);
+  /** A getter, like `signal` and `log`, so `({ stream }) => stream('tokens')` works. */
+  get stream(): (name: string) => BodyStreamWriter {
+    return (name: string) => {
+      if (!this.#streamHost || this.#step === undefined) throw new Error('info.stream: this attempt has no stream host');
+      return (this.#streams ??= new AttemptStreams(this.#streamHost, this.#step, this.attempt)).writer(name);
+    };
   }
 
   /** The attempt's span was made (the body's log lines carry its ids). */

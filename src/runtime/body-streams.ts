@@ -16,8 +16,9 @@ export interface BodyStreamHost {
   readonly maxPayloadBytes: number;
   /** Chunk `index` (from 0) of this attempt's writes to `name` was written. */
   bodyChunk(step: string, attempt: number, name: string, index: number, chunk: Json): void;
-  /** The attempt ended without success: its `count` chunks of `name` are discarded. */
-  bodyDiscarded(step: string, attempt: number, name: string, count: number): void;
+  /** The attempt ended: its chunks are committed with its result (`discarded` absent), or
+   *  discarded (how many of each stream). */
+  bodyEnded(step: string, attempt: number, discarded?: ReadonlyMap<string, number>): void;
 }
 
 export class AttemptStreams {
@@ -62,6 +63,6 @@ export class AttemptStreams {
   end(ok: boolean): void {
     if (this.over) return;
     this.over = true;
-    if (!ok) for (const [name, count] of this.counts) this.host.bodyDiscarded(this.step, this.attempt, name, count);
+    this.host.bodyEnded(this.step, this.attempt, ok ? undefined : this.counts);
   }
 }

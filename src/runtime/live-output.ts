@@ -185,6 +185,15 @@ async function* readStream<T>(view: (runId: string) => Promise<RunView>, events:
         while (next < last.chunks.length) yield* committed(last.chunks[next]!, last.sources[next]!);
         return yield* finish();
       }
+      // An attempt in flight here that wrote before this reader listened: shown from its start.
+      if (provisional && !track) {
+        for (const h of events.inFlight(id, n)) {
+          if (settled.has(keyOf(h))) continue;
+          const t = (track = { step: h.step, attempt: h.attempt, base: next, shown: 0 });
+          for (const c of h.chunks) yield item(t.base + t.shown++, c, h);
+          break;
+        }
+      }
       let gap = false;
       while (!gap) {
         while (inbox.length > 0) {

@@ -1021,12 +1021,14 @@ export class RunSession implements StepLoggers, BodyStreamHost {
 
   /** A chunk a step body wrote (info.stream): to this process's provisional readers. */
   bodyChunk(step: string, attempt: number, name: string, index: number, chunk: Json): void {
+    this.options.events?.hold?.(this.log.runId, name, step, attempt, chunk);
     this.stepEvent('stream.provisional', { name: step, kind: 'do' }, { key: name, attempt, offset: index, chunk });
   }
 
-  /** A failed attempt's chunks of `name`: its provisional readers rewind. */
-  bodyDiscarded(step: string, attempt: number, name: string, count: number): void {
-    this.stepEvent('stream.discarded', { name: step, kind: 'do' }, { key: name, attempt, offset: count });
+  /** A body's attempt that wrote chunks ended; failed, its provisional readers rewind. */
+  bodyEnded(step: string, attempt: number, discarded?: ReadonlyMap<string, number>): void {
+    this.options.events?.release?.(this.log.runId, step, attempt);
+    for (const [name, count] of discarded ?? []) this.stepEvent('stream.discarded', { name: step, kind: 'do' }, { key: name, attempt, offset: count });
   }
 
   /** A step holding stream chunks (a `stream` step, a body's streamed result) was committed

@@ -57,11 +57,26 @@ export type StepEventHandler = (event: StepEvent) => void | Promise<void>;
 export interface StepEventSink {
   listening(runId: string): boolean;
   emit(event: StepEvent): void;
+  /** A step body's attempt wrote `chunk` to `stream` (held until the attempt ends). */
+  hold?(runId: string, stream: string, step: string, attempt: number, chunk: Json): void;
+  /** That attempt ended: its chunks are committed with its result, or discarded. */
+  release?(runId: string, step: string, attempt: number): void;
+}
+
+/** The chunks a step body's attempt in flight wrote to one stream. */
+export interface HeldChunks {
+  step: string;
+  attempt: number;
+  chunks: Json[];
 }
 
 export class StepEvents implements StepEventSink {
   private readonly all = new Set<StepEventHandler>();
   private readonly byRun = new Map<string, Set<StepEventHandler>>();
+  /** Per run, per stream: the chunks of the attempts in flight, so a provisional reader that
+   *  comes in the middle of an attempt starts from its first chunk (the events before its
+   *  subscription are gone). Only while the body runs: dropped when the attempt ends. */
+  private readonly held = new Map<string, Map<string, HeldChunks[]>>();
 
   constructor(private readonly logger?: Logger) {}
 
@@ -78,6 +93,32 @@ export class StepEvents implements StepEventSink {
       set.delete(handler);
       if (set.size === 0 && this.byRun.get(runId) === set) this.byRun.delete(runId);
     };
+  }
+
+  hold(runId: string, stream: string, step: string, attempt: number, chunk: Json): void {
+    const run = this.held.get(runId) ?? new Map<string, HeldChunks[]>();
+    this.held.set(runId, run);
+    const list = run.get(stream) ?? [];
+    run.set(stream, list);
+    let h = list.find((x) => x.step === step && x.attempt === attempt);
+    if (!h) list.push((h = { step, attempt, chunks: [] }));
+    h.chunks.push(chunk);
+  }
+
+  release(runId: string, step: string, attempt: number): void {
+    const run = this.held.get(runId);
+    if (!run) return;
+    for (const [stream, list] of run) {
+      const rest = list.filter((x) => x.step !== step || x.attempt !== attempt);
+      if (rest.length > 0) run.set(stream, rest);
+      else run.delete(stream);
+    }
+    if (run.size === 0) this.held.delete(runId);
+  }
+
+  /** The attempts in flight that wrote to `stream` of run `runId`, with their chunks so far. */
+  inFlight(runId: string, stream: string): HeldChunks[] {
+    return (this.held.get(runId)?.get(stream) ?? []).map((h) => ({ ...h, chunks: [...h.chunks] }));
   }
 
   listening(runId: string): boolean {
