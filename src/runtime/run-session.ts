@@ -1006,7 +1006,7 @@ export class RunSession implements StepLoggers, BodyStreamHost {
     if (value === undefined && !streams?.chunks.length) return streams?.end(true), { ok: true };
     try {
       const enc = value === undefined ? undefined : encodeValue(value, stepResult, this.maxPayloadBytes, call.name);
-      if (!streams?.chunks.length) return { ok: true, value: enc!.stored, text: enc!.text };
+      if (!streams?.chunks.length) return streams?.end(true), { ok: true, value: enc!.stored, text: enc!.text };
       // Its chunks are committed with it (value-codec.ts, the streamed form), within the limit.
       const out = encodeStreamed(enc?.text, streams.chunks);
       const bytes = oversize(out.text, this.maxPayloadBytes);
