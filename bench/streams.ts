@@ -4,7 +4,10 @@
 //  - write: chunks/s from the run's trigger to its result (each chunk is a journal step);
 //  - live read: chunks/s the follower saw, and the latency from a chunk's write (the time the
 //    workflow code stamps into it, same process clock) to the follower receiving it, p50/p99;
-//  - replay read: chunks/s of a reader from offset 0 after the run ended (the journal read).
+//  - replay read: chunks/s of a reader from offset 0 after the run ended (the journal read);
+//  - body: one step whose body writes N_BODY chunks with info.stream (yielding a macrotask
+//    between writes, as a model's tokens come), a provisional follower: chunks/s from
+//    trigger to result, and write -> follower p50/p99 (no commit per chunk: one with the result).
 // Median of reps, each on a fresh engine; Restate over its embedded restate-server, smaller N.
 // Also run by `npm run bench` (--only=streams) once per backend, printed under its table.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,6 +29,24 @@ const writer = workflow('b-stream', (w) => {
     for (let i = 0; i < (input as number); i++) await out.write({ i, t: performance.now() });
     await out.close();
     return input as number;
+  });
+});
+
+const N_BODY = BACKEND === 'restate' ? (QUICK ? 1_000 : 2_000) : QUICK ? 2_000 : 10_000;
+
+const bodyWriter = workflow('b-body-stream', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step, ctx }) => {
+    const n = await step.do('gen', async ({ stream }) => {
+      const out = stream('s');
+      for (let i = 0; i < (input as number); i++) {
+        out.write({ i, t: performance.now() });
+        await new Promise((r) => setImmediate(r));
+      }
+      return input as number;
+    });
+    await ctx.stream('s').close();
+    return n;
   });
 });
 
@@ -70,6 +91,34 @@ async function rep(): Promise<Rep> {
   }
 }
 
+interface BodyRep { perS: number; p50: number; p99: number }
+
+async function bodyRep(): Promise<BodyRep> {
+  const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-streams-'));
+  const engine = await createEngine({ backend: BACKEND, dataDir: dir, workflows: [bodyWriter] });
+  await engine.start();
+  try {
+    const t0 = performance.now();
+    const { runId } = await engine.trigger('b-body-stream', N_BODY);
+    const lat: number[] = [];
+    const follow = (async () => {
+      for await (const it of engine.runs.stream<Chunk>(runId, 's', { provisional: true })) {
+        if ('rewind' in it) throw new Error('the follower got a rewind; no attempt failed');
+        if (it.provisional) lat.push(performance.now() - it.chunk.t);
+      }
+    })();
+    const v = await engine.result(runId, { timeout: '600s' });
+    const done = performance.now();
+    if (v.status !== 'succeeded') throw new Error(`the writer ended ${v.status}: ${v.error?.message}`);
+    await follow;
+    if (lat.length !== N_BODY) throw new Error(`the follower saw ${lat.length} of ${N_BODY} chunks as written`);
+    return { perS: N_BODY / ((done - t0) / 1000), p50: pct(lat, 50), p99: pct(lat, 99) };
+  } finally {
+    await engine.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   await rep(); // warm-up
   const rs: Rep[] = [];
@@ -79,6 +128,11 @@ async function main(): Promise<void> {
   console.log(`write     ${f('writePerS')} chunks/s (trigger to result)`);
   console.log(`live read ${f('livePerS')} chunks/s; write -> follower p50 ${f('p50', 2)} ms, p99 ${f('p99', 2)} ms`);
   console.log(`replay    ${f('replayPerS')} chunks/s (a reader from offset 0 after the run ended)`);
+  await bodyRep(); // warm-up
+  const bs: BodyRep[] = [];
+  for (let i = 0; i < REPS; i++) bs.push(await bodyRep());
+  const g = (k: keyof BodyRep, d = 0) => `${median(bs.map((r) => r[k])).toFixed(d)} (${Math.min(...bs.map((r) => r[k])).toFixed(d)}-${Math.max(...bs.map((r) => r[k])).toFixed(d)})`;
+  console.log(`body      ${g('perS')} chunks/s from one step body (${N_BODY}, info.stream); write -> provisional follower p50 ${g('p50', 2)} ms, p99 ${g('p99', 2)} ms`);
 }
 
 await main();

@@ -343,10 +343,13 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
         }
       },
       published: async (runId) => checked(resultSchemas().published, await send({ op: 'published', runId }), 'runs.published').map((p) => ({ ...p, value: decodeValue(p.value as Json) })),
-      stream: <T>(runId: string, name: string, opts: { from?: number } = {}): AsyncIterable<T> => {
+      stream: <T>(runId: string, name: string, opts: { from?: number; provisional?: boolean } = {}): AsyncIterable<T> => {
         // Checked here, at the call, as engine.runs.stream does; the run id by the serve.
         const n = checkStateKey(name, 'runs.stream name');
-        let next = parseOrThrow(streamOptionsSchema(), opts, 'runs.stream options').from ?? 0;
+        const parsed = parseOrThrow(streamOptionsSchema(), opts, 'runs.stream options');
+        // A body's provisional chunks reach readers in the executing process only.
+        if (parsed.provisional) throw new ValidationError('runs.stream options.provisional: not available through attach(): a body\'s chunks as written reach readers in the engine\'s own process; read the stored stream');
+        let next = parsed.from ?? 0;
         return {
           async *[Symbol.asyncIterator]() {
             for (let failed = 0; ;) {

@@ -32,6 +32,7 @@ export type { Attrs, AttrValue } from '../src/domain/capability.ts';
 export type { LifecycleEvent, LifecycleEventType, LifecycleHandler } from '../src/runtime/notifier.ts';
 export type { StepEvent, StepEventType, StepEventHandler } from '../src/runtime/step-events.ts';
 export type { PublishedValue } from '../src/domain/published-state.ts';
+export type { StreamItem } from '../src/runtime/live-output.ts';
 export type { RetryOptions, RetryResult, RecordedStepInfo } from '../src/domain/retry-point.ts';
 export type { ForkOptions, ForkResult } from '../src/domain/run-fork.ts';
 export {

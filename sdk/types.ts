@@ -22,6 +22,21 @@ export interface StepInfo {
   /** Lines for the run's log tagged with this step and attempt (and the attempt's trace and
    *  span ids when an OpenTelemetry SDK is registered): docs/observability.md, "Logs". */
   log: WorkflowLogger;
+  /** A writer to the run's stream `name` from this attempt (docs/live-output.md, "From a step
+   *  body"): each chunk reaches `runs.stream(..., { provisional: true })` readers in the
+   *  executing process at once, and is committed with the step's result, so only the
+   *  attempt that succeeds stores its chunks (a failed attempt's are discarded, its readers
+   *  told to rewind). */
+  stream(name: string): BodyStreamWriter;
+}
+
+/** info.stream(name)'s writer, inside a step body: nothing is journaled per chunk. */
+export interface BodyStreamWriter {
+  /** Appends `chunk` to this attempt's chunks (a value the value codec keeps; the chunks
+   *  and the result together within the payload limit): sent live at once, stored with the
+   *  step's result. Throws a ValidationError for a value it cannot keep, or once the attempt
+   *  is over. */
+  write(chunk: unknown): void;
 }
 
 /** Writes lines to the run's log (`ctx.log` in workflow code, `info.log` in a step body).
@@ -190,7 +205,7 @@ export interface WorkflowContext {
   readonly log: WorkflowLogger;
 }
 
-/** ctx.stream(name)'s writer: written from workflow code (not inside a step body). */
+/** ctx.stream(name)'s writer, in workflow code (a step body writes with `info.stream(name)`). */
 export interface StreamWriter {
   /** Journaled: appends `chunk` to the stream. Rejects after close(). */
   write(chunk: unknown): Promise<void>;

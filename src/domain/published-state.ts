@@ -10,6 +10,7 @@ import type { Json } from './json.ts';
 import { once } from './once.ts';
 import type { StepView } from './run-view.ts';
 import { parseOrThrow } from './validate.ts';
+import { streamedParts } from './value-codec.ts';
 
 export const MAX_STATE_KEY = 200;
 
@@ -39,28 +40,53 @@ export function streamOffset(stepName: string): number {
   return m ? Number(m[1]) - 1 : 0;
 }
 
-/** A stream as its journal holds it: its chunks (stored form) in the order the code wrote
- *  them, and whether the code closed it. */
-export function streamOf(steps: readonly StepView[], name: string): { chunks: Json[]; closed: boolean } {
+/** Which step wrote a chunk: a `stream` step (workflow code) or a step body's attempt. */
+export interface ChunkSource {
+  step: string;
+  attempt: number;
+}
+
+/** A stream as its journal holds it: its chunks (stored form) in the order of their steps'
+ *  positions (a body's chunks, committed with its step's result, in the order it wrote
+ *  them), which step wrote each, and whether the code closed it. */
+export function streamOf(steps: readonly StepView[], name: string): { chunks: Json[]; sources: ChunkSource[]; closed: boolean } {
   const chunks: Json[] = [];
+  const sources: ChunkSource[] = [];
   let closed = false;
   // Views list steps by position; sorted anyway, as the order is the stream's.
   for (const s of [...steps].sort((a, b) => a.seq - b.seq)) {
-    if (s.kind !== 'stream' || s.status !== 'succeeded') continue;
-    const r = s.result as { stream?: unknown; chunk?: Json; closed?: unknown } | null | undefined;
-    if (!r || r.stream !== name) continue;
-    if (r.closed === true) closed = true;
-    else chunks.push(r.chunk ?? null);
+    if (s.status !== 'succeeded') continue;
+    if (s.kind === 'stream') {
+      const r = s.result as { stream?: unknown; chunk?: Json; closed?: unknown } | null | undefined;
+      if (!r || r.stream !== name) continue;
+      if (r.closed === true) closed = true;
+      else chunks.push(r.chunk ?? null), sources.push({ step: s.name, attempt: s.attempts });
+      continue;
+    }
+    const parts = streamedParts(s.result);
+    if (!parts) continue;
+    for (const [n, c] of parts.c) if (n === name) chunks.push(c), sources.push({ step: s.name, attempt: s.attempts });
   }
-  return { chunks, closed };
+  return { chunks, sources, closed };
 }
 
-/** The names of the streams the code wrote to or closed, in the order it first did. */
+/** The chunks one step holds for each stream, counted (a body's, or a `stream` step's one). */
+export function chunksOf(s: { kind: string; result?: Json }): [string, Json][] {
+  if (s.kind === 'stream') {
+    const r = s.result as { stream?: unknown; chunk?: Json; closed?: unknown } | null | undefined;
+    return r && typeof r.stream === 'string' && r.closed !== true ? [[r.stream, r.chunk ?? null]] : [];
+  }
+  return streamedParts(s.result)?.c ?? [];
+}
+
+/** The names of the streams the code or a step body wrote to or closed, in the order it first did. */
 export function streamNames(steps: readonly StepView[]): string[] {
   const names = new Set<string>();
   for (const s of [...steps].sort((a, b) => a.seq - b.seq)) {
-    const r = s.kind === 'stream' && s.status === 'succeeded' ? (s.result as { stream?: unknown } | null | undefined) : undefined;
+    if (s.status !== 'succeeded') continue;
+    const r = s.kind === 'stream' ? (s.result as { stream?: unknown } | null | undefined) : undefined;
     if (r && typeof r.stream === 'string') names.add(r.stream);
+    for (const [n] of streamedParts(s.result)?.c ?? []) names.add(n);
   }
   return [...names];
 }

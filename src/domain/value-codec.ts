@@ -19,6 +19,11 @@ import { SerializationError } from './errors.ts';
 import { humanBytes, oversize, plainData, type Json } from './json.ts';
 
 export const VALUE_TAG = '$tqv';
+/** A step result that carries the chunks its body wrote to streams (docs/live-output.md,
+ *  "From a step body"): `{"$tqs": {"v": <the result's stored form, absent for undefined>,
+ *  "c": [[stream, chunk], ...]}}`. Committed with the result, so a retried attempt's chunks
+ *  never are; decodeValue hands back the result alone. */
+export const STREAMED_TAG = '$tqs';
 
 /** Standard Error classes a stored Error comes back as (others: an Error with that name). */
 const ERRORS: Record<string, ErrorConstructor> = {
@@ -87,8 +92,26 @@ export function decodeValue<T = unknown>(stored: Json | undefined): T {
   if (stored !== null && typeof stored === 'object' && !Array.isArray(stored)) {
     const flat = (stored as Record<string, unknown>)[VALUE_TAG];
     if (flat !== undefined && isTagged(stored, flat)) return unflatten(flat as number | unknown[], revivers) as T;
+    const streamed = streamedParts(stored);
+    if (streamed) return decodeValue<T>(streamed.v);
   }
   return stored as T;
+}
+
+/** A step result in the streamed form, its parts; undefined for any other stored form. */
+export function streamedParts(stored: Json | undefined): { v?: Json; c: [string, Json][] } | undefined {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return undefined;
+  const inner = (stored as Record<string, unknown>)[STREAMED_TAG] as { v?: Json; c?: unknown } | undefined;
+  if (inner === null || typeof inner !== 'object' || !Array.isArray(inner.c)) return undefined;
+  for (const k in stored as object) if (k !== STREAMED_TAG) return undefined;
+  return inner as { v?: Json; c: [string, Json][] };
+}
+
+/** The streamed form of a step result (`text` its JSON text, absent for undefined) with the
+ *  chunks its body wrote (each in stored form). */
+export function encodeStreamed(text: string | undefined, chunks: readonly (readonly [string, Json])[]): Encoded {
+  const out = `{"${STREAMED_TAG}":{${text === undefined ? '' : `"v":${text},`}"c":${JSON.stringify(chunks)}}}`;
+  return { text: out, stored: JSON.parse(out) as Json };
 }
 
 /** True for a stored form in the tagged (devalue) form. */
@@ -104,8 +127,9 @@ function isTagged(stored: Json, flat: unknown): boolean {
   return true;
 }
 
+/** A plain object with a tag key is stored in the devalue form: never mistaken for one. */
 function hasTagKey(v: unknown): boolean {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, VALUE_TAG);
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && (Object.hasOwn(v, VALUE_TAG) || Object.hasOwn(v, STREAMED_TAG));
 }
 
 function label<A>(whatOf: string | ((arg: A) => string), arg: A | undefined): string {

@@ -11,10 +11,12 @@
 //    prototype is shared, so nothing per attempt outlives the attempt.
 // `signal` is therefore not an own property: read it by name or destructure it; the own
 // properties are `attempt` and `idempotencyKey`, as before.
-// `log` is made the same way: on the prototype, built on first read.
-import type { StepInfo, WorkflowLogger } from '../../sdk/types.ts';
+// `log` is made the same way: on the prototype, built on first read; `stream` too (its
+// chunks are held only once the body writes one).
+import type { BodyStreamWriter, StepInfo, WorkflowLogger } from '../../sdk/types.ts';
 import type { AttemptTrace } from '../ports/telemetry.ts';
 import { NO_LOG } from './run-log.ts';
+import { AttemptStreams, type BodyStreamHost } from './body-streams.ts';
 
 /** Makes the logger of a step body's attempt (the session: its run's output and ids). */
 export interface StepLoggers {
@@ -31,15 +33,32 @@ export class AttemptInfo implements StepInfo {
   #step: string | undefined;
   /** The attempt's span, for the log lines' ids. */
   #trace: AttemptTrace | undefined;
+  #streamHost: BodyStreamHost | undefined;
+  #streams: AttemptStreams | undefined;
 
   constructor(
     readonly attempt: number,
     readonly idempotencyKey: string,
     loggers?: StepLoggers,
     step?: string,
+    streamHost?: BodyStreamHost,
   ) {
     this.#loggers = loggers;
     this.#step = step;
+    this.#streamHost = streamHost;
+  }
+
+  /** The chunks the body wrote (info.stream), if it wrote any stream. */
+  static streamsOf(info: AttemptInfo): AttemptStreams | undefined {
+    return info.#streams;
+  }
+
+  /** A getter, like `signal` and `log`, so `({ stream }) => stream('tokens')` works. */
+  get stream(): (name: string) => BodyStreamWriter {
+    return (name: string) => {
+      if (!this.#streamHost || this.#step === undefined) throw new Error('info.stream: this attempt has no stream host');
+      return (this.#streams ??= new AttemptStreams(this.#streamHost, this.#step, this.attempt)).writer(name);
+    };
   }
 
   /** The attempt's span was made (the body's log lines carry its ids). */

@@ -11,18 +11,23 @@ import type { RunView } from '../domain/run-view.ts';
 import { once } from '../domain/once.ts';
 import { parseOrThrow } from '../domain/validate.ts';
 import { decodeValue } from '../domain/value-codec.ts';
-import type { StepEventHandler, StepEvents } from './step-events.ts';
+import type { StepEvent, StepEventHandler, StepEvents } from './step-events.ts';
 
 /** How often a wait for a key reads the run again when no event of this process tells it
  *  (a run executing on another Restate replica, or one this process only reads). */
 export const LIVE_POLL_MS = 200;
 const POLL_MS = LIVE_POLL_MS;
 
-/** runs.stream's options (attach() checks them the same way). */
-export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional() }).strict());
+/** runs.stream's options (attach() checks them the same way, and refuses `provisional`). */
+export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional(), provisional: z.boolean().optional() }).strict());
 /** runs.subscribe's options (attach() checks them the same way). */
 export const subscribeOptionsSchema = once(() => z.object({ runId: z.string().optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
+
+/** What a provisional reader of a stream gets (runs.stream with `provisional: true`). */
+export type StreamItem<T = unknown> =
+  | { offset: number; chunk: T; provisional?: { step: string; attempt: number } }
+  | { rewind: number };
 
 /** What `engine.runs` gains for live output. */
 export interface LiveOutputApi {
@@ -38,10 +43,16 @@ export interface LiveOutputApi {
    *  every run, that this process executes, in order, from now on. Returns the function
    *  that unsubscribes. */
   subscribe(handler: StepEventHandler, options?: { runId?: string }): () => void;
-  /** The chunks run `runId` wrote to stream `name` (ctx.stream), decoded, in the order
-   *  written, from offset `from` (default 0): what is there now, then live as the run writes
-   *  more; it ends once the stream is closed or the run has ended. */
-  stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
+  /** The chunks run `runId` wrote to stream `name` (ctx.stream, info.stream in a body),
+   *  decoded, in the order stored, from offset `from` (default 0): what is there now, then
+   *  live as the run commits more; it ends once the stream is closed or the run has ended.
+   *  A step body's chunks come when its step's result is committed. */
+  stream<T = unknown>(runId: string, name: string, options?: { from?: number; provisional?: false }): AsyncIterable<T>;
+  /** The same, with a step body's chunks as it writes them (in this process): each item is a
+   *  chunk at its offset (`provisional` names the attempt while it is not committed yet), or
+   *  a `rewind`: the attempt that wrote the provisional chunks from that offset on failed,
+   *  drop them; the next attempt's chunks come from that offset. */
+  stream<T = unknown>(runId: string, name: string, options: { from?: number; provisional: true }): AsyncIterable<StreamItem<T>>;
 }
 
 export function liveOutputApi(view: (runId: string) => Promise<RunView>, events: StepEvents, idCheck: (id: unknown) => string): LiveOutputApi {
@@ -86,69 +97,135 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
     async published(runId: string): Promise<PublishedValue[]> {
       return publishedState((await view(idCheck(runId))).steps).map(decoded);
     },
-    stream<T>(runId: string, name: string, options: { from?: number } = {}): AsyncIterable<T> {
+    stream: ((runId: string, name: string, options: { from?: number; provisional?: boolean } = {}) => {
       const id = idCheck(runId);
       const n = checkStateKey(name, 'runs.stream name');
-      let next = parseOrThrow(streamOptionsSchema(), options, 'runs.stream options').from ?? 0;
-      return {
-        async *[Symbol.asyncIterator]() {
-          let wake: (() => void) | undefined;
-          // Chunks this process wrote since the subscription, by offset: the one due next is
-          // taken from here without reading the run again (a follower of n chunks would
-          // otherwise read the run's whole journal n times). A gap (chunks written before
-          // the subscription, or by another process) is read from the run.
-          const heard = new Map<number, Json>();
-          let closedAt: number | undefined;
-          const off = events.subscribe((e) => {
-            if ((e.type !== 'stream.chunk' && e.type !== 'stream.closed') || e.key !== n) return;
-            if (e.type === 'stream.chunk' && e.offset !== undefined && e.chunk !== undefined && e.offset >= next) heard.set(e.offset, e.chunk);
-            if (e.type === 'stream.closed') closedAt = e.offset ?? 0;
-            wake?.();
-          }, id);
-          const fromHeard = function* (): Generator<T> {
-            while (heard.has(next)) {
-              const c = heard.get(next)!;
-              heard.delete(next++);
-              yield decodeValue<T>(c);
-            }
-          };
-          try {
-            for (;;) {
-              const run = await view(id);
-              const { chunks, closed } = streamOf(run.steps, n);
-              while (next < chunks.length) yield decodeValue<T>(chunks[next++]!);
-              if (closed) return;
-              if (isTerminal(run.status)) {
-                // Read once more: a view may have read the steps a moment before the status.
-                const last = streamOf((await view(id)).steps, n).chunks;
-                while (next < last.length) yield decodeValue<T>(last[next++]!);
-                return;
-              }
-              for (;;) {
-                for (const k of heard.keys()) if (k < next) heard.delete(k);
-                yield* fromHeard();
-                if (closedAt !== undefined && next >= closedAt) return;
-                // A gap before what was heard, or a close ahead of it: read the run.
-                if (heard.size > 0 || closedAt !== undefined) break;
-                const polled = await new Promise<boolean>((r) => {
-                  const t = setTimeout(() => r(true), POLL_MS);
-                  wake = () => (clearTimeout(t), r(false));
-                });
-                wake = undefined;
-                // The poll reads the run: a run executing elsewhere, or one that ended.
-                if (polled) break;
-              }
-            }
-          } finally {
-            off();
-          }
-        },
-      };
-    },
+      const opts = parseOrThrow(streamOptionsSchema(), options, 'runs.stream options');
+      return { [Symbol.asyncIterator]: () => readStream(view, events, id, n, opts.from ?? 0, opts.provisional === true) };
+    }) as LiveOutputApi['stream'],
     subscribe(handler: StepEventHandler, options: { runId?: string } = {}): () => void {
       if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
       const opts = parseOrThrow(subscribeOptionsSchema(), options, 'runs.subscribe options');
       return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId));
     },
   };
+}
+
+type Source = { step: string; attempt: number };
+const keyOf = (s: Source): string => `${s.attempt}:${s.step}`;
+
+/** runs.stream's iterator: what is stored from `from`, then live. Committed chunks this
+ *  process wrote since the subscription come from their step events without reading the run
+ *  again (a follower of n chunks would otherwise read the run's whole journal n times); a
+ *  gap (chunks written before the subscription, or by another process) and a run executing
+ *  elsewhere are read from the run (the latter every POLL_MS). `provisional`: a body's
+ *  chunks as it writes them, reconciled with what its step commits (docs/live-output.md). */
+async function* readStream<T>(view: (runId: string) => Promise<RunView>, events: StepEvents, id: string, n: string, from: number, provisional: boolean): AsyncGenerator<T | StreamItem<T>> {
+  let next = from;
+  const inbox: StepEvent[] = [];
+  let wake: (() => void) | undefined;
+  const off = events.subscribe((e) => {
+    if (e.key !== n) return;
+    if (e.type === 'stream.chunk' || e.type === 'stream.closed' || (provisional && (e.type === 'stream.provisional' || e.type === 'stream.discarded'))) {
+      inbox.push(e);
+      wake?.();
+    }
+  }, id);
+  // The attempt whose provisional chunks this reader shows: from offset `base`, `shown` of them.
+  let track: (Source & { base: number; shown: number }) | undefined;
+  /** Attempts whose chunks were committed, or are not shown (heard from the middle). */
+  const settled = new Set<string>();
+  const item = (offset: number, chunk: Json, prov?: Source): T | StreamItem<T> =>
+    provisional ? { offset, chunk: decodeValue<T>(chunk), ...(prov ? { provisional: { step: prov.step, attempt: prov.attempt } } : {}) } : decodeValue<T>(chunk);
+  /** The committed chunk at `next`. */
+  function* committed(chunk: Json, src: Source): Generator<T | StreamItem<T>> {
+    settled.add(keyOf(src));
+    if (track && keyOf(track) === keyOf(src)) {
+      // Already shown as written: confirmed, not repeated.
+      if (next - track.base < track.shown) return void next++;
+    } else if (track) {
+      // Another writer's chunk lands where provisional ones were shown: they go.
+      if (track.base + track.shown > next) yield { rewind: next };
+      track = undefined;
+    }
+    yield item(next++, chunk);
+  }
+  function* uncommitted(e: StepEvent): Generator<StreamItem<T>> {
+    const src = { step: e.step, attempt: e.attempt ?? 1 };
+    const k = keyOf(src);
+    if (settled.has(k)) return;
+    if (e.type === 'stream.discarded') {
+      if (track && keyOf(track) === k) {
+        if (track.base + track.shown > next) yield { rewind: next };
+        track = undefined;
+      }
+      return;
+    }
+    if (track && keyOf(track) !== k) {
+      // One attempt at a time is shown; a settled one gives way (its shown chunks are confirmed).
+      if (settled.has(keyOf(track)) && next >= track.base + track.shown) track = undefined;
+      else return void settled.add(k);
+    }
+    if (!track) {
+      if (e.offset !== 0) return void settled.add(k);
+      track = { ...src, base: next, shown: 0 };
+    }
+    if (e.offset !== track.shown || e.chunk === undefined) return;
+    yield item(track.base + track.shown++, e.chunk, src) as StreamItem<T>;
+  }
+  /** The stream ended: provisional chunks never committed are withdrawn. */
+  function* finish(): Generator<StreamItem<T>> {
+    if (track && track.base + track.shown > next) yield { rewind: next };
+  }
+  try {
+    for (;;) {
+      const run = await view(id);
+      const s = streamOf(run.steps, n);
+      while (next < s.chunks.length) yield* committed(s.chunks[next]!, s.sources[next]!);
+      if (s.closed) return yield* finish();
+      if (isTerminal(run.status)) {
+        // Read once more: a view may have read the steps a moment before the status.
+        const last = streamOf((await view(id)).steps, n);
+        while (next < last.chunks.length) yield* committed(last.chunks[next]!, last.sources[next]!);
+        return yield* finish();
+      }
+      // An attempt in flight here that wrote before this reader listened: shown from its start.
+      if (provisional && !track) {
+        for (const h of events.inFlight(id, n)) {
+          if (settled.has(keyOf(h))) continue;
+          const t = (track = { step: h.step, attempt: h.attempt, base: next, shown: 0 });
+          for (const c of h.chunks) yield item(t.base + t.shown++, c, h);
+          break;
+        }
+      }
+      let gap = false;
+      while (!gap) {
+        while (inbox.length > 0) {
+          const e = inbox.shift()!;
+          if (e.type === 'stream.chunk') {
+            if (e.offset === undefined || e.chunk === undefined || e.offset < next) continue;
+            if (e.offset > next) {
+              gap = true;
+              break;
+            }
+            yield* committed(e.chunk, { step: e.step, attempt: e.attempt ?? 1 });
+          } else if (e.type === 'stream.closed') {
+            if (next >= (e.offset ?? 0)) return yield* finish();
+            gap = true;
+            break;
+          } else yield* uncommitted(e);
+        }
+        if (gap) break;
+        const polled = await new Promise<boolean>((r) => {
+          const t = setTimeout(() => r(true), POLL_MS);
+          wake = () => (clearTimeout(t), r(false));
+        });
+        wake = undefined;
+        // The poll reads the run: a run executing elsewhere, or one that ended.
+        if (polled) break;
+      }
+    }
+  } finally {
+    off();
+  }
 }

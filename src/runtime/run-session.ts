@@ -11,8 +11,8 @@ import {
 } from '../domain/errors.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
 import type { JournalEntry } from '../domain/journal.ts';
-import { DEFAULT_MAX_PAYLOAD_BYTES, roundTrip, type Json } from '../domain/json.ts';
-import { decodeValue, encodeValue } from '../domain/value-codec.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, oversize, roundTrip, type Json } from '../domain/json.ts';
+import { decodeValue, encodeStreamed, encodeValue, streamedParts } from '../domain/value-codec.ts';
 import { decide, decideFinish, decideRecorded, type Decision, type StepCall } from '../domain/replay.ts';
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
@@ -21,6 +21,7 @@ import type { AttemptResult, Recorded, SlotHold, StepLog } from '../ports/step-l
 import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../ports/telemetry.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
+import type { BodyStreamHost } from './body-streams.ts';
 import { NO_LOG, RunLogger } from './run-log.ts';
 import type { RunLogOutput } from '../ports/run-log.ts';
 import { Links, type Link } from './links.ts';
@@ -34,7 +35,7 @@ import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
-import { checkStateKey, publishStepName, streamOffset, streamStepName } from '../domain/published-state.ts';
+import { checkStateKey, chunksOf, publishStepName, streamStepName } from '../domain/published-state.ts';
 import type { StepEvent, StepEventSink, StepEventType } from './step-events.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
@@ -99,7 +100,7 @@ export interface SessionLimits {
   events?: StepEventSink;
 }
 
-export class RunSession implements StepLoggers {
+export class RunSession implements StepLoggers, BodyStreamHost {
   private seq = 0;
   private readonly namer = new StepNamer();
   private outcome: RunOutcome | undefined;
@@ -180,6 +181,9 @@ export class RunSession implements StepLoggers {
   private readonly ranHere: Set<number> | undefined;
   /** Streams this code closed (ctx.stream(name).close()), made by the first stream. */
   private closedStreams: Set<string> | undefined;
+  /** Per stream, the chunks committed so far (replayed or recorded in this session): the
+   *  offset of the next one, which its `stream.chunk` event carries. Made by the first chunk. */
+  private streamCounts: Map<string, number> | undefined;
 
   constructor(
     private readonly log: StepLog,
@@ -231,7 +235,7 @@ export class RunSession implements StepLoggers {
   }
 
   /** One limit for every payload the run produces (step results, output, emitted events). */
-  private get maxPayloadBytes(): number {
+  get maxPayloadBytes(): number {
     return this.options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   }
 
@@ -737,6 +741,7 @@ export class RunSession implements StepLoggers {
     };
     this.log.commitThen!(entry, res.text, () => {
       this.settled();
+      if (streamedParts(entry.result)) this.chunksCommitted(entry, attempt);
       if (this.ranHere) this.attemptEnded('step.succeeded', call, attempt);
       const turn = this.order.gate(entry.order, entry.seq);
       if (turn) void turn.then(go);
@@ -832,6 +837,7 @@ export class RunSession implements StepLoggers {
       p.settled = true;
       const entry = this.succeeded(call, kind, attempt, startedAt, res.value);
       await this.io(this.log.record(entry, res.text));
+      if (streamedParts(entry.result)) this.chunksCommitted(entry, attempt);
       if (this.ranHere) this.attemptEnded('step.succeeded', call, attempt);
       const turn = this.order.gate(entry.order, entry.seq);
       if (turn) await turn;
@@ -925,6 +931,7 @@ export class RunSession implements StepLoggers {
     if ((entry.error?.name === 'CancelledError' || isDeadlineError(entry.error)) && !this.returned) this.cancelReachedCode = true;
     // A sleep the backend finished between sessions: the code never got past it before.
     if (!this.fresh && this.log.completedOutside?.(entry)) this.fresh = true;
+    if (entry.status === 'succeeded' && (entry.kind === 'stream' || streamedParts(entry.result))) this.chunksCommitted(entry);
     return decodeValue(replayed(entry)) as Json | undefined;
   }
 
@@ -940,7 +947,7 @@ export class RunSession implements StepLoggers {
   /** One attempt of a step body, as data: the value with its JSON text, or why it failed. */
   private runBody<T>(call: StepCall, attempt: number, timeoutMs: number | undefined, body: StepBody<T>): Promise<AttemptResult> {
     if (timeoutMs !== undefined) {
-      const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name);
+      const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name, this);
       return this.runTimedBody(call, attempt, timeoutMs, body, info, this.aborts.add(info));
     }
     const res = this.bodyNow(call, attempt, body);
@@ -950,7 +957,7 @@ export class RunSession implements StepLoggers {
   /** An attempt without a timeout: a body that returns a plain value (or throws) gives its
    *  outcome at once, with no promise or async frame of its own (this runs once per step). */
   private bodyNow<T>(call: StepCall, attempt: number, body: StepBody<T>): AttemptResult | Promise<AttemptResult> {
-    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name);
+    const info = new AttemptInfo(attempt, idempotencyKeyOf(this.log.runId, call.name), this.options.runLog && this, call.name, this);
     const abortKey = this.aborts.add(info);
     if (this.ranHere) this.attemptBegan(call, attempt);
     // Traced: the body runs in its attempt span's context (its own spans nest under it).
@@ -961,15 +968,15 @@ export class RunSession implements StepLoggers {
       value = at ? at.run(() => this.callBody(body, info)) : this.callBody(body, info);
     } catch (err) {
       this.aborts.remove(abortKey);
-      return ended(at, failedAttempt(err));
+      return ended(at, failedAttempt(err, info));
     }
     if (!isThenable(value)) {
       this.aborts.remove(abortKey);
-      return ended(at, this.attemptValue(call, value));
+      return ended(at, this.attemptValue(call, value, info));
     }
     return Promise.resolve(value).then(
-      (v) => (this.aborts.remove(abortKey), ended(at, this.attemptValue(call, v))),
-      (err: unknown) => (this.aborts.remove(abortKey), ended(at, failedAttempt(err))),
+      (v) => (this.aborts.remove(abortKey), ended(at, this.attemptValue(call, v, info))),
+      (err: unknown) => (this.aborts.remove(abortKey), ended(at, failedAttempt(err, info))),
     );
   }
 
@@ -983,24 +990,57 @@ export class RunSession implements StepLoggers {
     } catch (err) {
       // Past its timeout the attempt is over: tell the body to stop its work.
       if (err instanceof TimeoutError) info.abort(err);
-      return ended(at, failedAttempt(err));
+      return ended(at, failedAttempt(err, info));
     } finally {
       this.aborts.remove(abortKey);
     }
-    return ended(at, this.attemptValue(call, value));
+    return ended(at, this.attemptValue(call, value, info));
   }
 
   /** A body's value as an attempt's outcome: with its stored form and text, or, when it
    *  cannot be stored (not storable, over the size limit), a terminal failure of the step:
    *  retrying the same body gives the same value, and the code's try/catch can recover. */
-  private attemptValue(call: StepCall, value: unknown): AttemptResult {
+  private attemptValue(call: StepCall, value: unknown, info: AttemptInfo): AttemptResult {
+    const streams = AttemptInfo.streamsOf(info);
     // A void step gives undefined, on first execution and on replay alike.
-    if (value === undefined) return { ok: true };
+    if (value === undefined && !streams?.chunks.length) return streams?.end(true), { ok: true };
     try {
-      const { text, stored } = encodeValue(value, stepResult, this.maxPayloadBytes, call.name);
-      return { ok: true, value: stored, text };
+      const enc = value === undefined ? undefined : encodeValue(value, stepResult, this.maxPayloadBytes, call.name);
+      if (!streams?.chunks.length) return streams?.end(true), { ok: true, value: enc!.stored, text: enc!.text };
+      // Its chunks are committed with it (value-codec.ts, the streamed form), within the limit.
+      const out = encodeStreamed(enc?.text, streams.chunks);
+      const bytes = oversize(out.text, this.maxPayloadBytes);
+      if (bytes !== undefined) throw new ValidationError(`${stepResult(call.name)} with the chunks its body streamed is ${bytes} bytes of JSON, over the limit of ${this.maxPayloadBytes} bytes (engine config maxPayloadBytes)`);
+      streams.end(true);
+      return { ok: true, value: out.stored, text: out.text };
     } catch (err) {
+      streams?.end(false);
       return { ok: false, error: toErrorInfo(err), terminal: true };
+    }
+  }
+
+  /** A chunk a step body wrote (info.stream): to this process's provisional readers. */
+  bodyChunk(step: string, attempt: number, name: string, index: number, chunk: Json): void {
+    this.options.events?.hold?.(this.log.runId, name, step, attempt, chunk);
+    this.stepEvent('stream.provisional', { name: step, kind: 'do' }, { key: name, attempt, offset: index, chunk });
+  }
+
+  /** A body's attempt that wrote chunks ended; failed, its provisional readers rewind. */
+  bodyEnded(step: string, attempt: number, discarded?: ReadonlyMap<string, number>): void {
+    this.options.events?.release?.(this.log.runId, step, attempt);
+    for (const [name, count] of discarded ?? []) this.stepEvent('stream.discarded', { name: step, kind: 'do' }, { key: name, attempt, offset: count });
+  }
+
+  /** A step holding stream chunks (a `stream` step, a body's streamed result) was committed
+   *  or replayed: counted, and a committed one (`attempt`) tells its readers each chunk. */
+  private chunksCommitted(step: { name: string; kind: StepKind; result?: Json }, attempt?: number): void {
+    const chunks = chunksOf(step);
+    if (chunks.length === 0) return;
+    const counts = (this.streamCounts ??= new Map());
+    for (const [name, chunk] of chunks) {
+      const offset = counts.get(name) ?? 0;
+      counts.set(name, offset + 1);
+      if (attempt !== undefined) this.stepEvent('stream.chunk', step, { key: name, offset, chunk, attempt });
     }
   }
 
@@ -1201,10 +1241,9 @@ export class RunSession implements StepLoggers {
       await this.io(this.log.record({ seq: call.seq, name: call.name, kind, status: 'succeeded', attempts: 1, result: value, startedAt: now, endedAt: now, order }));
       // A stream's event carries its chunk and offset, so a reader in this process takes it
       // without reading the run again (live-output.ts).
-      if (kind === 'stream') {
-        const chunk = (value as { chunk?: Json }).chunk;
-        this.stepEvent(event.type, call, { ...event, offset: streamOffset(call.name), ...(chunk !== undefined ? { chunk } : {}) });
-      } else this.stepEvent(event.type, call, event);
+      if (kind === 'stream' && event.type === 'stream.chunk') this.chunksCommitted({ name: call.name, kind, result: value }, 1);
+      else if (kind === 'stream') this.stepEvent(event.type, call, { ...event, offset: this.streamCounts?.get(event.key!) ?? 0 });
+      else this.stepEvent(event.type, call, event);
       await this.order.gate(order, call.seq);
     } finally {
       this.unsettled--;
@@ -1251,7 +1290,8 @@ function ended(at: AttemptTrace | undefined, r: AttemptResult): AttemptResult {
   return r;
 }
 
-function failedAttempt(err: unknown): AttemptResult {
+function failedAttempt(err: unknown, info?: AttemptInfo): AttemptResult {
+  if (info) AttemptInfo.streamsOf(info)?.end(false);
   return { ok: false, error: toErrorInfo(err), terminal: err instanceof TerminalError };
 }
 

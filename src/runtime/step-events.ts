@@ -13,9 +13,11 @@ import type { Logger } from '../ports/logger.ts';
 /** Every step event type (docs/live-output.md, "Per-step events"). */
 export const STEP_EVENT_TYPES = [
   'step.started', 'step.succeeded', 'step.failed', 'step.retrying', 'step.sleeping', 'step.waiting', 'step.signaled', 'step.parked', 'state.published', 'stream.chunk', 'stream.closed',
+  'stream.provisional', 'stream.discarded',
 ] as const;
 /** What a step did: started, succeeded, failed, retrying, sleeping, waiting, signaled,
- *  parked; a publish recorded; a stream's chunk or close recorded. */
+ *  parked; a publish recorded; a stream's chunk or close recorded; a step body's attempt
+ *  wrote a chunk (provisional: committed with its result) or failed (its chunks discarded). */
 export type StepEventType = (typeof STEP_EVENT_TYPES)[number];
 
 /** One thing a step did, as `engine.runs.subscribe`'s handler gets it. */
@@ -26,7 +28,7 @@ export interface StepEvent {
   /** The step's unique name in the run (`name#2` for a repeat; `publish:<key>` for a publish). */
   step: string;
   kind: StepKind;
-  /** step.started / succeeded / failed / retrying: the attempt (from 1). */
+  /** step.started / succeeded / failed / retrying, stream.*: the attempt (from 1). */
   attempt?: number;
   /** Epoch ms when it happened (the executing process's clock). */
   at: number;
@@ -38,10 +40,12 @@ export interface StepEvent {
   /** state.published: the key; stream.chunk / stream.closed: the stream's name. */
   key?: string;
   /** stream.chunk: the chunk's offset in its stream (from 0); stream.closed: the number of
-   *  chunks the stream holds. */
+   *  chunks the stream holds; stream.provisional: the chunk's index among its attempt's
+   *  writes to the stream (from 0); stream.discarded: how many the attempt wrote. */
   offset?: number;
   /** stream.chunk: the chunk as journaled (stored form: decodeValue gives back a Map, a
-   *  Date...), already durable when the event is emitted. */
+   *  Date...), already durable when the event is emitted; stream.provisional: as the body
+   *  wrote it (stored form), not durable yet. */
   chunk?: Json;
 }
 
@@ -53,11 +57,26 @@ export type StepEventHandler = (event: StepEvent) => void | Promise<void>;
 export interface StepEventSink {
   listening(runId: string): boolean;
   emit(event: StepEvent): void;
+  /** A step body's attempt wrote `chunk` to `stream` (held until the attempt ends). */
+  hold?(runId: string, stream: string, step: string, attempt: number, chunk: Json): void;
+  /** That attempt ended: its chunks are committed with its result, or discarded. */
+  release?(runId: string, step: string, attempt: number): void;
+}
+
+/** The chunks a step body's attempt in flight wrote to one stream. */
+export interface HeldChunks {
+  step: string;
+  attempt: number;
+  chunks: Json[];
 }
 
 export class StepEvents implements StepEventSink {
   private readonly all = new Set<StepEventHandler>();
   private readonly byRun = new Map<string, Set<StepEventHandler>>();
+  /** Per run, per stream: the chunks of the attempts in flight, so a provisional reader that
+   *  comes in the middle of an attempt starts from its first chunk (the events before its
+   *  subscription are gone). Only while the body runs: dropped when the attempt ends. */
+  private readonly held = new Map<string, Map<string, HeldChunks[]>>();
 
   constructor(private readonly logger?: Logger) {}
 
@@ -74,6 +93,32 @@ export class StepEvents implements StepEventSink {
       set.delete(handler);
       if (set.size === 0 && this.byRun.get(runId) === set) this.byRun.delete(runId);
     };
+  }
+
+  hold(runId: string, stream: string, step: string, attempt: number, chunk: Json): void {
+    const run = this.held.get(runId) ?? new Map<string, HeldChunks[]>();
+    this.held.set(runId, run);
+    const list = run.get(stream) ?? [];
+    run.set(stream, list);
+    let h = list.find((x) => x.step === step && x.attempt === attempt);
+    if (!h) list.push((h = { step, attempt, chunks: [] }));
+    h.chunks.push(chunk);
+  }
+
+  release(runId: string, step: string, attempt: number): void {
+    const run = this.held.get(runId);
+    if (!run) return;
+    for (const [stream, list] of run) {
+      const rest = list.filter((x) => x.step !== step || x.attempt !== attempt);
+      if (rest.length > 0) run.set(stream, rest);
+      else run.delete(stream);
+    }
+    if (run.size === 0) this.held.delete(runId);
+  }
+
+  /** The attempts in flight that wrote to `stream` of run `runId`, with their chunks so far. */
+  inFlight(runId: string, stream: string): HeldChunks[] {
+    return (this.held.get(runId)?.get(stream) ?? []).map((h) => ({ ...h, chunks: [...h.chunks] }));
   }
 
   listening(runId: string): boolean {

@@ -5,6 +5,7 @@ import { expect } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
 import type { StepEvent } from '../../src/runtime/step-events.ts';
+import type { StreamItem } from '../../src/runtime/live-output.ts';
 import type { ScenarioKit } from './triggers.ts';
 
 export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit): void {
@@ -176,5 +177,134 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit)
     for await (const c of again.runs.stream(runId, 'other')) none.push(c);
     expect(none).toEqual([]);
     expect(() => again.runs.stream(runId, 'a#b')).toThrow(/^runs\.stream name: no control characters and no '#'$/);
+  }, 60_000);
+
+  test('streams from a step body: chunks read live (provisional) before the step ends, stored with its result, read plain once committed', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const wf = workflow('body-tokens', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        const text = await step.do('generate', async ({ stream }) => {
+          const out = stream('tokens');
+          out.write('Hel');
+          out.write(new Map([['n', 1n]]));
+          await held;
+          out.write('lo');
+          return 'Hello';
+        });
+        await ctx.stream('tokens').close();
+        return text;
+      });
+    });
+    const { engine } = await boot([wf]);
+    const { runId } = await engine.trigger('body-tokens', null);
+    const live: StreamItem[] = [];
+    const plain: unknown[] = [];
+    const reading = Promise.all([
+      (async () => {
+        for await (const it of engine.runs.stream(runId, 'tokens', { provisional: true })) live.push(it);
+      })(),
+      (async () => {
+        for await (const c of engine.runs.stream(runId, 'tokens')) plain.push(c);
+      })(),
+    ]);
+    await until('two chunks read live', () => live.length === 2);
+    // The body is still running: nothing is committed, the plain reader has nothing yet.
+    const during = await engine.runs.get(runId);
+    expect(during.status).toBe('running');
+    expect(during.steps.find((st) => st.name === 'generate')?.status ?? 'running').toBe('running');
+    expect(plain).toEqual([]);
+    expect(live).toEqual([
+      { offset: 0, chunk: 'Hel', provisional: { step: 'generate', attempt: 1 } },
+      { offset: 1, chunk: new Map([['n', 1n]]), provisional: { step: 'generate', attempt: 1 } },
+    ]);
+    release();
+    await reading;
+    expect(live.map((it) => ('rewind' in it ? `rewind ${it.rewind}` : `${it.offset}`))).toEqual(['0', '1', '2']);
+    expect(plain).toEqual(['Hel', new Map([['n', 1n]]), 'lo']);
+    const view = await engine.result(runId, { timeout: '20s' });
+    expect(view.output).toBe('Hello');
+  }, 60_000);
+
+  test('a retried body\'s chunks: 3 written then failed, 5 on the retry: readers see a rewind live and exactly the 5 stored, once; a restart replays them, writing and telling nothing again', async () => {
+    let release!: () => void;
+    const start = new Promise<void>((r) => (release = r));
+    const bodies: number[] = [];
+    const refusals: string[] = [];
+    const wf = workflow('retried-tokens', (w) => {
+      w.trigger(manual());
+      w.run(async ({ step, ctx }) => {
+        await step.do('generate', { retries: { limit: 3, delay: 50, backoff: 'constant', jitter: false } }, async ({ stream, attempt }) => {
+          bodies.push(attempt);
+          const out = stream('tokens');
+          if (attempt === 1) {
+            await start;
+            for (const t of ['a1', 'a2', 'a3']) out.write(t);
+            try {
+              out.write(() => 1);
+            } catch (err) {
+              refusals.push((err as Error).message);
+            }
+            throw new Error('the model dropped the connection');
+          }
+          for (const t of ['b1', 'b2', 'b3', 'b4', 'b5']) out.write(t);
+          return 5;
+        });
+        await ctx.stream('tokens').close();
+        await step.waitForEvent('more');
+        return 'ok';
+      });
+    });
+    const { engine, dir } = await boot([wf]);
+    const { runId } = await engine.trigger('retried-tokens', null);
+    const live: StreamItem[] = [];
+    const plain: unknown[] = [];
+    const reading = Promise.all([
+      (async () => {
+        for await (const it of engine.runs.stream(runId, 'tokens', { provisional: true })) live.push(it);
+      })(),
+      (async () => {
+        for await (const c of engine.runs.stream(runId, 'tokens')) plain.push(c);
+      })(),
+    ]);
+    // Both readers subscribed at their first next(), above: let the first attempt write.
+    release();
+    await until('the run to wait after the step', async () => (await engine.runs.get(runId)).status === 'waiting');
+    await reading;
+    expect(bodies).toEqual([1, 2]);
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatch(/^info\.stream\('tokens'\) chunk.*function/);
+    const p = (offset: number, chunk: string, attempt: number) => ({ offset, chunk, provisional: { step: 'generate', attempt } });
+    expect(live).toEqual([
+      p(0, 'a1', 1), p(1, 'a2', 1), p(2, 'a3', 1),
+      { rewind: 0 },
+      p(0, 'b1', 2), p(1, 'b2', 2), p(2, 'b3', 2), p(3, 'b4', 2), p(4, 'b5', 2),
+    ]);
+    // The plain reader never saw the failed attempt's chunks.
+    expect(plain).toEqual(['b1', 'b2', 'b3', 'b4', 'b5']);
+    // A restart replays the step: its body does not run again, no chunk is written or told again.
+    const again = await restart(engine, [wf], dir);
+    const told: StepEvent[] = [];
+    const off = again.runs.subscribe((e) => void told.push(e), { runId });
+    await until('the run to wait again', async () => (await again.runs.get(runId)).status === 'waiting');
+    await again.signal(runId, 'more', null);
+    expect((await again.result(runId, { timeout: '20s' })).status).toBe('succeeded');
+    off();
+    expect(bodies).toEqual([1, 2]);
+    expect(told.map((e) => e.type)).toEqual(['step.signaled']);
+    const read = async (from = 0) => {
+      const all: unknown[] = [];
+      for await (const c of again.runs.stream(runId, 'tokens', { from })) all.push(c);
+      return all;
+    };
+    expect(await read()).toEqual(['b1', 'b2', 'b3', 'b4', 'b5']);
+    expect(await read(3)).toEqual(['b4', 'b5']);
+    const after: StreamItem[] = [];
+    for await (const it of again.runs.stream(runId, 'tokens', { provisional: true })) after.push(it);
+    expect(after).toEqual(['b1', 'b2', 'b3', 'b4', 'b5'].map((chunk, offset) => ({ offset, chunk })));
+    // The step's recorded result is the body's value (its chunks travel with it, stored once).
+    const view = await again.runs.get(runId);
+    expect(view.steps.filter((st) => st.kind === 'stream').map((st) => st.name)).toEqual(['stream:tokens']);
   }, 60_000);
 }

@@ -25,8 +25,8 @@ describe('published state', () => {
 
   it('a stream is its chunks in position order, closed by its close entry; other streams apart', () => {
     const w = (seq: number, result: unknown): StepView => ({ seq, name: `stream:s#${seq}`, kind: 'stream', status: 'succeeded', attempts: 1, result: result as never });
-    expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toEqual({ chunks: ['a', 'b'], closed: false });
-    expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toEqual({ chunks: ['a'], closed: true });
+    expect(streamOf([w(2, { stream: 's', chunk: 'b' }), w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 't', chunk: 'x' })], 's')).toMatchObject({ chunks: ['a', 'b'], closed: false });
+    expect(streamOf([w(0, { stream: 's', chunk: 'a' }), w(1, { stream: 's', closed: true })], 's')).toMatchObject({ chunks: ['a'], closed: true });
   });
 
   it('the streams of a run are named in the order first written (the panel lists them so); a failed or foreign entry names none', () => {
@@ -116,5 +116,80 @@ describe('a stream follower in the writing process', () => {
     expect(got).toEqual(['a', 'b', ...Array.from({ length: 200 }, (_, i) => `c${i}`), 'gap', 'after-gap']);
     // One read at the start, one for the gap, and at most one for the close: not one per chunk.
     expect(s.views()).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('a provisional stream reader', () => {
+  // A body's attempt writes provisional chunks (events only); its commit adds the chunks to
+  // the view and emits them as stream.chunk events, as the RunSession does.
+  const setup = () => {
+    const hub = new StepEvents();
+    const steps: StepView[] = [];
+    let status: RunView['status'] = 'running';
+    const view = async (runId: string): Promise<RunView> => ({ runId, workflow: 'w', status, steps: [...steps] }) as unknown as RunView;
+    const api = liveOutputApi(view, hub, (id) => String(id));
+    let stored = 0;
+    const base = { runId: 'r1', workflow: 'w', kind: 'do' as const, at: 0, key: 's' };
+    const provisional = (step: string, attempt: number, index: number, chunk: string) => {
+      hub.hold('r1', 's', step, attempt, chunk);
+      hub.emit({ ...base, type: 'stream.provisional', step, attempt, offset: index, chunk });
+    };
+    const commit = (step: string, attempt: number, chunks: string[]) => {
+      hub.release('r1', step, attempt);
+      steps.push({ seq: steps.length, name: step, kind: 'do', status: 'succeeded', attempts: attempt, result: { $tqs: { c: chunks.map((c) => ['s', c]) } } as never });
+      for (const chunk of chunks) hub.emit({ ...base, type: 'stream.chunk', step, attempt, offset: stored++, chunk });
+    };
+    const end = () => {
+      status = 'succeeded';
+      hub.emit({ ...base, type: 'stream.closed', step: 'stream:s', kind: 'stream', offset: stored });
+    };
+    return { api, hub, provisional, commit, end };
+  };
+  const tick = () => new Promise((r) => setTimeout(r, 0));
+  const read = (api: ReturnType<typeof setup>['api'], got: unknown[]) => (async () => {
+    for await (const it of api.stream('r1', 's', { provisional: true })) got.push('rewind' in it ? `<rewind ${it.rewind}>` : `${it.offset}:${String(it.chunk)}${it.provisional ? '?' : ''}`);
+  })();
+
+  it('a reader that comes mid-attempt starts from the attempt\'s first chunk; the commit confirms without repeating', async () => {
+    const s = setup();
+    s.provisional('gen', 1, 0, 'a');
+    s.provisional('gen', 1, 1, 'b');
+    const got: unknown[] = [];
+    const done = read(s.api, got);
+    await tick();
+    s.provisional('gen', 1, 2, 'c');
+    await tick();
+    s.commit('gen', 1, ['a', 'b', 'c']);
+    s.end();
+    await done;
+    expect(got).toEqual(['0:a?', '1:b?', '2:c?']);
+  });
+
+  it('another writer\'s chunk stored where provisional ones were shown: a rewind to it, then what is stored', async () => {
+    const s = setup();
+    const got: unknown[] = [];
+    const done = read(s.api, got);
+    await tick();
+    s.provisional('slow', 1, 0, 'x');
+    s.provisional('slow', 1, 1, 'y');
+    await tick();
+    s.commit('fast', 1, ['f']);
+    await tick();
+    s.commit('slow', 1, ['x', 'y']);
+    s.end();
+    await done;
+    expect(got).toEqual(['0:x?', '1:y?', '<rewind 0>', '0:f', '1:x', '2:y']);
+  });
+
+  it('provisional chunks never stored are withdrawn when the stream ends', async () => {
+    const s = setup();
+    const got: unknown[] = [];
+    const done = read(s.api, got);
+    await tick();
+    s.provisional('gen', 1, 0, 'a');
+    await tick();
+    s.end();
+    await done;
+    expect(got).toEqual(['0:a?', '<rewind 0>']);
   });
 });

@@ -7,7 +7,7 @@ import { AesGcmCodec, parseKeyring } from '../../src/adapters/crypto/aes-gcm-cod
 import { randomBytes } from 'node:crypto';
 import { SerializationError } from '../../src/domain/errors.ts';
 import { openText } from '../../src/domain/payload-codec.ts';
-import { decodeValue, encodeValue } from '../../src/domain/value-codec.ts';
+import { decodeValue, encodeStreamed, encodeValue, streamedParts } from '../../src/domain/value-codec.ts';
 
 const rt = <T>(v: T): T => decodeValue<T>(JSON.parse(encodeValue(v, 'v').text));
 
@@ -62,6 +62,16 @@ describe('value codec', () => {
     // A plain object that happens to use the tag's key is stored tagged, and comes back as itself.
     expect(rt({ $tqv: [1] })).toEqual({ $tqv: [1] });
     expect(rt({ $tqv: -1, other: 1 })).toEqual({ $tqv: -1, other: 1 });
+  });
+
+  it('a step result with the chunks its body streamed decodes to the result alone; a plain object with the streamed tag is not mistaken for one', () => {
+    const withValue = encodeStreamed(encodeValue(new Map([['a', 1]]), 'v').text, [['tokens', 'Hel'], ['tokens', 'lo']]);
+    expect(decodeValue(withValue.stored)).toEqual(new Map([['a', 1]]));
+    expect(streamedParts(withValue.stored)?.c).toEqual([['tokens', 'Hel'], ['tokens', 'lo']]);
+    const voidStep = encodeStreamed(undefined, [['s', 1]]);
+    expect(decodeValue(voidStep.stored)).toBeUndefined();
+    expect(rt({ $tqs: { c: [['s', 1]] } })).toEqual({ $tqs: { c: [['s', 1]] } });
+    expect(streamedParts(JSON.parse(encodeValue({ $tqs: { c: [] } }, 'v').text))).toBeUndefined();
   });
 
   it('refuses what it cannot keep, naming what, where inside and why, in one line', () => {

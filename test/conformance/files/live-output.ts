@@ -36,4 +36,31 @@ export default workflow('file-live', { permissions: ${OUT_PERMISSIONS} }, (w) =>
     const view = await second.runs.get(runId);
     expect(view.steps.filter((s) => s.kind === 'publish' || s.kind === 'stream').map((s) => s.name)).toEqual(['publish:progress', 'stream:rows', 'stream:rows#2', 'stream:rows#3', 'publish:progress#2']);
   });
+
+  test('files: a step body streams from the Deno child (info.stream): a retried attempt\'s chunks are not stored, the one that succeeded\'s are, once', async () => {
+    const rig = await boot([`
+export default workflow('file-body-stream', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx }) => {
+    const n = await step.do('gen', { retries: { limit: 2, delay: 10, backoff: 'constant', jitter: false } }, ({ stream, attempt }) => {
+      const out = stream('tokens');
+      if (attempt === 1) {
+        out.write('lost');
+        throw new Error('dropped');
+      }
+      out.write('b1');
+      out.write('b2');
+      return 2;
+    });
+    await ctx.stream('tokens').close();
+    return n;
+  });
+});`]);
+    const { runId } = await rig.engine.trigger('file-body-stream', null);
+    const view = await rig.engine.result(runId, { timeout: '60s' });
+    expect(view).toMatchObject({ status: 'succeeded', output: 2 });
+    const chunks: unknown[] = [];
+    for await (const c of rig.engine.runs.stream(runId, 'tokens')) chunks.push(c);
+    expect(chunks).toEqual(['b1', 'b2']);
+  });
 }
