@@ -200,7 +200,7 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         await page.locator('#step-events li[data-type="stream.chunk"]').first().waitFor();
         const lines = await events.allInnerTexts();
         expect(lines.some((l) => /step\.started 'tick \d+' attempt 1$/.test(l))).toBe(true);
-        expect(lines.some((l) => /stream\.chunk 'stream:log(#\d+)?' #\d+: "line \d+\\n"$/.test(l))).toBe(true);
+        expect(lines.some((l) => /stream\.chunk 'stream:log(#\d+)?'( attempt \d+)? #\d+: "line \d+\\n"$/.test(l))).toBe(true);
         expect(lines.some((l) => /state\.published 'publish:progress(#\d+)?' key 'progress'$/.test(l))).toBe(true);
         const started = lines.findIndex((l) => / step\.started 'tick /.test(l));
         const tick = / step\.started '(tick \d+)'/.exec(lines[started]!)![1];

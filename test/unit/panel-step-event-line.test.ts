@@ -34,4 +34,10 @@ describe('stepEventLine', () => {
     const long = stepEventLine(ev({ type: 'stream.chunk', step: 's', kind: 'stream', offset: 0, chunk: 'x'.repeat(500) }));
     expect(long).toBe(`14:02:11.512 stream.chunk 's' #0: "${'x'.repeat(119)}...`);
   });
+  it("shows a body's provisional chunk with its attempt, and a failed attempt's withdrawal", () => {
+    expect(stepEventLine(ev({ type: 'stream.provisional', step: 'gen', kind: 'do', key: 'tokens', attempt: 1, offset: 2, chunk: 'to' })))
+      .toBe(`14:02:11.512 stream.provisional 'gen' attempt 1 #2: "to"`);
+    expect(stepEventLine(ev({ type: 'stream.discarded', step: 'gen', kind: 'do', key: 'tokens', attempt: 1, offset: 3 })))
+      .toBe(`14:02:11.512 stream.discarded 'gen' attempt 1 3 chunk(s) withdrawn`);
+  });
 });

@@ -24,11 +24,13 @@ export function stepEventLine(e: StepEvent): string {
   const bits = [iso(e.at).slice(11, 23), e.type, `'${e.step}'`];
   if (e.attempt !== undefined) bits.push(`attempt ${e.attempt}`);
   if (e.type === 'state.published' && e.key !== undefined) bits.push(`key '${e.key}'`);
-  if (e.type === 'stream.chunk') {
+  if (e.type === 'stream.chunk' || e.type === 'stream.provisional') {
     const t = e.chunk === undefined ? '' : typeof e.chunk === 'string' ? JSON.stringify(e.chunk) : valueText(e.chunk);
     bits.push(`#${e.offset}: ${t.length > PREVIEW ? `${t.slice(0, PREVIEW)}...` : t}`);
   }
   if (e.type === 'stream.closed') bits.push(`after ${e.offset} chunk(s)`);
+  // A failed attempt's chunks, shown live, are withdrawn (docs/live-output.md, From a step body).
+  if (e.type === 'stream.discarded') bits.push(`${e.offset} chunk(s) withdrawn`);
   if (e.error) bits.push(`${e.error.name}: ${e.error.message}`);
   if (e.until !== undefined) bits.push(`${e.type === 'step.waiting' ? 'timeout at' : e.type === 'step.retrying' ? 'next attempt at' : 'until'} ${iso(e.until)}`);
   return bits.join(' ');
