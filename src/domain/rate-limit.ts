@@ -229,6 +229,12 @@ export class QueueState<W extends Waiting> {
     this.forget(key);
   }
 
+  /** A start taken as pending (take(now, true)) whose body has not begun (loaded from storage). */
+  recordPendingStart(key: string): void {
+    this.starts.add(PENDING, this.limits.rate);
+    this.keyState(key).starts.add(PENDING, this.limits.key?.rate);
+  }
+
   /** The body of a start taken as pending began at `at` (or never will: then `at` is now). */
   confirmStart(key: string, at: number): void {
     this.starts.confirm(at, this.limits.rate);

@@ -426,6 +426,8 @@ export class QueueManager {
     const at = Math.max(grantedAt, this.now());
     q.state.confirmStart(w.key, at);
     if (at !== grantedAt) this.store.restamp(q.spec.name, w.key, grantedAt, at);
+    // While pending, the start held the window shut with no timer armed (take: none).
+    if (q.state.hasWaiters) this.pump(q);
     return at;
   }
 
