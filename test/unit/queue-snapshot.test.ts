@@ -63,7 +63,8 @@ describe('queue snapshot', () => {
     expect(isIdle(s, 1)).toBe(true);
   });
 
-  // A grant resolved while its run's invocation could not run (its engine down) starts its
+  // A grant resolved while its run's invocation could not run (its replica died; Restate
+  // retries it after a backoff while another replica serves the object) starts its
   // body only when the run runs again. Counted at the grant, that late body started beside
   // the next window's grants: 2 bodies at one instant with a limit of 1 per second.
   it('counts a rate-limited start from when its body begins: a late body holds the window', () => {

@@ -11,7 +11,8 @@
 //   or waiting, and grants the next. Idempotent (by the awakeable's id).
 // - `started` (one-way, from a run given a slot of a rate-limited queue, as its body begins):
 //   its start, pending in every window since the grant, counts from now. A grant resolved
-//   while the run's invocation could not run (its engine down) starts no body until it runs
+//   while the run's invocation could not run (its replica died; Restate retries it after a
+//   backoff while another replica serves this object) starts no body until it runs
 //   again: counted at the grant, that late body would start beside the next window's.
 // - `pump`: a delayed send to itself for when a rate window opens.
 // - `audit`: a delayed send to itself while asks are in the object: drops those whose run
