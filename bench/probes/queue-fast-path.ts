@@ -18,6 +18,7 @@ const store: QueueStore = {
   release: () => {},
   leave: () => {},
   prune: () => {},
+  restamp: () => {},
   writeHolds: (take: () => HoldRows) => void setImmediate(() => (batches++, take())),
 };
 const llm = queue('llm', { concurrency: 5, key: { concurrency: 1 } });

@@ -15,6 +15,10 @@ export interface SlotAsk {
   /** When it joined the line (a waiter) or was granted (a holder). */
   at: number;
   priority?: number;
+  /** A holder of a rate-limited queue whose body has not begun yet (markStarted): its start
+   *  counts in every window until then, so a body that begins late (its run's invocation
+   *  was down when the grant came) never starts beside a later window's grants. */
+  pending?: true;
 }
 
 export interface QueueWaiter extends SlotAsk {
@@ -25,7 +29,8 @@ export interface QueueSnapshot {
   limits: QueueLimits;
   holders: SlotAsk[];
   waiters: QueueWaiter[];
-  /** Starts within the longest rate period (what the sliding windows count). */
+  /** Starts within the longest rate period (what the sliding windows count); a pending
+   *  holder's start is not here yet. */
   starts: { key: string; at: number }[];
   /** The keys' round-robin turns (QueueState.turns), of keys holding or waiting. */
   turns: { tick: number; served: [string, number][] };
@@ -41,7 +46,10 @@ const longestPeriod = (l: QueueLimits): number => Math.max(l.rate?.periodMs ?? 0
 
 function rebuild(s: QueueSnapshot): QueueState<QueueWaiter> {
   const q = new QueueState<QueueWaiter>(s.limits);
-  for (const h of s.holders) q.hold(h.key);
+  for (const h of s.holders) {
+    q.hold(h.key);
+    if (h.pending) q.recordPendingStart(h.key);
+  }
   for (const st of s.starts) q.recordPastStart(st.key, st.at);
   for (const w of [...s.waiters].sort((a, b) => a.order - b.order)) q.enqueue(w);
   q.restoreTurns(s.turns);
@@ -55,36 +63,49 @@ export function joinLine(s: QueueSnapshot, ask: Omit<SlotAsk, 'at'>, now: number
   return true;
 }
 
-/** Drops an ask, holding or waiting (a body ended, or its run left the line). */
-export function leaveLine(s: QueueSnapshot, id: string): boolean {
+/** Drops an ask, holding or waiting (a body ended, or its run left the line). A pending
+ *  holder's start counts from `now` (its body may have begun unannounced). */
+export function leaveLine(s: QueueSnapshot, id: string, now: number): boolean {
   const before = s.holders.length + s.waiters.length;
+  for (const h of s.holders) if (h.id === id && h.pending) s.starts.push({ key: h.key, at: now });
   s.holders = s.holders.filter((h) => h.id !== id);
   s.waiters = s.waiters.filter((w) => w.id !== id);
   return s.holders.length + s.waiters.length !== before;
 }
 
-/** Grants every waiter the limits allow at `now` (moved to holders, their starts counted);
+/** The body of a pending holder begins: its start counts from `now`. False: no such pending holder. */
+export function markStarted(s: QueueSnapshot, id: string, now: number): boolean {
+  const h = s.holders.find((x) => x.id === id && x.pending);
+  if (!h) return false;
+  delete h.pending;
+  s.starts.push({ key: h.key, at: now });
+  return true;
+}
+
+/** Grants every waiter the limits allow at `now` (moved to holders; with a rate limit, each
+ *  a pending start until markStarted);
  *  `later`: when the next one will be allowed (a rate window opens), if one still waits for it. */
 export function grantDue(s: QueueSnapshot, now: number): { granted: SlotAsk[]; later?: number } {
   const q = rebuild(s);
   const granted: SlotAsk[] = [];
+  const period = longestPeriod(s.limits);
+  const counted = period > 0;
   let later: number | undefined;
   for (;;) {
-    const pick = q.take(now);
+    const pick = q.take(now, true);
     if (pick.type === 'none') break;
     if (pick.type === 'later') {
       later = pick.at;
       break;
     }
     const { order: _order, ...ask } = pick.waiter;
-    granted.push({ ...ask, at: now });
+    granted.push({ ...ask, at: now, ...(counted ? { pending: true as const } : {}) });
   }
   const taken = new Set(granted.map((g) => g.id));
   s.waiters = s.waiters.filter((w) => !taken.has(w.id));
   s.holders.push(...granted);
-  const period = longestPeriod(s.limits);
-  if (period > 0) s.starts = [...s.starts.filter((st) => st.at > now - period), ...granted.map((g) => ({ key: g.key, at: now }))];
-  else s.starts = [];
+  // The grants' starts are pending in their holders (markStarted moves them here).
+  s.starts = counted ? s.starts.filter((st) => st.at > now - period) : [];
   const busy = new Set([...s.holders, ...s.waiters].map((a) => a.key));
   const turns = q.turns();
   s.turns = { tick: turns.tick, served: turns.served.filter(([key]) => busy.has(key)) };

@@ -43,7 +43,11 @@ export function describeQueueWait(q: QueueWait): string {
   return `queued in '${q.queue}'${key}: ${running}, ${q.ahead} ahead`;
 }
 
-/** The starts of the last `periodMs`, oldest first (a sliding log). */
+/** A start granted whose body has not begun yet: it counts in every window until confirmed
+ *  (StartLog.confirm), so however late its body begins, no window holds more than the limit. */
+const PENDING = Infinity;
+
+/** The starts of the last `periodMs`, oldest first (a sliding log); pending ones last. */
 export class StartLog {
   private readonly at: number[] = [];
 
@@ -52,17 +56,27 @@ export class StartLog {
     if (!rate) return now;
     this.prune(rate, now);
     if (this.at.length < rate.limit) return now;
-    // The window [t, t + period) holding `limit` starts ends when its oldest leaves it.
+    // The window [t, t + period) holding `limit` starts ends when its oldest leaves it
+    // (never, while that one is pending: Infinity).
     return this.at[this.at.length - rate.limit]! + rate.periodMs;
   }
 
+  /** `t`: when the start happened, or PENDING. */
   add(t: number, rate: RateLimit | undefined): void {
     if (!rate) return;
     // Kept sorted: a start loaded from storage may be older than one already here.
     let i = this.at.length;
     while (i > 0 && this.at[i - 1]! > t) i--;
     this.at.splice(i, 0, t);
-    this.prune(rate, t);
+    if (t !== PENDING) this.prune(rate, t);
+  }
+
+  /** A pending start's body began at `t`: it counts from then. */
+  confirm(t: number, rate: RateLimit | undefined): void {
+    if (!rate) return;
+    const i = this.at.lastIndexOf(PENDING);
+    if (i >= 0) this.at.splice(i, 1);
+    this.add(t, rate);
   }
 
   get size(): number {
@@ -138,12 +152,17 @@ export class QueueState<W extends Waiting> {
   }
 
   /** The next waiter allowed to start now (taken from the queue, its slot counted), the time
-   *  the first one will be (a rate limit binds), or none (nobody waits, or all slots busy). */
-  take(now: number): Pick<W> {
+   *  the first one will be (a rate limit binds), or none (nobody waits, or all slots busy, or
+   *  the rate window waits for a pending start's confirmStart).
+   *  `pending`: the start is counted as pending (in every window) until confirmStart says when
+   *  its body began: for a caller whose body begins only later (a durable write first), so a
+   *  late body never exceeds the limit. Without it the start counts at `now`. */
+  take(now: number, pending = false): Pick<W> {
     const top = this.limits;
     if (this.ring.length === 0) return { type: 'none' };
     if (top.concurrency !== undefined && this.running >= top.concurrency) return { type: 'none' };
     const globalAt = this.starts.nextAllowed(top.rate, now);
+    if (globalAt === PENDING) return { type: 'none' };
     if (globalAt > now) return { type: 'later', at: globalAt };
     let later = Infinity;
     // The key whose first waiter has the highest priority; among equals, round-robin as "least
@@ -169,7 +188,7 @@ export class QueueState<W extends Waiting> {
     }
     if (!best) return later === Infinity ? { type: 'none' } : { type: 'later', at: later };
     const waiter = best.waiters.shift()!;
-    this.started(best, now);
+    this.started(best, pending ? PENDING : now);
     best.served = ++this.tick;
     if (best.waiters.length === 0) this.ring.splice(bestIdx, 1);
     return { type: 'start', waiter };
@@ -210,6 +229,18 @@ export class QueueState<W extends Waiting> {
     this.forget(key);
   }
 
+  /** A start taken as pending (take(now, true)) whose body has not begun (loaded from storage). */
+  recordPendingStart(key: string): void {
+    this.starts.add(PENDING, this.limits.rate);
+    this.keyState(key).starts.add(PENDING, this.limits.key?.rate);
+  }
+
+  /** The body of a start taken as pending began at `at` (or never will: then `at` is now). */
+  confirmStart(key: string, at: number): void {
+    this.starts.confirm(at, this.limits.rate);
+    this.keyState(key).starts.confirm(at, this.limits.key?.rate);
+  }
+
   /** A body holding a slot ended. */
   release(key: string): void {
     const k = this.keys.get(key);
@@ -247,11 +278,11 @@ export class QueueState<W extends Waiting> {
     return i < 0 ? 0 : i;
   }
 
-  private started(k: KeyState<W>, now: number): void {
+  private started(k: KeyState<W>, at: number): void {
     this.running++;
     k.running++;
-    this.starts.add(now, this.limits.rate);
-    k.starts.add(now, this.limits.key?.rate);
+    this.starts.add(at, this.limits.rate);
+    k.starts.add(at, this.limits.key?.rate);
   }
 
   private keyState(key: string): KeyState<W> {

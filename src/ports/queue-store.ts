@@ -57,6 +57,8 @@ export interface QueueStore {
   writeHolds(take: () => HoldRows): void;
   /** A waiter gave up (its run was cancelled or the engine stops). */
   leave(runId: string, step: string): void;
+  /** A start recorded at `from` (by grant) happened at `to`: one such row is moved. Not awaited. */
+  restamp(queue: string, key: string, from: number, to: number): void;
   /** Drops starts older than `before` (no longer counted by any rate limit of the queue). */
   prune(queue: string, before: number): void;
 }

@@ -26,6 +26,8 @@ interface Waiter extends Waiting, QueuedStep {
   gaveUp: boolean;
   /** Loaded from the store at start: its run has not asked again yet. */
   recovered: boolean;
+  /** Recovered in a rate-limited queue: out of the line until its run asks again (see start()). */
+  deferred?: boolean;
   resolve?: (h: SlotHold) => void;
   reject?: (err: unknown) => void;
 }
@@ -53,6 +55,8 @@ const DEFAULT_RECOVERED_GRACE_MS = 30_000;
 const PRUNE_EVERY = 256;
 const idOf = (runId: string, step: string) => `${runId}\u0000${step}`;
 const sameLimits = (a: QueueLimits, b: QueueLimits) => JSON.stringify(a) === JSON.stringify(b);
+/** The queue has a rate limit: each grant counts a start (durable before its body). */
+const counted = (l: QueueLimits) => l.rate !== undefined || l.key?.rate !== undefined;
 
 export class QueueManager {
   private readonly queues = new Map<string, Queue>();
@@ -106,7 +110,13 @@ export class QueueManager {
       if (!q) continue;
       const waiter: Waiter = { ...w, granted: false, resolved: false, gaveUp: false, recovered: true };
       this.waiters.set(idOf(w.runId, w.step), waiter);
-      q.state.enqueue(waiter);
+      // A rate limit counts a start when it grants: granted now, a waiter whose run asks again
+      // only later would start its body then, outside the window counted (seed 5209279: 3
+      // bodies at one instant with 2 per 5 s). So it rejoins the line, at its place among
+      // those still waiting, when its run asks again. Without a rate limit a slot held
+      // meanwhile costs no start: the waiter is granted now and keeps it.
+      if (counted(q.spec.limits)) waiter.deferred = true;
+      else q.state.enqueue(waiter);
     }
     if (rec.waiting.length > 0) {
       // On the engine's clock: a test engine's advance() ends the grace (a real 30 s timer
@@ -150,8 +160,13 @@ export class QueueManager {
       this.forget(w);
       w = undefined;
     }
-    if (w) w.recovered = false;
-    else {
+    if (w) {
+      w.recovered = false;
+      if (w.deferred) {
+        w.deferred = false;
+        q.state.enqueue(w);
+      }
+    } else {
       w = { queue: q.spec.name, key: req.key, runId: req.runId, step: req.step, order: this.nextOrder++, at: this.now(), granted: false, resolved: false, gaveUp: false, recovered: false, ...(req.priority ? { priority: req.priority } : {}) };
       this.waiters.set(id, w);
       q.state.enqueue(w);
@@ -336,7 +351,9 @@ export class QueueManager {
     if (this.stopped) return;
     for (;;) {
       const now = this.now();
-      const pick = q.state.take(now);
+      // A counted start is pending until its body may begin (hand): a grant's durable write
+      // (or a paused process) can take longer than a rate period.
+      const pick = q.state.take(now, true);
       if (pick.type === 'none') return;
       if (pick.type === 'later') return this.wakeAt(q, pick.at);
       const w = pick.waiter;
@@ -368,16 +385,16 @@ export class QueueManager {
    *  the body of a rate-limited queue may run: a crash after it never lets the limit be exceeded. */
   private hand(q: Queue, w: Waiter): void {
     this.waiters.delete(idOf(w.runId, w.step));
-    const counted = q.spec.limits.rate !== undefined || q.spec.limits.key?.rate !== undefined;
+    const isCounted = counted(q.spec.limits);
     // Starts older than every period of the queue count for nothing: dropped now and then.
-    if (counted && ++q.grants % PRUNE_EVERY === 0) {
+    if (isCounted && ++q.grants % PRUNE_EVERY === 0) {
       this.store.prune(q.spec.name, this.now() - Math.max(q.spec.limits.rate?.periodMs ?? 0, q.spec.limits.key?.rate?.periodMs ?? 0));
     }
-    // The time the rate limit counted, not a second clock read: stored starts (loaded again
-    // after a restart) and the step's startedAt must be the window the limiter kept.
+    // Stored as the start until the body's own time replaces it (started(), below): a crash
+    // in between leaves the earlier time, which is never after the body's.
     const grantedAt = w.grantedAt ?? this.now();
-    const written = this.store.grant(w, grantedAt, counted);
-    if (!counted) {
+    const written = this.store.grant(w, grantedAt, isCounted);
+    if (!isCounted) {
       // No rate limit: a grant lost in a crash loses nothing (the next owner frees every slot
       // anyway), so the body need not wait for its write (it rides the next group commit).
       written.catch(() => {});
@@ -388,16 +405,30 @@ export class QueueManager {
     }
     written.then(
       () => {
-        const hold = this.holdOf(q, w, grantedAt);
+        // The body begins now: the limiter's pending start counts from now (and `startedAt`
+        // says so), not from the grant, however long the write took.
+        const at = this.started(q, w, grantedAt);
+        const hold = this.holdOf(q, w, at);
         if (w.gaveUp) return hold.release();
         w.resolved = true;
         w.resolve!(hold);
       },
       (err: unknown) => {
-        this.holdOf(q, w, grantedAt).release();
+        this.holdOf(q, w, this.started(q, w, grantedAt)).release();
         w.reject!(err);
       },
     );
+  }
+
+  /** A counted grant's body begins (or never will): its pending start is fixed at now, in
+   *  memory and (riding the next commit) in the file. */
+  private started(q: Queue, w: Waiter, grantedAt: number): number {
+    const at = Math.max(grantedAt, this.now());
+    q.state.confirmStart(w.key, at);
+    if (at !== grantedAt) this.store.restamp(q.spec.name, w.key, grantedAt, at);
+    // While pending, the start held the window shut with no timer armed (take: none).
+    if (q.state.hasWaiters) this.pump(q);
+    return at;
   }
 
   private holdOf(q: Queue, w: Waiter, grantedAt: number): SlotHold {

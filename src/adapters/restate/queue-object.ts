@@ -9,6 +9,11 @@
 //   before its awakeable is resolved, so a slot is never given twice.
 // - `release` (a body ended: one-way; a run leaving the line: a call) drops the ask, holding
 //   or waiting, and grants the next. Idempotent (by the awakeable's id).
+// - `started` (one-way, from a run given a slot of a rate-limited queue, as its body begins):
+//   its start, pending in every window since the grant, counts from now. A grant resolved
+//   while the run's invocation could not run (its replica died; Restate retries it after a
+//   backoff while another replica serves this object) starts no body until it runs
+//   again: counted at the grant, that late body would start beside the next window's.
 // - `pump`: a delayed send to itself for when a rate window opens.
 // - `audit`: a delayed send to itself while asks are in the object: drops those whose run
 //   Restate reports ended (an invocation killed from outside never releases; see lease below).
@@ -16,7 +21,7 @@ import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import * as z from 'zod';
 import { describeIssue } from '../../domain/validate.ts';
-import { emptySnapshot, grantDue, isIdle, joinLine, leaveLine, type QueueSnapshot, type SlotAsk } from '../../domain/queue-snapshot.ts';
+import { emptySnapshot, grantDue, isIdle, joinLine, leaveLine, markStarted, type QueueSnapshot, type SlotAsk } from '../../domain/queue-snapshot.ts';
 
 /** Not `tq_`: no workflow's service name can equal it and run listings never see it. */
 export const QUEUE_OBJECT = 'tqqueue';
@@ -81,7 +86,7 @@ export function buildQueueObject(ended?: EndedRuns) {
         // The runs of its key holding or waiting besides it (a singleton's `cancel` cancels them).
         const others = granted ? [] : [...new Set([...s.holders, ...s.waiters].filter((a) => a.key === ask.key && a.id !== ask.id).map((a) => a.runId))];
         // A slot now or never (run-flow.ts): not granted in this turn, it leaves the line.
-        if (noWait && !granted) leaveLine(s, ask.id);
+        if (noWait && !granted) leaveLine(s, ask.id, now);
         await settle(ctx, s, now, due.granted);
         if (noWait && !granted) ctx.resolveAwakeable<Grant>(ask.id, { t: now, refused: others });
         return { granted, others };
@@ -92,9 +97,20 @@ export function buildQueueObject(ended?: EndedRuns) {
         if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'queue release'), { errorCode: 400 });
         const s = await ctx.get<QueueSnapshot>(STATE);
         if (!s) return { released: false };
-        const released = leaveLine(s, req.data.id);
-        await settle(ctx, s, await ctx.date.now());
+        const now = await ctx.date.now();
+        const released = leaveLine(s, req.data.id, now);
+        await settle(ctx, s, now);
         return { released };
+      },
+
+      started: async (ctx: restate.ObjectContext, body: unknown): Promise<void> => {
+        const req = releaseSchema.safeParse(body);
+        if (!req.success) throw new restate.TerminalError(describeIssue(req.error.issues, 'queue started'), { errorCode: 400 });
+        const s = await ctx.get<QueueSnapshot>(STATE);
+        if (!s) return;
+        const now = await ctx.date.now();
+        // Not pending (released first, or a grant of a queue without a rate limit): nothing to do.
+        if (markStarted(s, req.data.id, now)) await settle(ctx, s, now);
       },
 
       pump: async (ctx: restate.ObjectContext, at: unknown): Promise<void> => {
@@ -114,7 +130,8 @@ export function buildQueueObject(ended?: EndedRuns) {
           // Best effort: an admin API that does not answer drops nothing (tried again later).
           const gone = await ctx.run('ended', () => ended(runs).catch(() => [] as string[]));
           const dead = new Set(gone);
-          for (const a of [...s.holders, ...s.waiters]) if (dead.has(a.runId)) leaveLine(s, a.id);
+          const now = await ctx.date.now();
+          for (const a of [...s.holders, ...s.waiters]) if (dead.has(a.runId)) leaveLine(s, a.id, now);
         }
         await settle(ctx, s, await ctx.date.now());
       },

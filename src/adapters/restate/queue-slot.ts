@@ -21,6 +21,7 @@ import { QUEUE_OBJECT, type AcquireAnswer, type AcquireRequest, type Grant } fro
 import { SlotRefused } from '../../domain/run-flow.ts';
 
 const json = restate.serde.json;
+const counted = (spec: QueueSpec): boolean => spec.limits.rate !== undefined || spec.limits.key?.rate !== undefined;
 
 /** The queues an engine's workflows declare, by name; a definition passed to a step itself
  *  is taken as it is (the same name with other limits is refused). */
@@ -122,6 +123,11 @@ function awaitGrant(c: SlotContext, spec: QueueSpec, id: string, promise: restat
         c.advance(g.t);
         // A noWait ask the limits did not allow: it has left the line already.
         if (g.refused) return reject(new SlotRefused(g.refused));
+        // The body begins now: a rate limit counts its start from now, not from the grant
+        // (queue-object.ts, `started`). Journaled, so a replay does not send it again.
+        if (counted(spec) && !c.stopping()) {
+          c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'started', key: spec.name, parameter: { id }, inputSerde: json });
+        }
         let released = false;
         resolve({
           grantedAt: g.t,

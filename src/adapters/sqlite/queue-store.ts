@@ -35,6 +35,7 @@ export class SqliteQueueStore implements QueueStore {
       unhold: db.prepare(`DELETE FROM queue_slots WHERE run_id = ? AND step = ?`),
       start: db.prepare(`INSERT INTO queue_starts (queue, key, at) VALUES (?, ?, ?)`),
       prune: db.prepare(`DELETE FROM queue_starts WHERE queue = ? AND at <= ?`),
+      restamp: db.prepare(`UPDATE queue_starts SET at = ? WHERE rowid = (SELECT rowid FROM queue_starts WHERE queue = ? AND key = ? AND at = ? LIMIT 1)`),
     };
   }
 
@@ -95,6 +96,11 @@ export class SqliteQueueStore implements QueueStore {
 
   leave(runId: string, step: string): void {
     this.commits.enqueue(() => void this.s.unwait.run(runId, step)).catch(() => {});
+  }
+
+  restamp(queue: string, key: string, from: number, to: number): void {
+    // Not awaited: a crash before it leaves the grant's time, which is never later.
+    this.commits.enqueue(() => void this.s.restamp.run(to, queue, key, from)).catch(() => {});
   }
 
   prune(queue: string, before: number): void {
