@@ -34,6 +34,19 @@ export type AttemptResult =
  *  child: the engine's watchdog kills it when the step's timeout passes). */
 export interface AttemptLimits {
   timeoutMs?: number;
+  /** The body is the engine's own and ends without waiting for any other step (a child
+   *  run's start, ctx.signal's send): a log may hold its start back behind other such
+   *  bodies (the Restate driver's window, src/adapters/restate/driver.ts). */
+  bounded?: boolean;
+}
+
+/** Marks a step body as `bounded` (AttemptLimits): set on the body function by the engine's
+ *  own steps (child-steps.ts), never by workflow code. */
+export const BOUNDED_BODY: unique symbol = Symbol('tranquil.boundedBody');
+
+/** `body`, marked bounded. */
+export function boundedBody<F extends (...args: never[]) => unknown>(body: F): F {
+  return Object.assign(body, { [BOUNDED_BODY]: true });
 }
 
 /** A step body's claim on a queue slot (src/runtime/queues.ts). */

@@ -15,7 +15,7 @@ import { parseDuration } from '../domain/duration.ts';
 import { childEnd, childSignal, isChildEnd, PARENT_CANCEL_POLICIES, type ChildEnd } from '../domain/child-runs.ts';
 import { ChildRunError, NotSupportedError, TerminalError, TimeoutError, UnknownRunError, UnknownWorkflowError, ValidationError, RunStateError, fromErrorInfo } from '../domain/errors.ts';
 import { roundTrip, type Json } from '../domain/json.ts';
-import type { StepLog } from '../ports/step-log.ts';
+import { boundedBody, type StepLog } from '../ports/step-log.ts';
 import type { ChildWorkflow, InvokeOptions, StartChildOptions, StepApi, WorkflowContext } from '../../sdk/types.ts';
 import type { BaseStepApi } from './step-api.ts';
 
@@ -52,7 +52,7 @@ export function signalStep(step: BaseStepApi, log: StepLog): WorkflowContext['si
     }
     if (!log.sendSignal) return Promise.reject(new NotSupportedError(`${what}: signals between runs are not available here yet (docs/children.md)`));
     const send = log.sendSignal.bind(log);
-    await step.do(`signal:${name}:${runId}`, async () => {
+    await step.do(`signal:${name}:${runId}`, boundedBody(async () => {
       try {
         await send(runId, name, data);
       } catch (err) {
@@ -60,7 +60,7 @@ export function signalStep(step: BaseStepApi, log: StepLog): WorkflowContext['si
         if (err instanceof RunStateError || err instanceof UnknownRunError || err instanceof ValidationError) throw new TerminalError(`${what}: ${(err as Error).message}`);
         throw err;
       }
-    });
+    }));
   };
 }
 
@@ -94,7 +94,7 @@ function startChild(
   if (!log.startChild) return Promise.reject(new NotSupportedError(`${what}: child runs are not available here yet (docs/children.md)`));
   const start = log.startChild.bind(log);
   const parentRunId = log.runId;
-  return step.do(name, async ({ idempotencyKey }) => {
+  return step.do(name, boundedBody(async ({ idempotencyKey }: { idempotencyKey: string }) => {
     // The step's unique name (`pay`, `pay#2`): the key is `<runId>/<unique name>`.
     const stepName = idempotencyKey.slice(parentRunId.length + 1);
     try {
@@ -106,7 +106,7 @@ function startChild(
       if (err instanceof ValidationError || err instanceof UnknownWorkflowError || err instanceof RunStateError) throw new TerminalError(`${what}: ${(err as Error).message}`);
       throw err;
     }
-  }) as Promise<string>;
+  })) as Promise<string>;
 }
 
 /** The waits for child ends of one session, one per child: a wait that took (or is taking)

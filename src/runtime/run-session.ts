@@ -17,7 +17,7 @@ import { decide, decideFinish, decideRecorded, type Decision, type StepCall } fr
 import { decideRetry } from '../domain/retry-policy.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import { StepNamer, idempotencyKey as idempotencyKeyOf } from '../domain/step-names.ts';
-import type { AttemptResult, Recorded, SlotHold, StepLog } from '../ports/step-log.ts';
+import { BOUNDED_BODY, type AttemptResult, type Recorded, type SlotHold, type StepLog } from '../ports/step-log.ts';
 import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../ports/telemetry.ts';
 import { resolveStepOptions, type NormalizedStepOptions } from '../../sdk/step-options.ts';
 import { AttemptInfo, type StepLoggers } from './attempt-info.ts';
@@ -824,7 +824,8 @@ export class RunSession implements StepLoggers, BodyStreamHost {
       const c = call;
       const a = attempt;
       const timeoutMs = opts.timeoutMs;
-      const attemptNow = () => this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), { timeoutMs });
+      const bounded = (body as { [BOUNDED_BODY]?: boolean })[BOUNDED_BODY] === true;
+      const attemptNow = () => this.log.attempt(c, a, () => this.runBody(c, a, timeoutMs, body), bounded ? { timeoutMs, bounded } : { timeoutMs });
       // A queued step holds its queue slot only while its body runs (src/runtime/queues.ts);
       // its first attempt started when the slot was granted, not when it joined the line.
       const fresh = decision.entry === undefined;

@@ -167,6 +167,60 @@ steps:
     expect(sent).toHaveLength(1);
   }, 60_000);
 
+  test('plain: start runs children side by side and result awaits each later; result names only an earlier start step', async () => {
+    const def = `workflow: nightly
+version: 1
+trigger: { manual: true }
+steps:
+  - id: a
+    start: plain-tenant
+    input: { tenant: a }
+  - id: b
+    start: plain-tenant
+    input: { tenant: b }
+  - id: ra
+    result: a
+    timeout: 30s
+  - id: rb
+    result: b
+  - id: send
+    action: mail.send_template
+    input: { to: ops@example.com, template: "{{ a }} {{ ra.report }} {{ rb.report }}" }
+`;
+    const gate: { open?: () => void } = {};
+    const opened = new Promise<void>((r) => (gate.open = r));
+    const running = new Set<string>();
+    let together = false;
+    const tenant = workflow('plain-tenant', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => {
+        const { tenant: t } = input as { tenant: string };
+        // Both children run before either ends: the run awaited neither at its start.
+        return step.do('report', async () => {
+          running.add(t);
+          if (running.size === 2) (together = true), gate.open!();
+          await Promise.race([opened, new Promise((r) => setTimeout(r, 10_000))]);
+          return { report: `report-${t}` };
+        });
+      });
+    });
+    const { actions, sent } = app();
+    expect(() => plainWorkflow(def.replace('result: a', 'result: send'), { actions })).toThrow(
+      "steps[2].result: 'send' is not an earlier start step (earlier start steps: 'a', 'b')",
+    );
+    await expect(boot([plainWorkflow(def.replace('start: plain-tenant', 'start: plain-nope'), { actions }), tenant])).rejects.toThrow(
+      "steps[0].start: workflow 'plain-nope' is not registered with this engine",
+    );
+    const { engine } = await boot([plainWorkflow(def, { actions }), tenant]);
+    const { runId } = await engine.trigger('nightly', {});
+    const done = await engine.result(runId, { timeout: '30s' });
+    expect(done).toMatchObject({ status: 'succeeded', output: { outcome: 'completed' } });
+    expect(together).toBe(true);
+    expect(sent.map((x) => x.input)).toEqual([{ to: 'ops@example.com', template: `${runId}:a report-a report-b` }]);
+    const children = await engine.runs.list({ parent: runId });
+    expect(children.map((c) => [c.runId, c.status]).sort()).toEqual([[`${runId}:a`, 'succeeded'], [`${runId}:b`, 'succeeded']]);
+  }, 60_000);
+
   test("plain: invoke's onParentCancel: a cancel of the run cancels a child by default and leaves an abandoned one running", async () => {
     const def = (policy: string) => `workflow: plain-parent-${policy}
 version: 1

@@ -94,7 +94,7 @@ export function buildDebounceObject(registry: WorkflowRegistry) {
           return;
         }
         const deadline = deadlineFor(now, wf.definition.timeoutMs);
-        const run: RunRequest = { input: s.input, control: 1, ...(s.traceparent ? { traceparent: s.traceparent } : {}), ...(deadline !== undefined ? { deadline } : {}) };
+        const run: RunRequest = { input: s.input, control: 1, driver: 1, ...(s.traceparent ? { traceparent: s.traceparent } : {}), ...(deadline !== undefined ? { deadline } : {}) };
         ctx.genericSend({ service: serviceName(s.workflow), method: 'run', key: s.runId, parameter: run, inputSerde: json });
         ctx.clear('d');
         ctx.set('fired', s.runId);

@@ -451,6 +451,8 @@ export class RestateExecutor implements DurableExecutor {
           ...(r.fork ? { version: r.version, fork: sealJson(this.o.codec ?? identityCodec, r.fork.entries as unknown as Json) } : {}),
           // 2: run control, and the workflow-pause check before its code (workflow-service.ts).
           control: 2,
+          // 1: outcomes settled already are taken without a race (driver.ts).
+          driver: 1,
         };
         // The run's trace context as W3C traceparent too: a Restate that exports traces
         // (tracing-endpoint) puts its invocation spans in the run's trace.

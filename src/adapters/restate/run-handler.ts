@@ -156,6 +156,8 @@ export class RestateRun {
   private log!: RestateStepLog;
   private pause: RunPause | undefined;
   private control = false;
+  /** From the run request (`driver: 1`): the driver takes settled outcomes without a race. */
+  eagerDriver = false;
   /** The run asks whether its workflow is paused before its code runs (workflowHold). */
   private heldCheck = false;
   /** How many times the run was cancelled and continued (run-continue.ts). */
@@ -236,6 +238,7 @@ export class RestateRun {
       queues: this.hooks.queues,
       timerFired: this.limits.telemetry?.meters && ((ms) => this.limits.telemetry!.meters!.timerFired(ms)),
     }, this.hooks.stopSignal, this.codec);
+    this.log.driver.eager = this.eagerDriver;
     this.log.deadline = this.deadline;
     // A fork's reused steps are the log's entries before anything runs: the session hands
     // their outcomes back without a command, and their views are written as the run's.

@@ -21,7 +21,7 @@ import { EngineStateError, RunStateError, ValidationError } from '../../domain/e
 import type { Json } from '../../domain/json.ts';
 import type { StepCall } from '../../domain/replay.ts';
 import type { StepView } from '../../domain/run-view.ts';
-import type { AttemptResult, ChildStartCall, Recorded, SlotHold, SlotRequest, StepLog } from '../../ports/step-log.ts';
+import type { AttemptLimits, AttemptResult, ChildStartCall, Recorded, SlotHold, SlotRequest, StepLog } from '../../ports/step-log.ts';
 import { restateSlot, type QueueCatalog } from './queue-slot.ts';
 import { childRunId } from '../../domain/child-id.ts';
 import type { ChildStartRequest } from '../../ports/executor.ts';
@@ -239,7 +239,7 @@ export class RestateStepLog implements StepLog {
     return this.mark(`s${position}`, { k: 'end', n: '(end)' });
   }
 
-  async attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>): Promise<AttemptResult & { recorded: Recorded }> {
+  async attempt(call: StepCall, attempt: number, run: () => Promise<AttemptResult>, limits?: AttemptLimits): Promise<AttemptResult & { recorded: Recorded }> {
     const name = attempt === 1 ? `s${call.seq}` : `s${call.seq}.${attempt}`;
     const m = await this.journaled<AttemptRecord>(name, async () => {
       const r = await run();
@@ -248,7 +248,7 @@ export class RestateStepLog implements StepLog {
         ? (r.value === undefined ? { ok: true as const } : { ok: true as const, v: sealJson(this.codec, r.value) })
         : { ...r, error: sealJson(this.codec, r.error as unknown as Json) as unknown as ErrorInfo };
       return { ...rec, k: call.kind, n: call.name, t: Date.now() };
-    });
+    }, limits?.bounded === true);
     const recorded = { kind: m.k, name: m.n };
     if (!m.ok) return { ok: false, error: openJson<ErrorInfo>(this.codec, m.error), terminal: m.terminal, fatal: m.fatal, recorded };
     return m.v === undefined ? { ok: true, recorded } : { ok: true, value: openJson(this.codec, m.v), recorded };
@@ -279,7 +279,7 @@ export class RestateStepLog implements StepLog {
       // peek() is typed as a plain Promise but is a RestatePromise (a journaled command) in
       // the SDK: awaiting it directly would be a second awaiter beside the driver.
       const peek = this.rctx.promise<SignalEnvelope>(signalPromise(signalName, wait.slot)).peek() as unknown as restate.RestatePromise<SignalEnvelope | undefined>;
-      got = await this.driver.await(peek);
+      got = await this.driver.await(peek, true);
       if (got === undefined) return undefined;
     }
     wait.open = false;
@@ -308,7 +308,7 @@ export class RestateStepLog implements StepLog {
     const m = await this.journaled<Marker>(`s${entry.seq}`, async () => {
       await this.hooks.emit(event);
       return { k: entry.kind, n: entry.name, t: Date.now() };
-    });
+    }, true);
     if (m.k === entry.kind && m.n === entry.name) await this.record({ ...entry, startedAt: m.t, endedAt: m.t });
     return { kind: m.k, name: m.n };
   }
@@ -375,12 +375,13 @@ export class RestateStepLog implements StepLog {
   }
 
   private async mark(name: string, marker: Omit<Marker, 't'>): Promise<Recorded> {
-    const m = await this.journaled<Marker>(name, () => ({ ...marker, t: Date.now() }));
+    const m = await this.journaled<Marker>(name, () => ({ ...marker, t: Date.now() }), true);
     return { kind: m.k, name: m.n };
   }
 
-  private async journaled<T extends Marker>(name: string, produce: () => Promise<T> | T): Promise<T> {
-    const m = await this.driver.await(this.rctx.run(name, produce));
+  /** `quick`: the body ends on its own without waiting for another step (driver.ts WINDOW). */
+  private async journaled<T extends Marker>(name: string, produce: () => Promise<T> | T, quick = false): Promise<T> {
+    const m = await this.driver.await(this.rctx.run(name, produce), quick);
     this.advance(m.t);
     return m;
   }

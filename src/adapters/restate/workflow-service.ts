@@ -55,6 +55,10 @@ export interface RunRequest {
    *  (or lower) in runs forwarded by engines from before: they replay with the journal they
    *  started with. */
   control?: number;
+  /** 1: the run's driver takes outcomes settled already without a race (driver.ts `eager`:
+   *  a fan-out of n steps or children costs ~n, not ~n^2). Absent in runs forwarded by
+   *  engines from before: they replay with the races their journals were written with. */
+  driver?: number;
   /** runs.fork (docs/control.md): the recorded steps the run starts with (JournalEntry[],
    *  sealed); `version` is then the original's, for code workflows too. */
   fork?: Json;
@@ -76,7 +80,9 @@ export function buildService(w: RegisteredWorkflow, hooks: RunHooks, limits: Omi
         const traceparent = typeof req?.traceparent === 'string' && req.traceparent.length <= 256 ? req.traceparent : undefined;
         const deadline = typeof req?.deadline === 'number' ? req.deadline : undefined;
         const fork = req?.fork !== undefined ? openJson<JournalEntry[]>(hooks.codec ?? identityCodec, req.fork) : undefined;
-        return new RestateRun(ctx, w, v, hooks, limits, files).execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, (req?.control ?? 0) >= 1, Array.isArray(fork) ? fork : undefined, (req?.control ?? 0) >= 2);
+        const run = new RestateRun(ctx, w, v, hooks, limits, files);
+        run.eagerDriver = (req?.driver ?? 0) >= 1;
+        return run.execute(openJson(hooks.codec ?? identityCodec, req?.input ?? null), parent, traceparent, deadline, (req?.control ?? 0) >= 1, Array.isArray(fork) ? fork : undefined, (req?.control ?? 0) >= 2);
       },
 
       // An approval releases a run blocked on its declaration (run-handler awaitApproval):

@@ -116,6 +116,20 @@ export function compilePlain(def: PlainDefinition, actions: Actions): WorkflowFn
           data[s.id] = (await step.invoke<Json>(s.id, s.workflow, rendered, options)) ?? null;
           break;
         }
+        case 'start': {
+          let rendered: Json;
+          try {
+            rendered = p.input ? p.input(data) : null;
+          } catch (err) {
+            throw new TerminalError(`step '${s.id}': ${message(err)}`);
+          }
+          data[s.id] = await step.start(s.id, s.workflow, rendered, s.onParentCancel ? { onParentCancel: s.onParentCancel } : undefined);
+          break;
+        }
+        case 'result':
+          // The start step's output is the child's run id (checked at load: an earlier start).
+          data[s.id] = (await step.result<Json>(data[s.of] as string, s.timeoutMs !== undefined ? { timeout: s.timeoutMs } : undefined)) ?? null;
+          break;
         case 'action': {
           const fn = Object.hasOwn(actions, s.action) ? actions[s.action] : undefined;
           let rendered: Json;
@@ -158,6 +172,7 @@ function prepare(s: PlainStep, names: readonly string[]): { step: PlainStep; con
     case 'action':
       return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}), ...(s.key !== undefined ? { key: template(s.key, names) } : {}) };
     case 'invoke':
+    case 'start':
       return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}) };
     default:
       return { step: s };

@@ -32,7 +32,9 @@ export type PlainStep =
   | { kind: 'sleep'; id: string; ms: number }
   | { kind: 'wait'; id: string; event: string; timeoutMs?: number }
   | { kind: 'condition'; id: string; condition: string }
-  | { kind: 'invoke'; id: string; workflow: string; input?: Json; timeoutMs?: number; onParentCancel?: 'cancel' | 'abandon'; at: Place };
+  | { kind: 'invoke'; id: string; workflow: string; input?: Json; timeoutMs?: number; onParentCancel?: 'cancel' | 'abandon'; at: Place }
+  | { kind: 'start'; id: string; workflow: string; input?: Json; onParentCancel?: 'cancel' | 'abandon'; at: Place }
+  | { kind: 'result'; id: string; of: string; timeoutMs?: number };
 
 /** A plain (YAML) workflow parsed and checked by loadPlainWorkflow (docs/plain-workflows.md). */
 export interface PlainDefinition {
@@ -157,7 +159,7 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
     seen.set(s.id, i);
     const known = [...BUILTIN_NAMES, ...ids.slice(0, i)];
     const later = ids.slice(i);
-    steps.push(toStep(s, i, known, later, at));
+    steps.push(toStep(s, i, known, later, at, steps));
   });
   const canonical = JSON.stringify(sortKeys(d as unknown as Json));
   const hash = sha256Hex(canonical).slice(0, 12);
@@ -178,7 +180,7 @@ function toTrigger(t: PlainTriggerData, i: number, at: Locator, d: DefinitionDat
   }
 }
 
-function toStep(s: StepData, i: number, known: string[], later: string[], at: Locator): PlainStep {
+function toStep(s: StepData, i: number, known: string[], later: string[], at: Locator, earlier: readonly PlainStep[]): PlainStep {
   const expr = (e: string, path: Path) => {
     const bad = checkExpression(e, known, later);
     if (bad) throw at.error(path, bad);
@@ -198,6 +200,23 @@ function toStep(s: StepData, i: number, known: string[], later: string[], at: Lo
       if (s.timeout !== undefined) step.timeoutMs = s.timeout;
       if (s.onParentCancel !== undefined) step.onParentCancel = s.onParentCancel;
       return step;
+    }
+    case 'start': {
+      const input = s.input === undefined ? undefined : jsonInput(s.input, ['steps', i, 'input'], at);
+      if (input !== undefined) forEachString(input, ['steps', i, 'input'], (str, path) => templates(str, path, expr, at));
+      const step: PlainStep = { kind: 'start', id: s.id, workflow: s.start, at: at.place(['steps', i, 'start']) };
+      if (input !== undefined) step.input = input;
+      if (s.onParentCancel !== undefined) step.onParentCancel = s.onParentCancel;
+      return step;
+    }
+    case 'result': {
+      // Only a child this run started can be awaited (step.result), and only after its start.
+      const started = earlier.find((e) => e.id === s.result);
+      if (started?.kind !== 'start') {
+        const starts = earlier.filter((e) => e.kind === 'start').map((e) => `'${e.id}'`);
+        throw at.error(['steps', i, 'result'], `'${s.result}' is not an earlier start step (earlier start steps: ${starts.length ? starts.join(', ') : 'none'})`);
+      }
+      return { kind: 'result', id: s.id, of: s.result, ...(s.timeout !== undefined ? { timeoutMs: s.timeout } : {}) };
     }
     case 'action': {
       const input = s.input === undefined ? undefined : jsonInput(s.input, ['steps', i, 'input'], at);

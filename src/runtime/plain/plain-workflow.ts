@@ -45,11 +45,11 @@ export function checkActions(def: PlainDefinition, actions: Actions): void {
   }
 }
 
-/** Every workflow an `invoke:` step names is registered with the engine, or an error at the
+/** Every workflow an `invoke:` or `start:` step names is registered with the engine, or an error at the
  *  first that is not (a run would otherwise fail at that step, maybe days in). */
 export function checkInvokes(def: PlainDefinition, workflows: ReadonlySet<string>): void {
   for (const s of def.steps) {
-    if (s.kind === 'invoke' && !workflows.has(s.workflow)) {
+    if ((s.kind === 'invoke' || s.kind === 'start') && !workflows.has(s.workflow)) {
       throw new PlainWorkflowError(def.source, s.at.line, s.at.column, s.at.path,
         `workflow '${s.workflow}' is not registered with this engine (registered: ${[...workflows].sort().map((w) => `'${w}'`).join(', ')})`);
     }

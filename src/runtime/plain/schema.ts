@@ -99,7 +99,26 @@ function buildDefinitionSchema() {
     onParentCancel: z.enum(['cancel', 'abandon'], { error: "expected 'cancel' or 'abandon'" }).optional(),
   });
 
-  const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep, invoke: invokeStep } as const;
+  const startStep = strict({
+    id: stepIdSchema,
+    /** A registered workflow's name: the child run, started without waiting for its end. */
+    start: workflowNameSchema,
+    /** JSON; strings may hold `{{ expr }}` templates. */
+    input: z.unknown().optional(),
+    /** What a cancel of this run does to the child: cancel it (default) or leave it running. */
+    onParentCancel: z.enum(['cancel', 'abandon'], { error: "expected 'cancel' or 'abandon'" }).optional(),
+  });
+
+  const resultStep = strict({
+    id: stepIdSchema,
+    /** The id of an earlier `start` step: waits for that child's end. */
+    result: stepIdSchema,
+    /** How long to wait for the child's end (it runs on after a timeout). */
+    timeout: durationSchema.optional(),
+  });
+
+  const STEP_KINDS = { action: actionStep, wait: waitStep, condition: conditionStep, invoke: invokeStep, start: startStep, result: resultStep } as const;
+  const KIND_LIST = Object.keys(STEP_KINDS).join(', ');
   type StepKind = keyof typeof STEP_KINDS;
 
   /** Runs `schema` on `v` inside a transform, forwarding its issues (paths relative to `v`). */
@@ -114,18 +133,18 @@ const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'ob
 
 const stepSchema = z.unknown().transform((v, ctx) => {
   if (!isMapping(v)) {
-    ctx.addIssue({ code: 'custom', message: 'expected a step: a mapping with id and one of action, wait, condition, invoke' });
+    ctx.addIssue({ code: 'custom', message: `expected a step: a mapping with id and one of ${KIND_LIST}` });
     return z.NEVER;
   }
   const kinds = (Object.keys(STEP_KINDS) as StepKind[]).filter((k) => k in v);
   // A misspelt kind ('acton') is named as the unknown key it is.
   const stray = Object.keys(v).find((k) => !['id', 'input', 'key', 'retry', 'timeout', ...Object.keys(STEP_KINDS)].includes(k));
   if (kinds.length === 0 && stray !== undefined) {
-    ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of action, wait, condition, invoke)` });
+    ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of ${KIND_LIST})` });
     return z.NEVER;
   }
   if (kinds.length !== 1) {
-    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? 'a step needs one of action, wait, condition, invoke' : `a step is one of action, wait, condition, invoke, not ${kinds.join(' and ')}` });
+    ctx.addIssue({ code: 'custom', message: kinds.length === 0 ? `a step needs one of ${KIND_LIST}` : `a step is one of ${KIND_LIST}, not ${kinds.join(' and ')}` });
     return z.NEVER;
   }
   const kind = kinds[0]!;
@@ -134,6 +153,8 @@ const stepSchema = z.unknown().transform((v, ctx) => {
     case 'wait': return { kind, ...forward(waitStep, v, ctx) };
     case 'condition': return { kind, ...forward(conditionStep, v, ctx) };
     case 'invoke': return { kind, ...forward(invokeStep, v, ctx) };
+    case 'start': return { kind, ...forward(startStep, v, ctx) };
+    case 'result': return { kind, ...forward(resultStep, v, ctx) };
   }
 });
 
