@@ -124,8 +124,11 @@ function awaitGrant(c: SlotContext, spec: QueueSpec, id: string, promise: restat
         // A noWait ask the limits did not allow: it has left the line already.
         if (g.refused) return reject(new SlotRefused(g.refused));
         // The body begins now: a rate limit counts its start from now, not from the grant
-        // (queue-object.ts, `started`). Journaled, so a replay does not send it again.
-        if (counted(spec) && !c.stopping()) {
+        // (queue-object.ts, `started`). Journaled, so a replay does not send it again. Only
+        // by runs started by this release or later (their request says `driver: 1`, as the
+        // eager driver's): an older run's journal has no such send, and its replay would
+        // not meet it; the object counts its start when it leaves instead (conservative).
+        if (counted(spec) && c.driver.eager && !c.stopping()) {
           c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'started', key: spec.name, parameter: { id }, inputSerde: json });
         }
         let released = false;
