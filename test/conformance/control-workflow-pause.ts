@@ -70,9 +70,11 @@ export function workflowPauseScenarios({ test, boot, until }: ScenarioKit): void
       expect(end.status).toBe('succeeded');
       tags.push(end.output as string);
     }
-    // Each body ran once, and the held ones started in the order they were created.
+    // Each body ran once. They were started in creation order (resumed.runs, above), but runs
+    // resumed together execute side by side, so the order their bodies reach a step is not
+    // promised (it flipped on SQLite about one run in three: a held event run and a slot run).
     for (const t of tags) expect(ran.filter((x) => x === t)).toHaveLength(1);
-    expect(ran.filter((x) => tags.includes(x))).toEqual(tags);
+    expect([...ran.filter((x) => tags.includes(x))].sort()).toEqual([...tags].sort());
   }, 60_000);
 
   test('workflow resume with held skip ends the held runs without running their code; a held run cancelled ends at once', async () => {
