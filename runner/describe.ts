@@ -37,9 +37,20 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
     Deno.exit(2);
   }
   if (Deno.args[0] === 'check') return serveChecks(def);
+  // Run-level flow control is code the engine would have to run (key functions): not yet
+  // in a file; refused rather than ignored (docs/flow-control.md, What is not built yet).
+  for (const opt of ['runs', 'debounce'] as const) {
+    if (def[opt] !== undefined) {
+      console.error(`tranquil runner: workflow '${def.name}' options.${opt}: not available in workflow files yet (step-level queues are: step.do(name, { queue, key }, body))`);
+      Deno.exit(2);
+    }
+  }
   const triggers = def.triggers.map((t) => trigger(t as { type: string }));
   const s = def.schemas;
   // Which of the workflow's own schemas exist (the engine then checks its boundaries with them).
   const schemas = { input: s?.input !== undefined, output: s?.output !== undefined, signals: Object.keys(s?.signals ?? {}) };
-  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null }));
+  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null,
+    // The queues its steps may use, as queue() took them: the engine makes each again with
+    // queue() (the same checks) and serves this file's slot asks only from these.
+    queues: (def.queues ?? []).map((q) => ({ name: q.name, options: q.options })) }));
 }

@@ -472,7 +472,7 @@ export async function queuedAttempt(
   log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: (hold: SlotHold) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   if (!log.slot) {
-    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available here (issue 39: built for code workflows on SQLite and Restate; not yet in workflow files)`)) };
+    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available here (this step log serves no queues)`)) };
   }
   let hold: SlotHold;
   try {

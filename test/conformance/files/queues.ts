@@ -1,0 +1,175 @@
+// Flow control THROUGH THE RUNNER (issue 39, docs/flow-control.md): step-level queues in a
+// workflow file. The child asks the engine for a slot over the step protocol; the engine
+// holds it and releases it when the step's attempt ends. Same names and assertions as the
+// in-process cases (test/conformance/queues.ts), each made from the bodies' own start and
+// end times, which the bodies write to the flow's ./out directory.
+import { expect } from 'vitest';
+import { OUT_PERMISSIONS, until } from './harness.ts';
+import type { FileKit } from './suite.ts';
+
+interface Span {
+  key: string;
+  start: number;
+  end: number;
+}
+
+/** The spans the bodies wrote (`hit('spans', JSON line)`). */
+const spansOf = (text: string): Span[] => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Span);
+
+/** The most spans running at one instant (an end at the same ms as a start is before it). */
+function mostAtOnce(spans: Span[]): number {
+  const events = spans.flatMap((s) => [[s.start, 1], [s.end, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 0;
+  for (const [, d] of events) most = Math.max(most, (now += d));
+  return most;
+}
+
+/** A body that notes its span (and its start at once, so the test sees it running). */
+const SPAN_BODY = `async (key: string, name: string) => {
+  const start = Date.now();
+  hit('started', key + '\\n');
+  await gate(name);
+  await new Promise((r) => setTimeout(r, 5));
+  hit('spans', JSON.stringify({ key, start, end: Date.now() }) + '\\n');
+}`;
+
+export function queueFileScenarios({ test, boot }: FileKit): void {
+  test('queue: never more than concurrency bodies at once, in the queue and per key', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const busy = queue('busy', { concurrency: 3, key: { concurrency: 1 } });
+const body = ${SPAN_BODY};
+export default workflow('q-busy', { permissions: ${OUT_PERMISSIONS}, queues: [busy] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => {
+    await step.do('call', { queue: 'busy', key: input.key }, () => body(input.key, 'go'));
+    return input.key;
+  });
+});`);
+    const { engine } = rig;
+    // 8 runs over 4 keys (12 in-process: each run of a file is a Deno child of its own).
+    const runs = [];
+    for (let i = 0; i < 8; i++) runs.push((await engine.trigger('q-busy', { key: `k${i % 4}` })).runId);
+    // The limit binds: 3 bodies hold the slots (held by the gate) while the other 5 are in line.
+    await until('the slots to fill and the rest to wait', async () => rig.text('started').split('\n').length - 1 >= 3 && (await engine.runs.list({ queue: 'busy' })).length === 5, 90_000);
+    rig.open('go');
+    for (const id of runs) expect((await engine.result(id, { timeout: '90s' })).status).toBe('succeeded');
+    const spans = spansOf(rig.text('spans'));
+    expect(spans).toHaveLength(8);
+    expect(mostAtOnce(spans)).toBe(3);
+    for (const k of ['k0', 'k1', 'k2', 'k3']) expect(mostAtOnce(spans.filter((s) => s.key === k))).toBe(1);
+  }, 180_000);
+
+  test('queue: a run holds no slot while it sleeps', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const one = queue('one', { concurrency: 1 });
+const note = async (key: string) => {
+  const start = Date.now();
+  await new Promise((r) => setTimeout(r, 20));
+  hit('spans', JSON.stringify({ key, start, end: Date.now() }) + '\\n');
+};
+export default workflow('q-sleep', { permissions: ${OUT_PERMISSIONS}, queues: [one] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => {
+    await step.do('first', { queue: one }, () => note(input.who + '.first'));
+    // 4 s (1 s in-process): b's child must start and run its first body meanwhile.
+    if (input.who === 'a') await step.sleep('nap', 4000);
+    await step.do('second', { queue: 'one' }, () => note(input.who + '.second'));
+  });
+});`);
+    const { engine } = rig;
+    const { runId: a } = await engine.trigger('q-sleep', { who: 'a' });
+    await until('a to sleep', async () => (await engine.runs.get(a)).status === 'sleeping', 60_000);
+    const { runId: b } = await engine.trigger('q-sleep', { who: 'b' });
+    expect((await engine.result(b, { timeout: '60s' })).status).toBe('succeeded');
+    expect((await engine.result(a, { timeout: '60s' })).status).toBe('succeeded');
+    const spans = Object.fromEntries(spansOf(rig.text('spans')).map((s) => [s.key, s]));
+    // b's first body ran while a slept in between its own two: a's slot was free.
+    expect(spans['b.first']!.start).toBeGreaterThanOrEqual(spans['a.first']!.end);
+    expect(spans['b.first']!.end).toBeLessThanOrEqual(spans['a.second']!.start);
+    expect(Object.keys(spans).sort()).toEqual(['a.first', 'a.second', 'b.first', 'b.second']);
+  }, 120_000);
+
+  test('queue: a run cancelled while its step waits for a slot leaves the line; its body never runs', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const line = queue('cancel-line', { concurrency: 1 });
+export default workflow('q-cancel', { permissions: ${OUT_PERMISSIONS}, queues: [line] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) =>
+    step.do('call', { queue: line }, async () => {
+      hit('ran', input.who + '\\n');
+      if (input.who === 'holder') await gate('holder');
+    }));
+});`);
+    const { engine } = rig;
+    const { runId: holder } = await engine.trigger('q-cancel', { who: 'holder' });
+    await until('the holder to run', () => rig.text('ran') === 'holder\n', 60_000);
+    const { runId: victim } = await engine.trigger('q-cancel', { who: 'victim' });
+    await until('the victim to queue', async () => (await engine.runs.get(victim)).queued !== undefined, 60_000);
+    const { runId: next } = await engine.trigger('q-cancel', { who: 'next' });
+    await until('the next to queue', async () => (await engine.runs.get(next)).queued?.ahead === 1, 60_000);
+    await engine.runs.cancel(victim);
+    expect((await engine.result(victim, { timeout: '60s' })).status).toBe('cancelled');
+    expect((await engine.runs.get(next)).queued?.ahead).toBe(0);
+    rig.open('holder');
+    expect((await engine.result(holder, { timeout: '60s' })).status).toBe('succeeded');
+    expect((await engine.result(next, { timeout: '60s' })).status).toBe('succeeded');
+    expect(rig.text('ran')).toBe('holder\nnext\n');
+  }, 120_000);
+
+  test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+export default workflow('q-bad', (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('call', input.bad === 'name' ? { queue: 'nope' } : { queue: queue('k', { concurrency: 1 }), key: 7 as unknown as string }, () => 1));
+});`);
+    const { engine } = rig;
+    const byName = await engine.result((await engine.trigger('q-bad', { bad: 'name' })).runId, { timeout: '60s' });
+    expect(byName.status).toBe('failed');
+    expect(byName.error?.message).toMatch(/unknown queue 'nope'/);
+    const byKey = await engine.result((await engine.trigger('q-bad', { bad: 'key' })).runId, { timeout: '60s' });
+    expect(byKey.status).toBe('failed');
+    expect(byKey.error?.message).toMatch(/step 'call' options\.key: must be a string/);
+  });
+
+  test('queue (files): a file takes slots only of the queues it declares, however it names them', async () => {
+    // Another file declares 'shared' and holds its one slot; a file that did not declare it
+    // asks by name and by a definition of its own: both fail the step (not retried), naming
+    // the queue, and neither takes the slot from the holder.
+    const rig = await boot([`
+import { queue } from '@tranquil/sdk';
+const shared = queue('shared', { concurrency: 1 });
+export default workflow('q-owner', { permissions: ${OUT_PERMISSIONS}, queues: [shared] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('hold', { queue: shared }, async () => {
+    hit('held');
+    await gate('owner');
+    return 'owner';
+  }));
+});`, `
+import { queue } from '@tranquil/sdk';
+export default workflow('q-intruder', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('take', { queue: input.byName ? 'shared' : queue('shared', { concurrency: 100 }) }, () => {
+    hit('intruded');
+    return 'took';
+  }));
+});`]);
+    const { engine } = rig;
+    const { runId: owner } = await engine.trigger('q-owner', null);
+    await until('the owner to hold the slot', () => rig.hits('held') === 1, 60_000);
+    for (const byName of [true, false]) {
+      const r = await engine.result((await engine.trigger('q-intruder', { byName })).runId, { timeout: '60s' });
+      expect(r.status).toBe('failed');
+      expect(r.error?.message).toMatch(/step 'take': unknown queue 'shared': a workflow file may name only the queues it declares/);
+      expect(r.steps[0]).toMatchObject({ name: 'take', attempts: 1 });
+    }
+    expect(rig.hits('intruded')).toBe(0);
+    rig.open('owner');
+    expect((await engine.result(owner, { timeout: '60s' })).output).toBe('owner');
+  }, 120_000);
+}
