@@ -120,6 +120,68 @@ export default workflow('q-cancel', { permissions: ${OUT_PERMISSIONS}, queues: [
     expect(rig.text('ran')).toBe('holder\nnext\n');
   }, 120_000);
 
+  test('queue: the rate limit is never exceeded in any window', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const rated = queue('rated', { rateLimit: { limit: 3, period: 400 } });
+export default workflow('q-rated', { permissions: ${OUT_PERMISSIONS}, queues: [rated] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('call', { queue: rated }, () => void hit('seen-' + input.i, String(Date.now()))));
+});`);
+    const { engine } = rig;
+    const runs = [];
+    for (let i = 0; i < 9; i++) runs.push((await engine.trigger('q-rated', { i })).runId);
+    const grants: number[] = [];
+    for (const [i, id] of runs.entries()) {
+      const done = await engine.result(id, { timeout: '90s' });
+      expect(done.status).toBe('succeeded');
+      // What the engine recorded: a queued step started when its slot was granted (the time
+      // the rate limit counted), and its body ran after that.
+      const at = Date.parse(done.steps[0]!.startedAt!);
+      expect(Number(rig.text(`seen-${i}`))).toBeGreaterThanOrEqual(at);
+      grants.push(at);
+    }
+    grants.sort((a, b) => a - b);
+    // At most 3 starts in any window of 400 ms: the 4th start after any start is 400 ms on.
+    for (let i = 0; i + 3 < grants.length; i++) expect(grants[i + 3]! - grants[i]!).toBeGreaterThanOrEqual(400);
+  }, 180_000);
+
+  test('queue: bodies waiting for a slot survive a restart and run in their order', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const durable = queue('durable', { concurrency: 1 });
+export default workflow('q-restart', { permissions: ${OUT_PERMISSIONS}, queues: [durable] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) =>
+    step.do('call', { queue: 'durable' }, async () => {
+      hit('started', input.i + '\\n');
+      // The first body holds the only slot until the engine is restarted.
+      if (input.i === 0) await gate('restarted');
+      return input.i;
+    }));
+});`);
+    let engine = rig.engine;
+    const started = () => rig.text('started').split('\n').filter((l) => l !== '').map(Number);
+    const runs = [];
+    runs.push((await engine.trigger('q-restart', { i: 0 })).runId);
+    await until('the first body to hold the slot', () => started().length === 1, 60_000);
+    for (let i = 1; i <= 4; i++) {
+      const { runId } = await engine.trigger('q-restart', { i });
+      runs.push(runId);
+      await until(`run ${i} to queue`, async () => (await engine.runs.get(runId)).queued !== undefined, 60_000);
+    }
+    const waiting = await engine.runs.get(runs[4]!);
+    expect(waiting.queued).toMatchObject({ queue: 'durable', running: 1, limit: 1, ahead: 3 });
+    expect((await engine.runs.explain(runs[4]!)).summary).toContain("queued in 'durable': 1 of 1 running, 3 ahead");
+    engine = await rig.restart();
+    rig.open('restarted');
+    for (const id of runs) expect((await engine.result(id, { timeout: '90s' })).status).toBe('succeeded');
+    // After the restart: the interrupted body first again, then the waiters in their order.
+    expect(started().slice(1)).toEqual([0, 1, 2, 3, 4]);
+    // Waiting for a slot is not an attempt: each waiter's body ran once.
+    for (const id of runs.slice(1)) expect((await engine.runs.get(id)).steps[0]).toMatchObject({ name: 'call', status: 'succeeded', attempts: 1 });
+  }, 180_000);
+
   test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {
     const rig = await boot(`
 import { queue } from '@tranquil/sdk';

@@ -118,11 +118,9 @@ export const NOT_YET_PORTED: string[] = [
   'a run executing when its workflow is paused finishes normally; one started after is held until the resume',
   "cli: why of a run held by its workflow's pause, and why <workflow>, say the workflow is paused",
   // Flow control (issue 39): step queues in files are served by the engine (files/queues.ts
-  // ports the bound, per key, the sleep, the cancel and the bad names); these use the same
-  // slot path and are not ported one by one yet (the fairness case's 61 runs would be 61 children).
-  'queue: the rate limit is never exceeded in any window',
+  // ports the other six step-queue cases); the fairness case uses the same slot path and is
+  // not ported yet (its 61 runs would be 61 Deno children).
   'queue: a cold key starts within one slot turnover of a hot key with many queued',
-  'queue: bodies waiting for a slot survive a restart and run in their order',
   // Run-level flow control (issue 39): a workflow file's definition carries no options.runs
   // yet (its describe refuses one: docs/flow-control.md, What is not built yet).
   'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
