@@ -466,7 +466,7 @@ class FastHold implements SlotHold, QueuedStep {
 }
 
 /** One attempt of a queued step: waits for a slot, runs the attempt, releases the slot. A
- *  step log without queues (a Deno workflow file's, so far), or an unknown queue, fails the
+ *  step log without queues (slot() absent), or an unknown queue, fails the
  *  step without retrying. */
 export async function queuedAttempt(
   log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: (hold: SlotHold) => Promise<AttemptResult>,

@@ -1,7 +1,7 @@
-// A workflow file's run-level flow control (`runs`, `debounce`) is code the engine would have
-// to run (key functions): not built for files yet, so describing such a file fails in one line
-// naming the option, instead of registering it with the option silently ignored. Its step
-// queues (`queues`) are described and served (test/conformance/files/queues.ts).
+// A workflow file's run-level flow control crosses as data (`runs: { queue, singleton: { mode },
+// rateLimit: { limit, period } }`); its key and priority functions, and `debounce`, are code
+// the engine would have to run: not built for files yet, so describing such a file fails in
+// one line naming the option, instead of registering it with the option silently ignored.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,11 +21,13 @@ export default workflow('flowed', ${options}, (w) => {
 `;
 
 describe('run-level flow control in a workflow file', () => {
-  it('runs and debounce are refused at describe, naming the option; queues are described', async () => {
-    writeFileSync(join(dir, 'runs.ts'), flow(`{ runs: { singleton: { mode: 'skip' } } }`));
+  it('key functions and debounce are refused at describe, naming the option; queues and data-only runs are described', async () => {
+    writeFileSync(join(dir, 'runs.ts'), flow(`{ runs: { singleton: { mode: 'skip', key: (i) => i.k } } }`));
+    writeFileSync(join(dir, 'runkey.ts'), flow(`{ runs: { queue: queue('q', { concurrency: 1 }), key: (i) => i.k } }`));
     writeFileSync(join(dir, 'debounce.ts'), flow(`{ debounce: { period: '5s' } }`));
-    writeFileSync(join(dir, 'queues.ts'), flow(`{ queues: [queue('llm', { concurrency: 2 })] }`));
-    await expect(validateFile(join(dir, 'runs.ts'))).rejects.toThrow(/runs\.ts: could not be described .*workflow 'flowed' options\.runs: not available in workflow files yet/);
+    writeFileSync(join(dir, 'queues.ts'), flow(`{ queues: [queue('llm', { concurrency: 2 })], runs: { queue: queue('one', { concurrency: 1 }), singleton: { mode: 'skip' }, rateLimit: { limit: 3, period: '1h' } } }`));
+    await expect(validateFile(join(dir, 'runs.ts'))).rejects.toThrow(/runs\.ts: could not be described .*workflow 'flowed' options\.runs\.singleton\.key: not available in workflow files yet/);
+    await expect(validateFile(join(dir, 'runkey.ts'))).rejects.toThrow(/runkey\.ts: could not be described .*workflow 'flowed' options\.runs\.key: not available in workflow files yet/);
     await expect(validateFile(join(dir, 'debounce.ts'))).rejects.toThrow(/debounce\.ts: could not be described .*workflow 'flowed' options\.debounce: not available in workflow files yet/);
     expect((await validateFile(join(dir, 'queues.ts'))).name).toBe('flowed');
   }, 60_000);

@@ -235,3 +235,48 @@ export default workflow('q-intruder', { permissions: ${OUT_PERMISSIONS} }, (w) =
     expect((await engine.result(owner, { timeout: '60s' })).output).toBe('owner');
   }, 120_000);
 }
+
+/** Run-level flow control in a file, data only (docs/flow-control.md, In workflow files). */
+export function runFlowFileScenarios({ test, boot }: FileKit): void {
+  test('run flow (files): runs.queue holds a run pending in line while the slot is held; runs.singleton skip records the second run as skipped', async () => {
+    const rig = await boot([`
+import { queue } from '@tranquil/sdk';
+const one = queue('one-run', { concurrency: 1 });
+export default workflow('rq-file', { permissions: ${OUT_PERMISSIONS}, runs: { queue: one } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('work', async () => {
+    hit('rq', input.i + '\\n');
+    if (input.i === 0) await gate('rq');
+    return input.i;
+  }));
+});`, `
+export default workflow('single-file', { permissions: ${OUT_PERMISSIONS}, runs: { singleton: { mode: 'skip' } } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('work', async () => {
+    hit('single');
+    await gate('single');
+    return 'ran';
+  }));
+});`]);
+    const { engine } = rig;
+    const { runId: first } = await engine.trigger('rq-file', { i: 0 });
+    await until('the first run to hold the slot', () => rig.text('rq') === '0\n', 60_000);
+    const { runId: second } = await engine.trigger('rq-file', { i: 1 });
+    await until('the second run to wait in line', async () => (await engine.runs.get(second)).queued !== undefined, 60_000);
+    expect(await engine.runs.get(second)).toMatchObject({ status: 'pending', queued: { queue: 'one-run', running: 1, limit: 1 } });
+    rig.open('rq');
+    expect((await engine.result(first, { timeout: '60s' })).output).toBe(0);
+    expect((await engine.result(second, { timeout: '60s' })).output).toBe(1);
+    expect(rig.text('rq')).toBe('0\n1\n');
+
+    const { runId: holder } = await engine.trigger('single-file', null);
+    await until('the singleton to run', () => rig.hits('single') === 1, 60_000);
+    const skipped = await engine.result((await engine.trigger('single-file', null)).runId, { timeout: '60s' });
+    expect(skipped.status).toBe('succeeded');
+    expect(skipped.output).toMatchObject({ outcome: 'skipped' });
+    expect(JSON.stringify(skipped.output)).toContain(`runs.singleton (mode skip): run ${holder}`);
+    rig.open('single');
+    expect((await engine.result(holder, { timeout: '60s' })).output).toBe('ran');
+    expect(rig.hits('single')).toBe(1);
+  }, 180_000);
+}

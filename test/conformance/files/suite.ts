@@ -16,7 +16,7 @@ import { childFileScenarios } from './children.ts';
 import { controlFileScenarios } from './control.ts';
 import { logFileScenarios } from './logs.ts';
 import { liveOutputFileScenarios } from './live-output.ts';
-import { queueFileScenarios } from './queues.ts';
+import { queueFileScenarios, runFlowFileScenarios } from './queues.ts';
 
 export interface FileKit {
   backend: Backend;
@@ -183,6 +183,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     logFileScenarios(kit);
     liveOutputFileScenarios(kit);
     queueFileScenarios(kit);
+    runFlowFileScenarios(kit);
   });
 }
 
