@@ -6,7 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StepListener } from '../../src/adapters/deno/step-listener.ts';
-import { serveStepLog } from '../../src/adapters/deno/step-log-server.ts';
+import { MAX_OPEN_SLOTS, serveStepLog } from '../../src/adapters/deno/step-log-server.ts';
 import type { SlotHold, SlotRequest, StepLog } from '../../src/ports/step-log.ts';
 import { queue } from '@tranquil/sdk';
 
@@ -119,6 +119,14 @@ describe('slot frames from a workflow file child', () => {
     // The execution ended: the slot it held is released.
     expect(twice.released).toEqual(['call']);
     twice.socket.destroy();
+  });
+
+  it('more open asks than MAX_OPEN_SLOTS fail the execution', async () => {
+    const r = await rig();
+    for (let i = 1; i <= MAX_OPEN_SLOTS + 1; i++) r.send({ t: 'slot', id: i, step: `s${i}`, queue: 'busy', key: '' });
+    expect(String(await r.served)).toMatch(new RegExp(`slot frame ${MAX_OPEN_SLOTS + 1} for step 's${MAX_OPEN_SLOTS + 1}': ${MAX_OPEN_SLOTS} slot asks already open`));
+    expect(r.asks).toHaveLength(MAX_OPEN_SLOTS);
+    r.socket.destroy();
   });
 
   it('a child that dies holding a slot: released, unless the log keeps slots with the run (Restate)', async () => {

@@ -71,6 +71,9 @@ export interface Watch {
 
 const verdictKey = (seq: number, attempt: number) => `${seq}/${attempt}`;
 
+/** Slot asks (waiting or held) one execution may have open at once. */
+export const MAX_OPEN_SLOTS = 1_000;
+
 export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOutcome> {
   const ob = o.observe;
   if (!ob) return serve(socket, log, o);
@@ -252,6 +255,9 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
             return void reply(f.id, Promise.reject(new ValidationError(`step '${f.step}': unknown queue '${f.queue}': a workflow file may name only the queues it declares (workflow(name, { queues: [queue('${f.queue}', {...})] }, ...))`)));
           }
           if (slots.has(f.id) || slotOfStep.has(f.step)) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': that step already asks for or holds a slot (one at a time per step)`);
+          // A bound on the asks one execution keeps open (a fan-out of queued steps stays far
+          // below it): a child cannot fill a queue's line with asks no body will use.
+          if (slotOfStep.size >= MAX_OPEN_SLOTS) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': ${MAX_OPEN_SLOTS} slot asks already open in this execution`);
           const ask: SlotAsk = { step: f.step, abort: new AbortController(), over: false };
           slots.set(f.id, ask);
           slotOfStep.set(f.step, f.id);
