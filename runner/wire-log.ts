@@ -124,19 +124,23 @@ export class WireLog implements StepLog {
     };
     const queue = typeof req.queue === 'string' ? req.queue : req.queue.name;
     return new Promise<SlotHold>((resolve, reject) => {
+      // Given up (a cancel): the ask ends only once the engine answered it, so that a run
+      // shown cancelled is out of the line (on Restate the engine's leave is a call it awaits).
+      let aborted = false;
       const onAbort = () => {
+        aborted = true;
         release();
-        reject(signal.reason);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.requestWithId<{ grantedAt: number }>(id, { t: 'slot', step: req.step, queue, key: req.key }).then(
         (g) => {
           signal.removeEventListener('abort', onAbort);
+          if (aborted) return reject(signal.reason); // granted meanwhile: the release went already
           resolve({ grantedAt: g.grantedAt, release });
         },
         (err: unknown) => {
           signal.removeEventListener('abort', onAbort);
-          reject(err);
+          reject(aborted ? signal.reason : err);
         },
       );
     });
