@@ -10,6 +10,7 @@ import { liveOutputCommands } from './live-output.ts';
 import { explainWorkflowPause, type WorkflowPause } from '../src/domain/workflow-pause.ts';
 import { describeQueueWait } from '../src/domain/rate-limit.ts';
 import { readQueueRows } from '../compose/queue-reader.ts';
+import { listedQueues, queueLine } from '../src/domain/internal-queues.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
 import { createEngine } from '../compose/index.ts';
@@ -433,15 +434,16 @@ export function buildProgram(): Command {
     return rows;
   };
   common(queues.command('list').description('every queue with its limits, bodies running and waiting'))
-    .action(async (o: Common) => {
-      const list = await queueRows(o);
-      print(o, list, () => (list.length ? list.map((q) => `${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`).join('\n') : 'no queues'));
+    .option('--all', "also the internal queues of runs.singleton and runs.rateLimit (~singleton.<workflow>, ~rate.<workflow>), labelled")
+    .action(async (o: Common & { all?: boolean }) => {
+      const list = listedQueues(await queueRows(o), o.all === true);
+      print(o, list, () => (list.length ? list.map(queueLine).join('\n') : 'no queues'));
     });
   common(queues.command('describe <name>').description('one queue: its limits, and running and waiting per key (busiest first)'))
     .action(async (name: string, o: Common) => {
       const [q] = await queueRows(o, name);
       if (!q) throw new ValidationError(`queues describe: no queue '${name}' in this data dir (an engine records its queues when it starts; on Restate a queue shows while anything is held or waiting in it)`);
-      print(o, q, () => [`${q.name}  running ${q.running}  waiting ${q.waiting}  limits ${JSON.stringify(q.limits)}`, ...(q.keys ?? []).map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
+      print(o, q, () => [queueLine(q), ...(q.keys ?? []).map((k) => `  key '${k.key}'  running ${k.running}  waiting ${k.waiting}`)].join('\n'));
     });
 
   // Headless under the OS supervisor (docs/host.md).

@@ -37,9 +37,30 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
     Deno.exit(2);
   }
   if (Deno.args[0] === 'check') return serveChecks(def);
+  // Run-level flow control crosses as data (a queue, a singleton mode, a rate limit); its key
+  // and priority functions are code the engine would have to run: not yet in a file, and
+  // refused rather than ignored (docs/flow-control.md, What is not built yet).
+  const refuse = (what: string) => {
+    console.error(`tranquil runner: workflow '${def.name}' options.${what}: not available in workflow files yet (a file's runs option takes queue, singleton: { mode } and rateLimit: { limit, period }, without key or priority functions)`);
+    Deno.exit(2);
+  };
+  if (def.debounce !== undefined) refuse('debounce');
+  const r = def.runs;
+  if (r?.key) refuse('runs.key');
+  if (r?.priority) refuse('runs.priority');
+  if (r?.singleton?.key) refuse('runs.singleton.key');
+  if (r?.rateLimit?.key) refuse('runs.rateLimit.key');
+  const runs = r && {
+    ...(r.queue ? { queue: { name: r.queue.name, options: r.queue.options } } : {}),
+    ...(r.singleton ? { singleton: { mode: r.singleton.mode } } : {}),
+    ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period } } : {}),
+  };
   const triggers = def.triggers.map((t) => trigger(t as { type: string }));
   const s = def.schemas;
   // Which of the workflow's own schemas exist (the engine then checks its boundaries with them).
   const schemas = { input: s?.input !== undefined, output: s?.output !== undefined, signals: Object.keys(s?.signals ?? {}) };
-  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null }));
+  console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null,
+    // The queues its steps may use, as queue() took them: the engine makes each again with
+    // queue() (the same checks) and serves this file's slot asks only from these.
+    queues: (def.queues ?? []).map((q) => ({ name: q.name, options: q.options })), ...(runs ? { runs } : {}) }));
 }

@@ -9,7 +9,7 @@ import type { JournalEntry } from '../src/domain/journal.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { StepCall } from '../src/domain/replay.ts';
 import type { ChildFrame, EngineFrame } from '../src/domain/runner-protocol.ts';
-import type { AttemptLimits, AttemptResult, ChildStartCall, Recorded, StepLog } from '../src/ports/step-log.ts';
+import type { AttemptLimits, AttemptResult, ChildStartCall, Recorded, SlotHold, SlotRequest, StepLog } from '../src/ports/step-log.ts';
 
 type Hello = Extract<EngineFrame, { t: 'hello' }>;
 type CancelView = Hello['cancel'];
@@ -47,7 +47,11 @@ export class WireLog implements StepLog {
     if (hello.deadline !== undefined) this.deadline = hello.deadline;
     if (hello.caps.open) this.open = (call) => this.request<Recorded | null>({ t: 'open', call }).then((r) => r ?? undefined) as Promise<Recorded>;
     if (hello.caps.close) this.close = (position) => this.request<Recorded | null>({ t: 'close', position }).then((r) => r ?? undefined) as Promise<Recorded>;
+    if (hello.caps.queues) this.slot = (req, signal) => this.askSlot(req, signal);
   }
+
+  /** Flow control (docs/flow-control.md): the engine holds the slot, not this child. */
+  readonly slot?: (req: SlotRequest, signal: AbortSignal) => Promise<SlotHold>;
 
   /** A frame from the engine after the journal was delivered. */
   receive(f: EngineFrame): void {
@@ -104,6 +108,42 @@ export class WireLog implements StepLog {
     });
     // The step's timeout travels so the engine can kill a body that blocks this child.
     return this.requestWithId(id, limits?.timeoutMs === undefined ? { t: 'attempt', call, attempt } : { t: 'attempt', call, attempt, timeoutMs: Math.ceil(limits.timeoutMs) });
+  }
+
+  /** Asks the engine for a slot by the queue's name (the engine resolves it against the
+   *  queues this workflow declared); the release is the engine's when the attempt ends, and
+   *  this child's `release` only gives up an ask (a cancel) or a slot no body used. */
+  private askSlot(req: SlotRequest, signal: AbortSignal): Promise<SlotHold> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    const id = this.nextId++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.send({ t: 'release', slot: id });
+    };
+    const queue = typeof req.queue === 'string' ? req.queue : req.queue.name;
+    return new Promise<SlotHold>((resolve, reject) => {
+      // Given up (a cancel): the ask ends only once the engine answered it, so that a run
+      // shown cancelled is out of the line (on Restate the engine's leave is a call it awaits).
+      let aborted = false;
+      const onAbort = () => {
+        aborted = true;
+        release();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.requestWithId<{ grantedAt: number }>(id, { t: 'slot', step: req.step, queue, key: req.key }).then(
+        (g) => {
+          signal.removeEventListener('abort', onAbort);
+          if (aborted) return reject(signal.reason); // granted meanwhile: the release went already
+          resolve({ grantedAt: g.grantedAt, release });
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(aborted ? signal.reason : err);
+        },
+      );
+    });
   }
 
   /** step.use: the provider runs in the engine's process; this child only asks (a frame). */

@@ -73,7 +73,7 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
      *  must use the engine's `now` as is, or its entries differ on replay. settle: the child
      *  sends `idle` once it reacted to what it received (the engine's journal order then
      *  does not depend on how fast frames travel: Restate). */
-    caps: z.object({ open: z.boolean(), close: z.boolean(), journalClock: z.boolean().optional(), settle: z.boolean().optional() }),
+    caps: z.object({ open: z.boolean(), close: z.boolean(), journalClock: z.boolean().optional(), settle: z.boolean().optional(), queues: z.boolean().optional() }),
     cancel: cancelView,
     now: num,
     maxPayloadBytes: z.number().int().min(1),
@@ -146,6 +146,13 @@ export const childFrameSchema = z.discriminatedUnion('t', [
   /** ctx.signal: the engine sends the signal to the other run. */
   z.object({ t: z.literal('sendSignal'), id, runId: z.string(), name: z.string(), payload: json }),
   z.object({ t: z.literal('close'), id, position: z.number().int().min(0) }),
+  /** caps.queues: a slot of a queue the workflow declares, for the step's next attempt
+   *  (docs/flow-control.md); the reply is { grantedAt } once granted. The engine holds the
+   *  slot and releases it when that attempt ends (or the execution does). */
+  z.object({ t: z.literal('slot'), id, step: z.string().min(1).max(1024), queue: z.string().min(1).max(120), key: z.string().max(1024) }),
+  /** The child gives up a slot it asked for (`slot` is that request's id): it leaves the line
+   *  if it waits; a granted slot is released. Idempotent; it names only this child's asks. */
+  z.object({ t: z.literal('release'), slot: id }),
   z.object({ t: z.literal('heartbeat') }),
   /** caps.settle: the child reacted to the first `seen` engine frames (the frames they made
    *  it send are on the wire before this one) and has been quiet since. */

@@ -116,6 +116,10 @@ export interface StepLog {
    *  and nobody waits for it; undefined: the step asks slot() (it waits, or fails naming the
    *  queue). Absent: every queued step asks slot(). */
   slotNow?(req: SlotRequest): SlotHold | undefined;
+  /** A slot granted to an execution that ends without its outcome (its Deno child died)
+   *  stays with the run: the log's retry replays the ask and takes the slot over (Restate:
+   *  the slot is the invocation's). Absent: the child's server releases it. */
+  readonly slotsOutliveSession?: boolean;
   /** The session now only waits for queue slots (RunSession.slotBound): a test engine's
    *  idle() looks again. Absent: nothing to tell. */
   slotBound?(): void;

@@ -497,13 +497,13 @@ class FastHold implements SlotHold, QueuedStep {
 }
 
 /** One attempt of a queued step: waits for a slot, runs the attempt, releases the slot. A
- *  step log without queues (a Deno workflow file's, so far), or an unknown queue, fails the
+ *  step log without queues (slot() absent), or an unknown queue, fails the
  *  step without retrying. */
 export async function queuedAttempt(
   log: StepLog, req: SlotRequest, signal: AbortSignal, attempt: (hold: SlotHold) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   if (!log.slot) {
-    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available here (issue 39: built for code workflows on SQLite and Restate; not yet in workflow files)`)) };
+    return { ok: false, terminal: true, error: toErrorInfo(new ValidationError(`step '${req.step}': queues are not available here (this step log serves no queues)`)) };
   }
   let hold: SlotHold;
   try {

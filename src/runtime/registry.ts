@@ -6,6 +6,8 @@ import { isWorkflowDefinition, type WorkflowDefinition, type WorkflowSchemas } f
 import type { Trigger } from '../../sdk/triggers.ts';
 import type { Permissions } from '../domain/permissions.ts';
 import type { StepOptions } from '../../sdk/types.ts';
+import type { QueueDefinition } from '../../sdk/queue.ts';
+import type { RunOptions } from '../../sdk/run-flow.ts';
 
 /** A workflow file, as described by a Deno child with no permissions (never imported here). */
 export interface FileWorkflow {
@@ -26,6 +28,10 @@ export interface FileDescription {
   schemas?: WorkflowSchemas;
   /** The file's run timeout (`workflow(name, { timeout })`), ms. */
   timeoutMs?: number;
+  /** The queues the file declares (`workflow(name, { queues })`): its steps' only queues. */
+  queues?: readonly QueueDefinition[];
+  /** Its run-level flow control, data only (a queue, a singleton mode, a rate limit). */
+  runs?: RunOptions;
 }
 
 export interface RegisteredWorkflow {
@@ -95,6 +101,7 @@ function fileEntry(f: FileDescription): RegisteredWorkflow {
   const definition: WorkflowDefinition = Object.freeze({
     kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
     ...(f.schemas ? { schemas: f.schemas } : {}), ...(f.timeoutMs !== undefined ? { timeoutMs: f.timeoutMs } : {}),
+    ...(f.queues ? { queues: f.queues } : {}), ...(f.runs ? { runs: f.runs } : {}),
   });
   return { definition, version: f.file.digest, file: f.file };
 }

@@ -245,6 +245,51 @@ steps:
     await engine.signal(left, 'go', 'still here');
     expect(await engine.result(left, { timeout: '30s' })).toMatchObject({ status: 'succeeded', output: 'still here' });
   }, 60_000);
+
+  test('plain: queue: an action holds a slot of its queue while it runs: never more than concurrency at once, per key; runs.singleton skips a run of an unfinished key', async () => {
+    const def = `workflow: plain-llm
+version: 1
+trigger: { manual: true }
+queues:
+  llm: { concurrency: 2, key: { concurrency: 1 } }
+runs:
+  singleton: { key: "{{ trigger.job }}", mode: skip }
+steps:
+  - id: call
+    action: llm.call
+    input: { user: "{{ trigger.user }}" }
+    queue: { name: llm, key: "{{ trigger.user }}" }
+`;
+    // Counted by the action's bodies themselves, from their own starts and ends.
+    const running = { all: 0, max: 0, key: {} as Record<string, number>, keyMax: {} as Record<string, number> };
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const actions: Actions = {
+      'llm.call': async (input) => {
+        const k = (input as { user: string }).user;
+        running.max = Math.max(running.max, ++running.all);
+        running.keyMax[k] = Math.max(running.keyMax[k] ?? 0, (running.key[k] = (running.key[k] ?? 0) + 1));
+        await gate;
+        await new Promise((r) => setTimeout(r, 5));
+        running.all--;
+        running.key[k]!--;
+        return k;
+      },
+    };
+    const { engine } = await boot([plainWorkflow(def, { actions })]);
+    const runs = [];
+    for (let i = 0; i < 6; i++) runs.push((await engine.trigger('plain-llm', { user: `u${i % 3}`, job: `j${i}` })).runId);
+    await until('the slots to fill and the rest to wait', async () => running.all >= 2 && (await engine.runs.list({ queue: 'llm' })).length === 6 - running.all);
+    // j0 is unfinished: a second run of it is recorded and skipped, none of its code run.
+    const dup = await engine.result((await engine.trigger('plain-llm', { user: 'u9', job: 'j0' })).runId, { timeout: '30s' });
+    expect(dup.status).toBe('succeeded');
+    expect(dup.output).toMatchObject({ outcome: 'skipped' });
+    expect(JSON.stringify(dup.output)).toContain("runs.singleton (mode skip)");
+    open();
+    for (const id of runs) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    expect(running.max).toBe(2);
+    expect(running.keyMax).toEqual({ u0: 1, u1: 1, u2: 1 });
+  }, 60_000);
 }
 
 /** A YAML workflow that waits for event 'go' then mails `template`: what a version pins. */

@@ -25,7 +25,8 @@ import { StepListener } from './step-listener.ts';
 import { childCommand, confinementLine, DEFAULT_CHILD_MAX_FILE_BYTES, DEFAULT_CHILD_MAX_WRITE_BYTES, DEFAULT_CHILD_MEMORY_MIB, detectConfinement, engineDirs, type ChildView, type Confinement } from './confine.ts';
 import { packageRoot } from './package-root.ts';
 import { FileSchemaChecks } from './schema-checks.ts';
-import { checkTriggers, DESCRIPTION, descriptionSchema, fileDescription, type Description, type RemoteSchemas } from './description.ts';
+import { checkTriggers, declaredQueues, DESCRIPTION, descriptionSchema, fileDescription, type Description, type RemoteSchemas } from './description.ts';
+import type { QueueDefinition } from '../../../sdk/queue.ts';
 
 /** Every child's first module (runner/prelude.ts: no Node-compat globals). */
 const PRELUDE = `--preload=${join(packageRoot(), 'runner', 'prelude.ts')}`;
@@ -189,7 +190,7 @@ export class DenoRunner {
     await this.checkGraph(snap, `workflow file ${file}`);
     // A description stored before schemas or the run timeout were described is made again.
     const stored = this.storedDescription(snap.digest);
-    const known = stored?.schemas && stored.timeoutMs !== undefined ? stored : undefined;
+    const known = stored?.schemas && stored.timeoutMs !== undefined && stored.queues !== undefined ? stored : undefined;
     if (known) checkGrants(file, known.permissions, dirname(file), this.guarded());
     if (known) return fileDescription(known, snap.digest, file, this.remote(snap.digest, file));
     const cmd = childCommand(this.confinement, this.view(snap.dir), ['run', `--v8-flags=--max-old-space-size=${this.memoryMiB()}`, PRELUDE, ...describeFlags(this.importMap), snap.describeEntry], this.memoryMiB(), this.maxFileBytes());
@@ -250,6 +251,12 @@ export class DenoRunner {
   /** The declaration recorded with a version's snapshot (written when it was described). */
   declarationOf(version: string): Permissions | undefined {
     return this.storedDescription(version)?.permissions;
+  }
+
+  /** The queues recorded with a version's snapshot (an older version's run: its own). */
+  private queuesOf(version: string, file: string): QueueDefinition[] {
+    const d = this.storedDescription(version);
+    return d ? declaredQueues(d, file) : [];
   }
 
   /** Where each path grant leads (shown with a blocked run: FileDescriber.grantPaths). */
@@ -313,6 +320,8 @@ export class DenoRunner {
     // is an approved one), never the live file's.
     const permissions = (version === file.digest ? file.permissions : this.declarationOf(version)) ?? {};
     const spec: ChildSpec = { runEntry: snap.runEntry, dir: snap.dir, permissions, baseDir: dirname(file.path), maxPayloadBytes };
+    // The queues THIS version declares: the only ones its steps' slot frames may name.
+    const queues = new Map((version === file.digest ? wf.definition.queues ?? [] : this.queuesOf(version, file.path)).map((q) => [q.name, q] as const));
     const key = `${version}\0${file.path}\0${maxPayloadBytes}`;
     // A warm child of this version (spawned with these same flags, already loaded and
     // authenticated) saves the spawn and module load; else a cold one.
@@ -355,7 +364,7 @@ export class DenoRunner {
       const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
       // Spans and run log lines of this execution, made here (the child has no SDK, no sink).
       const observe = new ChildObserver(log, { telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, logger: this.o.logger, who: `child pid ${child.pid}` });
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe }), diedLate]);
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe, queues }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       runEnded = served.outcome.type === 'succeeded' || served.outcome.type === 'failed' || served.outcome.type === 'cancelled';
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);

@@ -8,6 +8,9 @@ import type { CatchUpPolicy } from '../../domain/schedule.ts';
 import type { FileDescription } from '../../runtime/registry.ts';
 import type { StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
 import { schedule, type Trigger } from '../../../sdk/triggers.ts';
+import { queue, type QueueDefinition, type QueueOptions } from '../../../sdk/queue.ts';
+import { runOptionsSchema, type RunOptions } from '../../../sdk/run-flow.ts';
+import { parseOrThrow } from '../../domain/validate.ts';
 import { workflowNameSchema, type WorkflowSchemas } from '../../../sdk/workflow.ts';
 import type { CheckAt } from './schema-checks.ts';
 
@@ -24,6 +27,15 @@ export const descriptionSchema = z.object({
   /** The workflow's run timeout (`workflow(name, { timeout })`, docs/control.md), ms; null:
    *  none. Absent: described before timeouts were (the description is made again). */
   timeoutMs: z.number().int().positive().nullable().optional(),
+  /** The queues the file declares (`workflow(name, { queues })`), as queue() took them; made
+   *  again here with queue(). Absent: described before queues were (made again). */
+  queues: z.array(z.object({ name: z.string(), options: z.object({}).passthrough() })).max(100).optional(),
+  /** Run-level flow control as data (no key or priority functions: refused at describe). */
+  runs: z.object({
+    queue: z.object({ name: z.string(), options: z.object({}).passthrough() }).optional(),
+    singleton: z.object({ mode: z.string() }).optional(),
+    rateLimit: z.object({ limit: z.unknown(), period: z.unknown() }).optional(),
+  }).strict().optional(),
 });
 
 export type Description = z.infer<typeof descriptionSchema>;
@@ -48,10 +60,40 @@ export function fileDescription(d: Description, digest: string, file: string, re
   const schemas: WorkflowSchemas | undefined = s && (s.input || s.signals.length > 0)
     ? { ...(s.input ? { input: remote('input') } : {}), ...(s.signals.length > 0 ? { signals: Object.fromEntries(s.signals.map((n) => [n, remote('signal', n)])) } : {}) }
     : undefined;
+  const queues = declaredQueues(d, file);
+  const runs = declaredRuns(d, file);
   return {
-    name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions },
+    ...(runs ? { runs } : {}),
+    name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(queues.length > 0 ? { queues } : {}),
     ...(schemas ? { schemas } : {}), ...(d.timeoutMs != null ? { timeoutMs: d.timeoutMs } : {}),
   };
+}
+
+/** The file's queues, each made again by queue() in this process (a bad name or limit
+ *  fails the describe in one line naming the file and the queue). */
+export function declaredQueues(d: Pick<Description, 'queues'>, file: string): QueueDefinition[] {
+  try {
+    return (d.queues ?? []).map((q) => queue(q.name, q.options as QueueOptions));
+  } catch (err) {
+    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The file's `runs` (data only) as the sdk's RunOptions, checked by the sdk's own schema
+ *  (a limit of 0, a bad mode, nothing in it: one line naming the file and the field). */
+export function declaredRuns(d: Pick<Description, 'runs' | 'name'>, file: string): RunOptions | undefined {
+  const r = d.runs;
+  if (!r) return undefined;
+  try {
+    const opts = {
+      ...(r.queue ? { queue: queue(r.queue.name, r.queue.options as QueueOptions) } : {}),
+      ...(r.singleton ? { singleton: r.singleton } : {}),
+      ...(r.rateLimit ? { rateLimit: r.rateLimit } : {}),
+    };
+    return Object.freeze(parseOrThrow(runOptionsSchema, opts, `workflow '${d.name}' options.runs`) as RunOptions);
+  } catch (err) {
+    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
+  }
 }
 
 /** The child could not check a schedule's cron (no read access to cron-parser): rebuilt

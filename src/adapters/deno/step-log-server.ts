@@ -5,7 +5,7 @@
 // with the child's outcome. A malformed or oversized frame, or a connection that closes
 // before the outcome, ends the attempt with a ProtocolError; nothing committed changes.
 import type { Socket } from 'node:net';
-import { NotSupportedError, fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
+import { CancelledError, NotSupportedError, ValidationError, fromErrorInfo, toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
 import { CapabilityUnavailableError, type CapabilityRequest } from '../../domain/capability.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import type { Json } from '../../domain/json.ts';
@@ -13,7 +13,8 @@ import {
   FRAME_ENVELOPE_BYTES, LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame, type ReceivedChildFrame, type EngineFrame, type WireOutcome,
 } from '../../domain/runner-protocol.ts';
 import type { ChildObserver } from './child-observer.ts';
-import type { AttemptResult, StepLog } from '../../ports/step-log.ts';
+import type { AttemptResult, SlotHold, StepLog } from '../../ports/step-log.ts';
+import type { QueueSpec } from '../../domain/rate-limit.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
@@ -36,6 +37,17 @@ export interface ServeOptions {
   /** Resolves once the child crashed (it ended itself: a non-zero exit, an abort, V8 out of
    *  memory), with the reason; never for a child killed from outside or by the engine. */
   crashed?: Promise<string>;
+  /** The queues the run's version declares (`workflow(name, { queues })`, as described at
+   *  registration), by name: the only ones its `slot` frames may name. Absent: none. */
+  queues?: ReadonlyMap<string, QueueSpec>;
+}
+
+/** One `slot` ask of this child (flow control): waiting (`abort` gives up its place) or held. */
+interface SlotAsk {
+  step: string;
+  abort: AbortController;
+  hold?: SlotHold;
+  over: boolean;
 }
 
 /** What the watchdog needs: its limits, the run's verdicts and the child's kill by PID. */
@@ -58,6 +70,9 @@ export interface Watch {
 }
 
 const verdictKey = (seq: number, attempt: number) => `${seq}/${attempt}`;
+
+/** Slot asks (waiting or held) one execution may have open at once. */
+export const MAX_OPEN_SLOTS = 1_000;
 
 export function serveStepLog(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOutcome> {
   const ob = o.observe;
@@ -82,7 +97,22 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     const w = o.watch;
     // Capability calls served for this child are told to stop when its execution ends.
     const served = new AbortController();
-    const disarm = () => {
+    // Flow control: this child's slot asks by request id, and which ask each step has open.
+    // The engine holds every slot; a frame names only this child's own asks.
+    const slots = new Map<number, SlotAsk>();
+    const slotOfStep = new Map<string, number>();
+    const endSlot = (sid: number | undefined, reason: string) => {
+      const a = sid === undefined ? undefined : slots.get(sid);
+      if (!a || a.over) return;
+      a.over = true;
+      if (slotOfStep.get(a.step) === sid) slotOfStep.delete(a.step);
+      if (a.hold) a.hold.release();
+      else a.abort.abort(new CancelledError(reason));
+    };
+    /** `keepSlots`: the execution ended without its outcome on a log whose slots are the
+     *  run's (Restate: the invocation's retry replays the asks and takes them over). */
+    const disarm = (keepSlots = false) => {
+      if (!keepSlots) for (const sid of slots.keys()) endSlot(sid, `the execution of run ${log.runId} in its child ended`);
       served.abort(new ProtocolError(`the execution of run ${log.runId} in its child ended`));
       clearTimeout(silence);
       cancelKill?.();
@@ -109,7 +139,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     const fail = (err: Error) => {
       if (over) return;
       over = true;
-      disarm();
+      disarm(log.slotsOutliveSession === true);
       socket.destroy();
       reject(err);
     };
@@ -153,9 +183,12 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
         case 'attempt': {
           // This attempt's body hung a killed child: it failed; the session here counts it.
           const verdict = w?.verdicts.get(verdictKey(f.call.seq, f.attempt));
+          // The step's slot (if it asked one) is held by this attempt alone: released as the
+          // attempt ends, before its outcome is recorded, as in-process (queuedAttempt).
+          const released = <T>(r: T): T => (endSlot(slotOfStep.get(f.call.name), `step '${f.call.name}' ended`), r);
           if (verdict) {
             w!.verdicts.delete(verdictKey(f.call.seq, f.attempt));
-            return void reply(f.id, verdict);
+            return void reply(f.id, released(verdict));
           }
           const startBody = () =>
             new Promise<AttemptResult>((r) => {
@@ -173,7 +206,9 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
               o.observe?.attemptBegan(f.call.name, f.call.kind, f.attempt);
               send({ t: 'run', id: f.id });
             });
-          return void reply(f.id, log.attempt(f.call, f.attempt, startBody));
+          return void reply(f.id, log.attempt(f.call, f.attempt, startBody).then(released, (err: unknown) => {
+            throw released(err);
+          }));
         }
         case 'attemptResult': {
           const done = attempts.get(f.id);
@@ -213,6 +248,40 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           return void reply(f.id, Promise.resolve(log.open?.(f.call)).then((r) => r ?? null));
         case 'close':
           return void reply(f.id, Promise.resolve(log.close?.(f.position)).then((r) => r ?? null));
+        case 'slot': {
+          const spec = o.queues?.get(f.queue);
+          if (!log.slot) return void reply(f.id, Promise.reject(new NotSupportedError(`step '${f.step}': queues are not available on this backend`)));
+          if (!spec) {
+            return void reply(f.id, Promise.reject(new ValidationError(`step '${f.step}': unknown queue '${f.queue}': a workflow file may name only the queues it declares (workflow(name, { queues: [queue('${f.queue}', {...})] }, ...))`)));
+          }
+          if (slots.has(f.id) || slotOfStep.has(f.step)) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': that step already asks for or holds a slot (one at a time per step)`);
+          // A bound on the asks one execution keeps open (a fan-out of queued steps stays far
+          // below it): a child cannot fill a queue's line with asks no body will use.
+          if (slotOfStep.size >= MAX_OPEN_SLOTS) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': ${MAX_OPEN_SLOTS} slot asks already open in this execution`);
+          const ask: SlotAsk = { step: f.step, abort: new AbortController(), over: false };
+          slots.set(f.id, ask);
+          slotOfStep.set(f.step, f.id);
+          // The run and the step are this session's; the child names only queue, key, step.
+          const req = { queue: spec, key: f.key, runId: log.runId, step: f.step };
+          const now = log.slotNow?.(req);
+          const granted = now ? Promise.resolve(now) : log.slot(req, ask.abort.signal);
+          return void reply(f.id, granted.then(
+            (hold) => {
+              // Given up (or the execution ended) while the grant was on its way.
+              if (ask.over) throw (hold.release(), new CancelledError(`step '${f.step}' gave up its slot of '${f.queue}'`));
+              ask.hold = hold;
+              return { grantedAt: hold.grantedAt ?? log.now() };
+            },
+            (err: unknown) => {
+              ask.over = true;
+              if (slotOfStep.get(f.step) === f.id) slotOfStep.delete(f.step);
+              throw err;
+            },
+          ));
+        }
+        case 'release':
+          if (!slots.has(f.slot)) throw new ProtocolError(`release of slot ${f.slot}: this child asked for no such slot`);
+          return endSlot(f.slot, `step '${slots.get(f.slot)!.step}' gave up its slot`);
         case 'heartbeat':
           return;
         case 'idle':
@@ -283,7 +352,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     log.settleWith?.(() => (settled() ? Promise.resolve() : new Promise<void>((r) => caughtUp.push(r))));
     send({
       t: 'hello', runId: log.runId, workflow: log.workflow, input: log.input, entries: entries.length,
-      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true, settle }, cancel: cancelView(), now: log.now(),
+      caps: { open: log.open !== undefined, close: log.close !== undefined, journalClock: log.journalClock === true, settle, queues: log.slot !== undefined }, cancel: cancelView(), now: log.now(),
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
       ...(log.deadline !== undefined ? { deadline: log.deadline } : {}),
       ...(o.observe?.lowestLevel ? { runLog: o.observe.lowestLevel } : {}),

@@ -160,6 +160,8 @@ export class RestateStepLog implements StepLog {
 
   /** now() is the time of the last journaled event (see now()). */
   readonly journalClock = true;
+  /** A slot is the invocation's: a Deno child that dies leaves it to the retry (queue-slot.ts). */
+  readonly slotsOutliveSession = true;
   /** When the run must end (the run request's, docs/control.md). */
   deadline: number | undefined;
 

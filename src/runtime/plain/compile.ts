@@ -41,7 +41,7 @@ export interface SkippedOutput {
 type Rendered = (data: Record<string, Json>) => Json;
 
 /** A JSON value whose strings may hold templates -> a function of the run's data. */
-function template(value: Json, names: readonly string[]): Rendered {
+export function template(value: Json, names: readonly string[]): Rendered {
   if (typeof value === 'string') {
     const parts = splitTemplate(value);
     if (parts === undefined || typeof parts === 'string') return () => value;
@@ -134,17 +134,18 @@ export function compilePlain(def: PlainDefinition, actions: Actions): WorkflowFn
           const fn = Object.hasOwn(actions, s.action) ? actions[s.action] : undefined;
           let rendered: Json;
           let key: string | undefined;
+          let queueKey: string | undefined;
           try {
             rendered = p.input ? p.input(data) : null;
-            if (p.key) {
-              const k = p.key(data);
-              key = typeof k === 'string' ? k : JSON.stringify(k);
-            }
+            if (p.key) key = asKey(p.key(data));
+            if (p.queueKey) queueKey = asKey(p.queueKey(data));
           } catch (err) {
             throw new TerminalError(`step '${s.id}': ${message(err)}`);
           }
           const text = JSON.stringify(rendered);
-          data[s.id] = await step.do<Json>(s.id, s.options, async ({ attempt, idempotencyKey, signal }) => {
+          // A queued action holds a slot of its queue only while its body runs (flow control).
+          const options = s.queue ? { ...s.options, queue: s.queue.name, ...(queueKey !== undefined ? { key: queueKey } : {}) } : s.options;
+          data[s.id] = await step.do<Json>(s.id, options, async ({ attempt, idempotencyKey, signal }) => {
             if (!fn) throw new TerminalError(`step '${s.id}': action '${s.action}' is not registered with this engine (config actions)`);
             try {
               const out = await fn(JSON.parse(text) as Json, { key: key ?? idempotencyKey, attempt, runId: ctx.runId, workflow: ctx.workflow, version: def.version, step: s.id, signal });
@@ -165,12 +166,24 @@ export function compilePlain(def: PlainDefinition, actions: Actions): WorkflowFn
   };
 }
 
-function prepare(s: PlainStep, names: readonly string[]): { step: PlainStep; condition?: Compiled; input?: Rendered; key?: Rendered } {
+/** A rendered key as text: a string as it is, anything else as JSON. */
+export const asKey = (k: Json): string => (typeof k === 'string' ? k : JSON.stringify(k));
+
+/** A key template (`{{ trigger.user }}`) as a function of the run's data. */
+export function keyTemplate(text: string, names: readonly string[]): (data: Record<string, Json>) => string {
+  const t = template(text, names);
+  return (data) => asKey(t(data));
+}
+
+function prepare(s: PlainStep, names: readonly string[]): { step: PlainStep; condition?: Compiled; input?: Rendered; key?: Rendered; queueKey?: Rendered } {
   switch (s.kind) {
     case 'condition':
       return { step: s, condition: compileExpression(s.condition, names) };
     case 'action':
-      return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}), ...(s.key !== undefined ? { key: template(s.key, names) } : {}) };
+      return {
+        step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}), ...(s.key !== undefined ? { key: template(s.key, names) } : {}),
+        ...(s.queue?.key !== undefined ? { queueKey: template(s.queue.key, names) } : {}),
+      };
     case 'invoke':
     case 'start':
       return { step: s, ...(s.input !== undefined ? { input: template(s.input, names) } : {}) };

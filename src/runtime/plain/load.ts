@@ -11,6 +11,7 @@ import { normalizeStepOptions } from '../../../sdk/step-options.ts';
 import { event, manual, schedule, triggerKey, webhook, type Trigger } from '../../../sdk/triggers.ts';
 import type { StepOptions } from '../../../sdk/types.ts';
 import { BUILTIN_NAMES, checkExpression, splitTemplate } from './expressions.ts';
+import { queue, type QueueDefinition } from '../../../sdk/queue.ts';
 import { yamlModule } from './lazy-deps.ts';
 import { PlainWorkflowError } from './plain-error.ts';
 import { definitionSchema, type DefinitionData, type PlainTriggerData, type StepData } from './schema.ts';
@@ -28,7 +29,7 @@ export interface Place {
 /** One step of a plain workflow, as loaded: an action call, a sleep, a wait for an event, or
  *  a condition that ends the run (as skipped) when false. */
 export type PlainStep =
-  | { kind: 'action'; id: string; action: string; input?: Json; key?: string; options: StepOptions; nonRetryable: string[]; at: Place }
+  | { kind: 'action'; id: string; action: string; input?: Json; key?: string; queue?: { name: string; key?: string }; options: StepOptions; nonRetryable: string[]; at: Place }
   | { kind: 'sleep'; id: string; ms: number }
   | { kind: 'wait'; id: string; event: string; timeoutMs?: number }
   | { kind: 'condition'; id: string; condition: string }
@@ -51,6 +52,19 @@ export interface PlainDefinition {
   source: string;
   /** The YAML text as given (stored with the version). */
   text: string;
+  /** `queues:`, each made by queue() (docs/flow-control.md). */
+  queues?: QueueDefinition[];
+  /** `runs:` (run-level flow control), its keys and priority as templates of `trigger`. */
+  runs?: PlainRuns;
+}
+
+/** A plain workflow's `runs:` as loaded: names and templates (compiled by plain-workflow.ts). */
+export interface PlainRuns {
+  queue?: QueueDefinition;
+  key?: string;
+  priority?: string;
+  singleton?: { mode: 'skip' | 'cancel'; key?: string };
+  rateLimit?: { limit: number; period: number; key?: string };
 }
 
 /** `steps[2].retry.base` */
@@ -150,6 +164,7 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
   keys.forEach((k, i) => {
     if (keys.indexOf(k) !== i) throw at.error(['trigger', i], `duplicate trigger ${k} (also trigger[${keys.indexOf(k)}])`);
   });
+  const queues = toQueues(d, at);
   const seen = new Map<string, number>();
   const steps: PlainStep[] = [];
   const ids = d.steps.map((s) => s.id);
@@ -159,12 +174,14 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
     seen.set(s.id, i);
     const known = [...BUILTIN_NAMES, ...ids.slice(0, i)];
     const later = ids.slice(i);
-    steps.push(toStep(s, i, known, later, at, steps));
+    steps.push(toStep(s, i, known, later, at, steps, queues));
   });
   const canonical = JSON.stringify(sortKeys(d as unknown as Json));
   const hash = sha256Hex(canonical).slice(0, 12);
   const def: PlainDefinition = { workflow: d.workflow, version: d.version, triggers, steps, hash, versionId: `v${d.version}-${hash}`, source, text };
   if (d.description !== undefined) def.description = d.description;
+  if (queues.size > 0) def.queues = [...queues.values()];
+  if (d.runs) def.runs = toRuns(d.runs, queues, at, ids);
   return def;
 }
 
@@ -180,7 +197,63 @@ function toTrigger(t: PlainTriggerData, i: number, at: Locator, d: DefinitionDat
   }
 }
 
-function toStep(s: StepData, i: number, known: string[], later: string[], at: Locator, earlier: readonly PlainStep[]): PlainStep {
+/** `queues:` made by queue() (the same checks as in code: a queue with no limit at all). */
+function toQueues(d: DefinitionData, at: Locator): Map<string, QueueDefinition> {
+  const out = new Map<string, QueueDefinition>();
+  for (const [name, q] of Object.entries(d.queues ?? {})) {
+    const level = (l: { concurrency?: number; rate_limit?: { limit: number; period: number } }) => ({
+      ...(l.concurrency !== undefined ? { concurrency: l.concurrency } : {}),
+      ...(l.rate_limit ? { rateLimit: { limit: l.rate_limit.limit, period: l.rate_limit.period } } : {}),
+    });
+    try {
+      out.set(name, queue(name, { ...level(q), ...(q.key ? { key: level(q.key) } : {}) }));
+    } catch (err) {
+      // queue()'s message names the queue: "queue 'llm' options: give concurrency, ..."
+      throw at.error(['queues', name], (err as Error).message.replace(/^queue name: /, '').replace('rateLimit', 'rate_limit'));
+    }
+  }
+  return out;
+}
+
+/** A queue named by a step or `runs.queue`: one the file declares under `queues:`. */
+function declared(name: string, queues: ReadonlyMap<string, QueueDefinition>, path: Path, at: Locator): QueueDefinition {
+  const q = queues.get(name);
+  if (!q) throw at.error(path, `queue '${name}' is not declared (queues: ${queues.size ? [...queues.keys()].map((k) => `'${k}'`).join(', ') : 'none'})`);
+  return q;
+}
+
+/** `runs:`: keys and priority are templates of the trigger's input only (decided before the
+ *  run exists); the sdk's rules for `runs` apply (key and priority need a queue). */
+function toRuns(r: NonNullable<DefinitionData['runs']>, queues: ReadonlyMap<string, QueueDefinition>, at: Locator, ids: string[]): PlainRuns {
+  const known = ['trigger'];
+  const tpl = (t: string | undefined, path: Path) => {
+    if (t === undefined) return;
+    templates(t, path, (e, p) => {
+      const bad = checkExpression(e, known, ids);
+      if (bad) throw at.error(p, `${bad} (a run's key or priority sees only trigger: it is decided before the run starts)`);
+    }, at);
+  };
+  const out: PlainRuns = {};
+  if (r.queue !== undefined) out.queue = declared(r.queue, queues, ['runs', 'queue'], at);
+  for (const f of ['key', 'priority'] as const) {
+    if (r[f] === undefined) continue;
+    if (r.queue === undefined) throw at.error(['runs', f], "needs runs.queue (the key and priority of a run's queue slot)");
+    tpl(r[f], ['runs', f]);
+    out[f] = r[f];
+  }
+  if (r.singleton) {
+    tpl(r.singleton.key, ['runs', 'singleton', 'key']);
+    out.singleton = { mode: r.singleton.mode, ...(r.singleton.key !== undefined ? { key: r.singleton.key } : {}) };
+  }
+  if (r.rate_limit) {
+    tpl(r.rate_limit.key, ['runs', 'rate_limit', 'key']);
+    out.rateLimit = { limit: r.rate_limit.limit, period: r.rate_limit.period, ...(r.rate_limit.key !== undefined ? { key: r.rate_limit.key } : {}) };
+  }
+  if (!out.queue && !out.singleton && !out.rateLimit) throw at.error(['runs'], 'give queue, singleton or rate_limit');
+  return out;
+}
+
+function toStep(s: StepData, i: number, known: string[], later: string[], at: Locator, earlier: readonly PlainStep[], queues: ReadonlyMap<string, QueueDefinition>): PlainStep {
   const expr = (e: string, path: Path) => {
     const bad = checkExpression(e, known, later);
     if (bad) throw at.error(path, bad);
@@ -239,6 +312,12 @@ function toStep(s: StepData, i: number, known: string[], later: string[], at: Lo
       const step: PlainStep = { kind: 'action', id: s.id, action: s.action, options, nonRetryable: s.retry?.non_retryable ?? [], at: at.place(['steps', i, 'action']) };
       if (input !== undefined) step.input = input;
       if (s.key !== undefined) step.key = s.key;
+      if (s.queue !== undefined) {
+        const q = typeof s.queue === 'string' ? { name: s.queue } : s.queue;
+        declared(q.name, queues, ['steps', i, 'queue', ...(typeof s.queue === 'string' ? [] : ['name'])], at);
+        if (q.key !== undefined) templates(q.key, ['steps', i, 'queue', 'key'], expr, at);
+        step.queue = q.key !== undefined ? { name: q.name, key: q.key } : { name: q.name };
+      }
       return step;
     }
   }

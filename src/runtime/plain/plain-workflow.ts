@@ -6,8 +6,9 @@ import { TerminalError } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import { WORKFLOW_BRAND, type WorkflowDefinition } from '../../../sdk/workflow.ts';
 import type { WorkflowFn } from '../../../sdk/types.ts';
-import { compilePlain, type Actions } from './compile.ts';
-import { loadPlainWorkflow, type PlainDefinition } from './load.ts';
+import { compilePlain, keyTemplate, template, type Actions } from './compile.ts';
+import { loadPlainWorkflow, type PlainDefinition, type PlainRuns } from './load.ts';
+import type { RunOptions } from '../../../sdk/run-flow.ts';
 import { PlainWorkflowError } from './plain-error.ts';
 
 /** plainWorkflow's options. */
@@ -71,5 +72,27 @@ export function pinnedWorkflow(current: PlainDefinition, earlier: readonly Plain
   return Object.freeze({
     kind: WORKFLOW_BRAND, name: current.workflow, triggers: Object.freeze([...current.triggers]), fn, stepDefaults: Object.freeze({}),
     version: current.versionId, forVersion, plain: Object.freeze({ current, actions }),
+    ...(current.queues ? { queues: Object.freeze([...current.queues]) } : {}),
+    ...(current.runs ? { runs: runOptions(current.runs) } : {}),
   });
+}
+
+/** `runs:` as the sdk's RunOptions: each key or priority template a function of the input
+ *  (`trigger`), so the engine decides and refuses exactly as for a code workflow's. */
+function runOptions(r: PlainRuns): RunOptions {
+  const names = ['trigger'];
+  const fn = (t: string | undefined) => {
+    if (t === undefined) return undefined;
+    const key = keyTemplate(t, names);
+    return (input: unknown) => key({ trigger: (input ?? null) as Json });
+  };
+  const priority = r.priority === undefined ? undefined : template(r.priority, names);
+  const opts: RunOptions = {
+    ...(r.queue ? { queue: r.queue } : {}),
+    ...(r.key !== undefined ? { key: fn(r.key)! } : {}),
+    ...(priority ? { priority: (input: unknown) => priority({ trigger: (input ?? null) as Json }) as number } : {}),
+    ...(r.singleton ? { singleton: { mode: r.singleton.mode, ...(r.singleton.key !== undefined ? { key: fn(r.singleton.key)! } : {}) } } : {}),
+    ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period, ...(r.rateLimit.key !== undefined ? { key: fn(r.rateLimit.key)! } : {}) } } : {}),
+  };
+  return Object.freeze(opts);
 }

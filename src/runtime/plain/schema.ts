@@ -57,6 +57,28 @@ function buildDefinitionSchema() {
     non_retryable: z.array(z.string().regex(/^([A-Za-z_][A-Za-z0-9_]*|[1-5](xx|\d\d))$/, "an error name (e.g. 'NotFoundError') or an HTTP status like '404' or '4xx'")),
   }).partial();
 
+  // Flow control (docs/flow-control.md): queues are defined once at the top level, by name,
+  // with queue()'s limits in this file's snake_case; queue() checks them again when loaded.
+  const countSchema = z.number({ error: 'expected a whole number from 1 to 1000000' }).int('expected a whole number from 1 to 1000000').min(1, 'at least 1').max(1_000_000, 'at most 1000000');
+  const periodSchema = durationSchema.refine((ms) => ms > 0, 'must be longer than 0');
+  const rateSchema = strict({ limit: countSchema, period: periodSchema });
+  const limitsSchema = strict({ concurrency: countSchema.optional(), rate_limit: rateSchema.optional() });
+  const queueSchema = strict({ concurrency: countSchema.optional(), rate_limit: rateSchema.optional(), key: limitsSchema.optional() });
+  const queueNameSchema = z
+    .string({ error: 'expected a queue name (a string)' })
+    .max(120, 'at most 120 characters')
+    .regex(/^[A-Za-z][A-Za-z0-9_.\-]*$/, 'a queue name starts with a letter and has letters, digits, _ . or -');
+  /** A key from data: a `{{ }}` template (a user id, a tenant). */
+  const keyTemplate = z.string({ error: 'expected a string (may hold {{ }} templates)' }).min(1, 'must not be empty').max(500, 'at most 500 characters');
+  const stepQueue = z.union([queueNameSchema, strict({ name: queueNameSchema, key: keyTemplate.optional() })], { error: 'expected a queue name, or { name, key }' });
+  const runsSchema = strict({
+    queue: queueNameSchema.optional(),
+    key: keyTemplate.optional(),
+    priority: keyTemplate.optional(),
+    singleton: strict({ mode: z.enum(['skip', 'cancel'], { error: "expected 'skip' or 'cancel'" }), key: keyTemplate.optional() }).optional(),
+    rate_limit: strict({ limit: countSchema, period: periodSchema, key: keyTemplate.optional() }).optional(),
+  });
+
   const actionStep = strict({
     id: stepIdSchema,
     action: actionNameSchema,
@@ -66,6 +88,9 @@ function buildDefinitionSchema() {
     key: z.string({ error: 'expected a string (may hold {{ }} templates)' }).min(1, 'must not be empty').max(500, 'at most 500 characters').optional(),
     retry: retrySchema.optional(),
     timeout: durationSchema.optional(),
+    /** A queue declared under `queues:` (its name, or { name, key }): the action's body holds
+     *  one of its slots while it runs. */
+    queue: stepQueue.optional(),
   });
 
   const waitEvent = strict({ event: eventNameSchema, timeout: durationSchema.optional() });
@@ -138,7 +163,7 @@ const stepSchema = z.unknown().transform((v, ctx) => {
   }
   const kinds = (Object.keys(STEP_KINDS) as StepKind[]).filter((k) => k in v);
   // A misspelt kind ('acton') is named as the unknown key it is.
-  const stray = Object.keys(v).find((k) => !['id', 'input', 'key', 'retry', 'timeout', ...Object.keys(STEP_KINDS)].includes(k));
+  const stray = Object.keys(v).find((k) => !['id', 'input', 'key', 'retry', 'timeout', 'queue', ...Object.keys(STEP_KINDS)].includes(k));
   if (kinds.length === 0 && stray !== undefined) {
     ctx.addIssue({ code: 'custom', path: [stray], params: { onKey: true }, message: `unknown key '${stray}' (a step needs one of ${KIND_LIST})` });
     return z.NEVER;
@@ -194,6 +219,10 @@ return strict({
   description: z.string().max(2000, 'at most 2000 characters').optional(),
   trigger: z.unknown().transform((v, ctx) => (Array.isArray(v) ? forward(z.array(oneTrigger).min(1, 'at least one trigger'), v, ctx) : [forward(oneTrigger, v, ctx)])),
   steps: z.array(stepSchema, { error: 'expected a list of steps' }).min(1, 'at least one step'),
+  /** Queues by name, for `queue:` of action steps and `runs.queue`. */
+  queues: z.record(z.string(), queueSchema, { error: 'expected a mapping of queue names to their limits' }).optional(),
+  /** Run-level flow control: a queue slot per run, singleton, rate limit (keys are templates of `trigger`). */
+  runs: runsSchema.optional(),
 });
 }
 
