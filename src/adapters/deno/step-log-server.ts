@@ -155,6 +155,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           const verdict = w?.verdicts.get(verdictKey(f.call.seq, f.attempt));
           if (verdict) {
             w!.verdicts.delete(verdictKey(f.call.seq, f.attempt));
+            o.observe?.verdictServed(f.call.name, f.attempt);
             return void reply(f.id, verdict);
           }
           const startBody = () =>
@@ -185,10 +186,15 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           if (ran) o.observe?.attemptEnded(ran.name, ran.attempt, f.result.ok, f.result.ok ? undefined : (f.result.error as ErrorInfo));
           return done(f.result as AttemptResult);
         }
-        case 'record':
-          return void reply(f.id, log.record(f.entry as JournalEntry));
-        case 'takeSignal':
-          return void reply(f.id, log.takeSignal(f.signalName, f.entry as JournalEntry).then((got) => got ?? null));
+        case 'record': {
+          // Its step event once the write is durable, before the child hears back (in order).
+          const entry = f.entry as JournalEntry;
+          return void reply(f.id, log.record(entry).then((r) => (o.observe?.recorded(entry), r)));
+        }
+        case 'takeSignal': {
+          const entry = f.entry as JournalEntry;
+          return void reply(f.id, log.takeSignal(f.signalName, entry).then((got) => (got && o.observe?.signaled(entry), got ?? null)));
+        }
         case 'emit':
           return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
         case 'capability': {
