@@ -11,7 +11,7 @@ import { OUT_PERMISSIONS, until } from './harness.ts';
 import type { FileKit } from './suite.ts';
 
 export function liveOutputFileScenarios({ test, boot }: FileKit): void {
-  test('files: ctx.publish and ctx.stream in a workflow file: state and chunks read while it waits and after a restart, nothing written twice', async () => {
+  test('files: ctx.publish and ctx.stream in a workflow file: state, chunks and their step events read while it waits and after a restart, nothing written twice', async () => {
     const rig = await boot([`
 export default workflow('file-live', { permissions: ${OUT_PERMISSIONS} }, (w) => {
   w.trigger(manual());
@@ -26,10 +26,21 @@ export default workflow('file-live', { permissions: ${OUT_PERMISSIONS} }, (w) =>
     return 'ok';
   });
 });`]);
+    // Their step events, made by the host: the chunk (stored form) and its offset, the close
+    // with the number of chunks; each engine reports only what its execution wrote.
+    const heard = (e: Engine) => {
+      const got: unknown[][] = [];
+      e.runs.subscribe((ev) => void (ev.key !== undefined && got.push([ev.type, ev.key, ev.offset ?? null, ev.chunk ?? null])));
+      return got;
+    };
+    const firstHeard = heard(rig.engine);
     const { runId } = await rig.engine.trigger('file-live', null);
     await until('run to wait', async () => (await rig.engine.runs.get(runId)).status === 'waiting');
     expect(await rig.engine.runs.state(runId, 'progress')).toEqual({ done: 1, at: new Date(0) });
+    await until('the first chunk\'s event', () => firstHeard.length === 2);
+    expect(firstHeard).toEqual([['state.published', 'progress', null, null], ['stream.chunk', 'rows', 0, 'r1']]);
     const second = await rig.restart();
+    const secondHeard = heard(second);
     await until('run to wait again', async () => (await second.runs.get(runId)).status === 'waiting');
     await second.signal(runId, 'go', null);
     expect((await second.result(runId, { timeout: '60s' })).status).toBe('succeeded');
@@ -37,6 +48,8 @@ export default workflow('file-live', { permissions: ${OUT_PERMISSIONS} }, (w) =>
     const chunks: unknown[] = [];
     for await (const c of second.runs.stream(runId, 'rows')) chunks.push(c);
     expect(chunks).toEqual(['r1', 'r2']);
+    expect(secondHeard).toEqual([['stream.chunk', 'rows', 1, 'r2'], ['stream.closed', 'rows', 2, null], ['state.published', 'progress', null, null]]);
+    expect(firstHeard).toHaveLength(2);
     const view = await second.runs.get(runId);
     expect(view.steps.filter((s) => s.kind === 'publish' || s.kind === 'stream').map((s) => s.name)).toEqual(['publish:progress', 'stream:rows', 'stream:rows#2', 'stream:rows#3', 'publish:progress#2']);
   });
