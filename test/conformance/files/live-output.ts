@@ -113,4 +113,29 @@ export default workflow('evented', { permissions: ${OUT_PERMISSIONS} }, (w) => {
     // Unsubscribed: the first engine's lists got nothing more.
     expect(first.one).toHaveLength(7);
   });
+
+  // Files only: an attempt that crashed its child (exit 70) fails in the next child, whose
+  // session counts it; its outcome event is owed all the same, once, with the crash's reason.
+  test('files: step events of an attempt that crashed its child: started, then retrying with the crash, then the next attempt', async () => {
+    const rig = await boot([`
+export default workflow('crash-once', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => step.do('unstable', { retries: { limit: 2, delay: 10, backoff: 'constant', jitter: false } }, ({ attempt }) => {
+    if (attempt === 1) Deno.exit(70);
+    return 'ok';
+  }));
+});`]);
+    const got: StepEvent[] = [];
+    rig.engine.runs.subscribe((ev) => void got.push(ev));
+    const { runId } = await rig.engine.trigger('crash-once', null);
+    expect((await rig.engine.result(runId, { timeout: '60s' })).status).toBe('succeeded');
+    await until('the last attempt\'s event', () => got.some((e) => e.type === 'step.succeeded'));
+    expect(got.map((e) => [e.type, e.step, e.attempt ?? null])).toEqual([
+      ['step.started', 'unstable', 1],
+      ['step.retrying', 'unstable', 1],
+      ['step.started', 'unstable', 2],
+      ['step.succeeded', 'unstable', 2],
+    ]);
+    expect(got[1]!.error?.message).toMatch(/crashed \(exit 70\)/);
+  });
 }
