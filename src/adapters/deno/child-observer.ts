@@ -105,11 +105,16 @@ export class ChildObserver {
     if (e.kind === 'do' || e.kind === 'use') {
       if (e.status === 'succeeded') this.outcomeEvent('step.succeeded', e, e.attempts);
       else if (e.status === 'failed') this.outcomeEvent('step.failed', e, e.attempts, { error: e.error });
-    } else if (e.kind === 'publish' && e.status === 'succeeded') {
-      this.event('state.published', e, { key: (e.result as { key: string }).key });
-    } else if (e.kind === 'stream' && e.status === 'succeeded') {
-      const r = e.result as { stream: string; chunk?: Json; closed?: boolean };
-      if (r.closed) this.event('stream.closed', e, { key: r.stream, offset: streamOffset(e.name) });
+      return;
+    }
+    if (e.status !== 'succeeded') return;
+    // Read as the journal's readers read it (published-state.ts): a result of another shape,
+    // which a broken child could record, gives no event, and never a throw (the reply is due).
+    const r = (typeof e.result === 'object' && e.result !== null ? e.result : {}) as { key?: unknown; stream?: unknown; chunk?: Json; closed?: unknown };
+    if (e.kind === 'publish' && typeof r.key === 'string') {
+      this.event('state.published', e, { key: r.key });
+    } else if (e.kind === 'stream' && typeof r.stream === 'string') {
+      if (r.closed === true) this.event('stream.closed', e, { key: r.stream, offset: streamOffset(e.name) });
       else this.event('stream.chunk', e, { key: r.stream, offset: streamOffset(e.name), ...(r.chunk !== undefined ? { chunk: r.chunk } : {}) });
     }
   }
