@@ -35,8 +35,8 @@ import { queuedAttempt } from './queues.ts';
 import { withTimeout } from './with-timeout.ts';
 import { setLongTimeout } from './long-timer.ts';
 import { deadlineError, isDeadlineError } from '../domain/run-control.ts';
-import { checkStateKey, chunksOf, publishStepName, streamStepName } from '../domain/published-state.ts';
-import type { StepEvent, StepEventSink, StepEventType } from './step-events.ts';
+import { checkStateKey, chunksOf, publishStepName, streamOffset, streamStepName } from '../domain/published-state.ts';
+import { emitStepEvent, type StepEvent, type StepEventSink, type StepEventType } from './step-events.ts';
 
 /** A promise that never settles. Fresh per call: a shared one would keep every awaiting
  *  continuation (and the run state it closes over) reachable forever. */
@@ -358,11 +358,7 @@ export class RunSession implements StepLoggers, BodyStreamHost {
   /** A step event, unless nobody follows this run or the log replays an earlier process's
    *  work (Restate replaying an invocation: that process reported it). */
   private stepEvent(type: StepEventType, step: { name: string; kind: StepKind }, extra?: Partial<StepEvent>): void {
-    const ev = this.options.events;
-    if (!ev || !ev.listening(this.log.runId) || this.log.replaying?.()) return;
-    // A journaled clock (Restate) stands still between journal events: the process's own.
-    const at = this.log.journalClock ? Date.now() : this.log.now();
-    ev.emit(Object.assign({ type, runId: this.log.runId, workflow: this.log.workflow, step: step.name, kind: step.kind, at }, extra));
+    emitStepEvent(this.options.events, this.log, type, step, extra);
   }
 
   /** A step body's attempt begins for real here: `step.started`, and its outcome is reported. */

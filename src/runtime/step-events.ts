@@ -9,6 +9,7 @@ import type { ErrorInfo } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
 import type { StepKind } from '../domain/run-view.ts';
 import type { Logger } from '../ports/logger.ts';
+import type { StepLog } from '../ports/step-log.ts';
 
 /** Every step event type (docs/live-output.md, "Per-step events"). */
 export const STEP_EVENT_TYPES = [
@@ -68,6 +69,23 @@ export interface HeldChunks {
   step: string;
   attempt: number;
   chunks: Json[];
+}
+
+/** Emits one step event to `sink`, unless nobody follows the run or the log replays an earlier
+ *  process's work (Restate replaying an invocation: that process reported it). The RunSession
+ *  calls it in-process; the ChildObserver (src/adapters/deno) for a workflow file's run, whose
+ *  session runs in its Deno child. */
+export function emitStepEvent(
+  sink: StepEventSink | undefined,
+  log: Pick<StepLog, 'runId' | 'workflow' | 'now' | 'journalClock' | 'replaying'>,
+  type: StepEventType,
+  step: { name: string; kind: StepKind },
+  extra?: Partial<StepEvent>,
+): void {
+  if (!sink || !sink.listening(log.runId) || log.replaying?.()) return;
+  // A journaled clock (Restate) stands still between journal events: the process's own.
+  const at = log.journalClock ? Date.now() : log.now();
+  sink.emit(Object.assign({ type, runId: log.runId, workflow: log.workflow, step: step.name, kind: step.kind, at }, extra));
 }
 
 export class StepEvents implements StepEventSink {

@@ -37,6 +37,10 @@ describe('capability steps from a Deno run child (SQLite, real Deno child)', () 
       await engine.workflows.approve('file-uses-host');
       const wrong: unknown[] = [];
       engine.capabilities.provide('browser.scrape', { partition: 'home' }, (input) => (wrong.push(input), 'wrong'));
+      // Its step events, made by the host (docs/live-output.md): as in-process, the parked
+      // attempt is reported started then parked, and runs again as attempt 1 once provided.
+      const events: unknown[][] = [];
+      engine.runs.subscribe((e) => void events.push([e.type, e.step, e.kind, e.attempt ?? null]));
       const { runId } = await engine.trigger('file-uses-host', { url: 'https://example.test/x' });
       for (let i = 0; (await engine.runs.get(runId)).status !== 'parked'; i++) {
         if (i > 1500) throw new Error(`run never parked: ${JSON.stringify(await engine.runs.get(runId))}`);
@@ -56,6 +60,13 @@ describe('capability steps from a Deno run child (SQLite, real Deno child)', () 
       expect(seen).toEqual([{ pid: process.pid, key: `${runId}/browser.scrape` }]);
       expect(wrong).toEqual([]);
       expect(done.steps[0]).toMatchObject({ kind: 'use', status: 'succeeded', attempts: 1 });
+      for (let i = 0; events.length < 4 && i < 100; i++) await sleep(20);
+      expect(events).toEqual([
+        ['step.started', 'browser.scrape', 'use', 1],
+        ['step.parked', 'browser.scrape', 'use', 1],
+        ['step.started', 'browser.scrape', 'use', 1],
+        ['step.succeeded', 'browser.scrape', 'use', 1],
+      ]);
     } finally {
       await engine.stop();
     }

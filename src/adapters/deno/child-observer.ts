@@ -3,7 +3,10 @@
 // the execution's `run` span and one `step` span per body attempt the engine's log ran
 // (with their metrics, as in-process), and the run's log lines (`runLog` frames), which it
 // checks, bounds and tags itself: run id, workflow, step, attempt and trace ids come from
-// here, never from the child (docs/observability.md, docs/runner.md).
+// here, never from the child (docs/observability.md, docs/runner.md). Its step events
+// (docs/live-output.md) too: made from what the engine's log ran and recorded for the child
+// (an attempt it began, a record or a signal it committed, the suspension it was handed),
+// so they are the in-process session's, once per real attempt, none for a replayed step.
 import type { ErrorInfo } from '../../domain/errors.ts';
 import type { JournalEntry } from '../../domain/journal.ts';
 import { MAX_RUN_LOG_LINE_BYTES, RUN_LOG_BUDGET, reservedKeyIn, runLogFrameSchema } from '../../domain/run-log-line.ts';
@@ -14,6 +17,9 @@ import type { RunLogOutput } from '../../ports/run-log.ts';
 import type { StepLog } from '../../ports/step-log.ts';
 import type { AttemptTrace, ExecutionTrace, RunEventName, RunTelemetry } from '../../ports/telemetry.ts';
 import type { RunOutcome } from '../../runtime/run-outcome.ts';
+import { emitStepEvent, type StepEvent, type StepEventSink, type StepEventType } from '../../runtime/step-events.ts';
+import { streamOffset } from '../../domain/published-state.ts';
+import type { Json } from '../../domain/json.ts';
 
 export interface ObserveOptions {
   telemetry?: RunTelemetry;
@@ -25,6 +31,8 @@ export interface ObserveOptions {
   logger?: Logger;
   /** How the child is named in the engine's own messages. */
   who: string;
+  /** Where the run's step events go (engine.runs.subscribe); absent: none are made. */
+  events?: StepEventSink;
 }
 
 /** A token bucket: `take(n)` is false once the burst is spent faster than the rate refills. */
@@ -59,6 +67,9 @@ export class ChildObserver {
   private dropped = 0;
   /** The journal's statuses as the execution began: a suspension found there is not new. */
   private readonly before: Map<number, string>;
+  /** Body attempts (`<step>/<attempt>`) begun for real whose outcome event is still due:
+   *  begun in this execution, or in a killed child whose verdict this one served. */
+  private readonly owed = new Set<string>();
 
   constructor(private readonly log: StepLog, private readonly o: ObserveOptions) {
     this.firstExecution = log.entries.length === 0;
@@ -77,6 +88,61 @@ export class ChildObserver {
   attemptBegan(name: string, kind: string, attempt: number): void {
     this.traced = true;
     this.attempts.set(`${name}/${attempt}`, { at: this.trace?.attempt(name, kind as StepKind, attempt, idempotencyKey(this.log.runId, name)), open: true });
+    // A publish or a stream's write is an attempt of the log's too, but no body of the code's.
+    if (kind !== 'do' && kind !== 'use') return;
+    this.owed.add(`${name}/${attempt}`);
+    this.event('step.started', { name, kind }, { attempt });
+  }
+
+  /** An attempt that hung or crashed a killed child: its failure is handed to this one's
+   *  session, whose verdict (retrying, failed) is that attempt's outcome event. */
+  verdictServed(name: string, attempt: number): void {
+    this.owed.add(`${name}/${attempt}`);
+  }
+
+  /** The engine's log recorded (durably) this entry for the child. */
+  recorded(e: JournalEntry): void {
+    if (e.kind === 'do' || e.kind === 'use') {
+      if (e.status === 'succeeded') this.outcomeEvent('step.succeeded', e, e.attempts);
+      else if (e.status === 'failed') this.outcomeEvent('step.failed', e, e.attempts, { error: e.error });
+      return;
+    }
+    if (e.status !== 'succeeded') return;
+    // Read as the journal's readers read it (published-state.ts): a result of another shape,
+    // which a broken child could record, gives no event, and never a throw (the reply is due).
+    const r = (typeof e.result === 'object' && e.result !== null ? e.result : {}) as { key?: unknown; stream?: unknown; chunk?: Json; closed?: unknown };
+    if (e.kind === 'publish' && typeof r.key === 'string') {
+      this.event('state.published', e, { key: r.key });
+    } else if (e.kind === 'stream' && typeof r.stream === 'string') {
+      if (r.closed === true) this.event('stream.closed', e, { key: r.stream, offset: streamOffset(e.name) });
+      else this.event('stream.chunk', e, { key: r.stream, offset: streamOffset(e.name), ...(r.chunk !== undefined ? { chunk: r.chunk } : {}) });
+    }
+  }
+
+  /** A wait took its signal (the log committed the take). */
+  signaled(e: JournalEntry): void {
+    this.event('step.signaled', e);
+  }
+
+  private event(type: StepEventType, step: { name: string; kind: StepKind }, extra?: Partial<StepEvent>): void {
+    emitStepEvent(this.o.events, this.log, type, step, extra);
+  }
+
+  /** The outcome of an attempt begun for real, once (none for one the child replays). */
+  private outcomeEvent(type: StepEventType, e: JournalEntry, attempt: number, extra?: Partial<StepEvent>): void {
+    if (this.owed.delete(`${e.name}/${attempt}`)) this.event(type, e, Object.assign({ attempt }, extra));
+  }
+
+  /** The suspension's step events, as the in-process session emits them when it blocks: an
+   *  attempt's retry or park, a sleep or a wait begun anew (one recorded before is not new). */
+  private suspensionEvents(entries: JournalEntry[]): void {
+    for (const e of entries) {
+      if (e.status === 'retrying') this.outcomeEvent('step.retrying', e, e.attempts, { error: e.error, until: e.nextRetryAt });
+      else if (e.status === 'parked') this.outcomeEvent('step.parked', e, e.attempts + 1, { error: e.error });
+      else if (this.before.get(e.seq) === e.status) continue;
+      else if (e.status === 'sleeping') this.event('step.sleeping', e, { until: e.wakeAt });
+      else if (e.status === 'waiting') this.event('step.waiting', e, e.wakeAt === undefined ? undefined : { until: e.wakeAt });
+    }
   }
 
   attemptEnded(name: string, attempt: number, ok: boolean, error?: ErrorInfo): void {
@@ -119,6 +185,8 @@ export class ChildObserver {
   ended(outcome: RunOutcome | undefined): void {
     for (const a of this.attempts.values()) if (a.open) a.at?.end(false, { name: 'ProtocolError', message: 'the execution ended before the attempt reported' });
     this.attempts.clear();
+    if (outcome?.type === 'suspended') this.suspensionEvents(outcome.entries as JournalEntry[]);
+    this.owed.clear();
     if (this.dropped > 0 || this.refused > 1) {
       this.say(`${this.dropped} run log line(s) dropped over the rate limit (${RUN_LOG_BUDGET.linesPerSecond} lines/s, burst ${RUN_LOG_BUDGET.burstLines}; ${RUN_LOG_BUDGET.bytesPerSecond} bytes/s, burst ${RUN_LOG_BUDGET.burstBytes}) and ${this.refused} refused in this execution`);
     }

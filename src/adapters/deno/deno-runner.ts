@@ -363,7 +363,7 @@ export class DenoRunner {
       // serveStepLog tells a crash from a kill first (it fails the attempt); `died` is the backstop.
       const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
       // Spans and run log lines of this execution, made here (the child has no SDK, no sink).
-      const observe = new ChildObserver(log, { telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, logger: this.o.logger, who: `child pid ${child.pid}` });
+      const observe = new ChildObserver(log, { telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, logger: this.o.logger, who: `child pid ${child.pid}`, events: o.events });
       const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe, queues }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       runEnded = served.outcome.type === 'succeeded' || served.outcome.type === 'failed' || served.outcome.type === 'cancelled';

@@ -188,6 +188,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           const released = <T>(r: T): T => (endSlot(slotOfStep.get(f.call.name), `step '${f.call.name}' ended`), r);
           if (verdict) {
             w!.verdicts.delete(verdictKey(f.call.seq, f.attempt));
+            o.observe?.verdictServed(f.call.name, f.attempt);
             return void reply(f.id, released(verdict));
           }
           const startBody = () =>
@@ -220,10 +221,15 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           if (ran) o.observe?.attemptEnded(ran.name, ran.attempt, f.result.ok, f.result.ok ? undefined : (f.result.error as ErrorInfo));
           return done(f.result as AttemptResult);
         }
-        case 'record':
-          return void reply(f.id, log.record(f.entry as JournalEntry));
-        case 'takeSignal':
-          return void reply(f.id, log.takeSignal(f.signalName, f.entry as JournalEntry).then((got) => got ?? null));
+        case 'record': {
+          // Its step event once the write is durable, before the child hears back (in order).
+          const entry = f.entry as JournalEntry;
+          return void reply(f.id, log.record(entry).then((r) => (o.observe?.recorded(entry), r)));
+        }
+        case 'takeSignal': {
+          const entry = f.entry as JournalEntry;
+          return void reply(f.id, log.takeSignal(f.signalName, entry).then((got) => (got && o.observe?.signaled(entry), got ?? null)));
+        }
         case 'emit':
           return void reply(f.id, log.emit(f.entry as JournalEntry, f.event as { name: string; payload: Json; id: string }).then((r) => r ?? null));
         case 'capability': {

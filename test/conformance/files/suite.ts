@@ -142,11 +142,9 @@ export const NOT_YET_PORTED: string[] = [
   'run flow: throttle spreads starts: a rate-limited queue as runs.queue delays starts; no window of the period holds more than the limit',
   // issue 41: live output. ctx.publish and ctx.stream go through the runner protocol (an attempt
   // and a record); files/live-output.ts covers them in one case of its own, these are not ported
-  // one by one. Step events are emitted by the RunSession, which for a file runs in its Deno
-  // child: a file's runs emit none to the host (docs/live-output.md).
+  // one by one. Step events are ported (files/live-output.ts).
   'published state: read while the run waits and after it ends, the latest value wins, a restart republishes nothing, Map and Date survive',
   'a wait for a published key times out with TimeoutError while the run publishes nothing',
-  "step events: a run's events in order, once per real attempt; a restart replays none of them",
   'streams: a reader gets every chunk in order, live while the run goes on, ending at close; read again from offset 0 after a restart, no duplicate or missing chunk',
   "cli: runs state reads a live run's published state as the engine does (--json: the stored form); a key never published exits 1",
 ];
