@@ -28,6 +28,8 @@ export class WireLog implements StepLog {
   /** Attempts whose body the engine asked to run (`run` frames), by request id. */
   private readonly bodies = new Map<number, () => void>();
   private cancel: CancelView;
+  /** runs.pause as the engine last said (hello, then every reply). */
+  private paused: boolean;
   private cancelListener: ((reason: Error) => void) | undefined;
   private engineNow: number;
   private nowAt = performance.now();
@@ -42,6 +44,7 @@ export class WireLog implements StepLog {
     this.input = hello.input as Json;
     for (const e of entries) this.entries[e.seq] = e;
     this.cancel = hello.cancel;
+    this.paused = hello.pause === true;
     this.engineNow = hello.now;
     this.journalClock = hello.caps.journalClock === true;
     if (hello.deadline !== undefined) this.deadline = hello.deadline;
@@ -58,6 +61,7 @@ export class WireLog implements StepLog {
     switch (f.t) {
       case 'reply': {
         this.tick(f.now);
+        if (f.pause !== undefined) this.paused = f.pause;
         const p = this.pending.get(f.id);
         if (!p) throw new Error(`reply ${f.id} answers no request`);
         this.pending.delete(f.id);
@@ -175,6 +179,10 @@ export class WireLog implements StepLog {
 
   cancelRequested(): boolean {
     return this.cancel.requested;
+  }
+
+  pauseRequested(): boolean {
+    return this.paused;
   }
 
   cancelState(): 'none' | 'requested' | 'forced' {

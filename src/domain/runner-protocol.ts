@@ -87,12 +87,16 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
     /** The lowest level at which the engine writes run log lines (config `log.runs.level`):
      *  the child sends `runLog` frames at it and above. Absent: none are written (send none). */
     runLog: z.enum(RUN_LOG_LEVELS).optional(),
+    /** runs.pause was asked (docs/control.md): the child's session starts no further step. */
+    pause: z.boolean().optional(),
   }),
   /** `outside`: the backend finished this entry between sessions (a due sleep SQLite's wake
    *  recorded): what the code does after it, it does for the first time (StepLog.completedOutside). */
   z.object({ t: z.literal('entry'), entry: journalEntrySchema, outside: z.boolean().optional() }),
-  /** ok: `value` (absent = undefined); not ok: `error`, rejected into the child's request. */
-  z.object({ t: z.literal('reply'), id, now: num, ok: z.boolean(), value: json.optional(), error: errorInfoSchema.optional() }),
+  /** ok: `value` (absent = undefined); not ok: `error`, rejected into the child's request.
+   *  `pause`: whether runs.pause is asked as of this reply (every step ends with a reply, so
+   *  the child's session sees a pause at its next step boundary, as in-process). */
+  z.object({ t: z.literal('reply'), id, now: num, ok: z.boolean(), value: json.optional(), error: errorInfoSchema.optional(), pause: z.boolean().optional() }),
   /** The engine's log runs the body of attempt `id` now (it may instead reply with an
    *  outcome recorded earlier, and then never sends this). */
   z.object({ t: z.literal('run'), id }),

@@ -1,6 +1,7 @@
 // Frames of the step protocol (src/domain/runner-protocol.ts): bounded lines, zod on receipt.
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame } from '../../src/domain/runner-protocol.ts';
+import { LineSplitter, ProtocolError, childFrameSchema, decodeFrame, encodeFrame, engineFrameSchema, type EngineFrame } from '../../src/domain/runner-protocol.ts';
+import { WireLog } from '../../runner/wire-log.ts';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -25,5 +26,20 @@ describe('step protocol frames', () => {
   it('round-trips a request', () => {
     const f = { t: 'record' as const, id: 3, entry: { seq: 0, name: 'a', kind: 'do' as const, status: 'succeeded' as const, attempts: 1, result: { x: 1 } } };
     expect(decodeFrame(childFrameSchema, encodeFrame(f).trim(), 'child')).toEqual(f);
+  });
+
+  it("a pause travels in hello and on replies; the child's log answers the latest; a bad one is refused naming it", async () => {
+    const hello = decodeFrame(engineFrameSchema, JSON.stringify({
+      t: 'hello', runId: 'r', workflow: 'w', input: null, entries: 0, caps: { open: false, close: false },
+      cancel: { requested: false, state: 'none' }, now: 1, maxPayloadBytes: 1000, pause: true,
+    }), 'engine') as Extract<EngineFrame, { t: 'hello' }>;
+    const sent: unknown[] = [];
+    const log = new WireLog(hello, [], (f) => sent.push(f));
+    expect(log.pauseRequested()).toBe(true);
+    const asked = log.record({ seq: 0, name: 'a', kind: 'do', status: 'succeeded', attempts: 1 });
+    log.receive(decodeFrame(engineFrameSchema, '{"t":"reply","id":1,"now":2,"ok":true,"pause":false}', 'engine'));
+    await asked;
+    expect(log.pauseRequested()).toBe(false);
+    expect(() => decodeFrame(engineFrameSchema, '{"t":"reply","id":2,"now":2,"ok":true,"pause":"yes"}', 'engine')).toThrow(/malformed frame 'reply' from the engine: pause/);
   });
 });

@@ -171,10 +171,14 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
         killWith({ outcome: { type: 'failed', error: { ...error, message: `${error.message} while its workflow code ran outside any step` } }, cancelDelivered: false });
       }, w.heartbeatTimeoutMs);
     };
+    // A pause (runs.pause) travels on every reply: the child's session checks it at its next
+    // step call. A child that ignores it runs on only to its next suspension, where the
+    // engine's own log pauses the run (as before): it gains nothing.
+    const paused = () => (log.pauseRequested ? { pause: log.pauseRequested() } : {});
     const reply = (id: number, p: Promise<unknown> | unknown) =>
       Promise.resolve(p).then(
-        (value) => send(value === undefined ? { t: 'reply', id, now: log.now(), ok: true } : { t: 'reply', id, now: log.now(), ok: true, value }),
-        (err: unknown) => send({ t: 'reply', id, now: log.now(), ok: false, error: toErrorInfo(err) as ErrorInfo }),
+        (value) => send(value === undefined ? { t: 'reply', id, now: log.now(), ok: true, ...paused() } : { t: 'reply', id, now: log.now(), ok: true, value, ...paused() }),
+        (err: unknown) => send({ t: 'reply', id, now: log.now(), ok: false, error: toErrorInfo(err) as ErrorInfo, ...paused() }),
       );
     const cancelView = () => ({ requested: log.cancelRequested(), state: log.cancelState?.() ?? 'none' });
 
@@ -362,6 +366,7 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
       maxPayloadBytes: o.maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, ...(w ? { heartbeatMs: w.heartbeatMs } : {}),
       ...(log.deadline !== undefined ? { deadline: log.deadline } : {}),
       ...(o.observe?.lowestLevel ? { runLog: o.observe.lowestLevel } : {}),
+      ...paused(),
     });
     heard();
     for (const entry of entries) send(log.completedOutside?.(entry) ? { t: 'entry', entry, outside: true } : { t: 'entry', entry });

@@ -14,6 +14,8 @@ import { valueFileScenarios } from './values.ts';
 import { schemaFileScenarios } from './schemas.ts';
 import { childFileScenarios } from './children.ts';
 import { controlFileScenarios } from './control.ts';
+import { controlRunFileScenarios } from './control-runs.ts';
+import { workflowPauseFileScenarios } from './control-workflow-pause.ts';
 import { logFileScenarios } from './logs.ts';
 import { liveOutputFileScenarios } from './live-output.ts';
 import { queueFileScenarios, runFlowFileScenarios } from './queues.ts';
@@ -104,19 +106,13 @@ export const NOT_YET_PORTED: string[] = [
   // issue 43: handleWebhook runs the listener's own handler (webhook-listener.ts), whose file
   // cases are ported; the mounted form is not ported as a case of its own yet.
   'webhook mounted in the app: engine.handleWebhook answers as the listener (202, redelivery, 404, 413, 400, 415)',
-  // issue 41: run control, not ported to files yet (the deadline is: files/control.ts): rerun,
-  // pause and resume are not tried through a file.
-  'rerun of a succeeded run starts a new run with its input, linked both ways; a live run is refused',
-  'resume of a cancelled run continues from where it stopped: recorded results reused, the cancelled step runs again',
-  'pause during a running body: the body finishes and is recorded, the run is paused at the next step; resume goes on',
-  'timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart',
-  'a paused run can be cancelled (its cleanup runs); pause and resume refuse what they cannot do',
+  // issue 41: run control through a file is ported (files/control.ts, files/control-runs.ts);
+  // the CLI's view of a paused run is the engine's, not tried through a file.
   'cli: runs describe and why show a paused run (who paused it, when) as the engine does',
   // Workflow pause (issue 41) holds a run before its code runs, in the insert (SQLite) or the
-  // run handler (Restate), the same for a file's run; not tried through a file yet.
+  // run handler (Restate), the same for a file's run (files/control-workflow-pause.ts ports
+  // two cases); the event and schedule slot case is not ported yet.
   'workflow pause holds an event and a schedule slot (one run per event id); resume runs them in creation order',
-  'workflow resume with held skip ends the held runs without running their code; a held run cancelled ends at once',
-  'a run executing when its workflow is paused finishes normally; one started after is held until the resume',
   "cli: why of a run held by its workflow's pause, and why <workflow>, say the workflow is paused",
   // Flow control (issue 39): step queues in files are served by the engine (files/queues.ts
   // ports the other six step-queue cases); the fairness case uses the same slot path and is
@@ -179,6 +175,8 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     schemaFileScenarios(kit);
     childFileScenarios(kit);
     controlFileScenarios(kit);
+    controlRunFileScenarios(kit);
+    workflowPauseFileScenarios(kit);
     logFileScenarios(kit);
     liveOutputFileScenarios(kit);
     queueFileScenarios(kit);
