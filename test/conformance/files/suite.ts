@@ -52,6 +52,9 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'a rotated keyring reads runs the old key wrote; new writes use the new key': 'the payload codec sits in the backends\' storage, below the step log a child is served',
   'a missing or wrong key is refused in one line and changes nothing': 'checked at engine start, before any code runs',
   'replay check: an in-flight run passes against its code and is flagged against a reordered step': 'tranquil check replays code workflows in-process; files are checked by their snapshot',
+  'plain: start runs children side by side and result awaits each later; result names only an earlier start step': 'plain-data workflows are data run in-process, not files',
+  'streams from a step body: chunks read live (provisional) before the step ends, stored with its result, read plain once committed': 'a file\'s body chunks travel in its step\'s result: no provisional chunks come from a child (docs/live-output.md); the stored rule is files/live-output.ts "files: a step body streams ..."',
+  "a retried body's chunks: 3 written then failed, 5 on the retry: readers see a rewind live and exactly the 5 stored, once; a restart replays them, writing and telling nothing again": 'the live part (rewind) has no file form (no provisional chunks from a child); the stored rule, a failed attempt\'s chunks not stored, is files/live-output.ts "files: a step body streams ..."',
   'plain: the reference definition skips an activated user and nudges one that is not, once, with key nudge/<run id>': 'plain-data workflows are data run in-process, not files',
   'plain: a transient mail failure twice, then success: three attempts, one key': 'plain-data workflows are data run in-process, not files',
   'plain: a declared non-retryable failure (HTTP 4xx) and a TerminalError each fail the run after one attempt': 'plain-data workflows are data run in-process, not files',
@@ -98,6 +101,7 @@ export const NOT_YET_PORTED: string[] = [
   'a call cycle and runaway recursion are refused with a clear error',
   'ctx.signal between runs: a child tells its parent it is half done, the parent answers',
   'a parent restarted while it waits finds the same child when it ends',
+  'a fan-out of 100 children restarted while they wait: the parent replays and gets every output in call order',
   'cli: runs list --parent, runs describe and why show a parent waiting for its child, as the engine does',
   'a child handle awaited again (in sequence, in parallel, after a timeout) gives the same end',
   // issue 43: the peers' snippets, ported in-process first (test/conformance/peer-ports.ts).
@@ -118,6 +122,9 @@ export const NOT_YET_PORTED: string[] = [
   // ports the other six step-queue cases); the fairness case uses the same slot path and is
   // not ported yet (its 61 runs would be 61 Deno children).
   'queue: a cold key starts within one slot turnover of a hot key with many queued',
+  // A rate limit counted when the body begins is the engine's slot path, the same for a file's
+  // step (files/queues.ts ports the rate-window case); not ported one by one yet.
+  'queue: a rate limit counts a body when it begins: waiters of a stopped engine do not start together after the restart',
   // Run-level flow control (issue 39): a workflow file's definition carries no options.runs
   // yet (its describe refuses one: docs/flow-control.md, What is not built yet).
   'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
@@ -133,6 +140,7 @@ export const NOT_YET_PORTED: string[] = [
   'debounce: a key function that throws or returns no string is refused at trigger, nothing stored',
   'run flow: singleton skip: a run asked while one of its key is unfinished (across a restart) is skipped with the reason; other keys and later runs start; bad config refused',
   'run flow: singleton cancel: a new run cancels the unfinished one of its key (its cleanup runs), then starts; a burst leaves one',
+  'run flow: singleton cancel: a burst of five started at once leaves exactly one, every other run ends cancelled (none failed), no slot left held',
   'run flow: rate limit drops the starts over the limit, per key, recorded as skipped with the reason (runs list, why); bad config refused',
   "run flow: a rate limit counts a run once, also when it then waits in its queue's line: runs within the limit all start",
   'run flow: throttle spreads starts: a rate-limited queue as runs.queue delays starts; no window of the period holds more than the limit',
