@@ -75,6 +75,10 @@ export interface SlotHold {
   readonly grantedAt?: number;
   /** The body ended: the slot goes to the next waiter. Idempotent. */
   release(): void;
+  /** The run ended: as release(), returning once the queue has taken the slot back, so an ask
+   *  made after the run's end is seen (Restate: a call to the queue's object, not a send that
+   *  may reach it after the next run's ask). Absent: release() already is. */
+  releaseAwaited?(): Promise<void>;
 }
 
 export interface StepLog {

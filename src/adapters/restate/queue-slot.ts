@@ -132,12 +132,20 @@ function awaitGrant(c: SlotContext, spec: QueueSpec, id: string, promise: restat
           c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'started', key: spec.name, parameter: { id }, inputSerde: json });
         }
         let released = false;
+        const release = (): void => {
+          if (released || c.stopping()) return;
+          released = true;
+          c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json });
+        };
         resolve({
           grantedAt: g.t,
-          release: () => {
-            if (released || c.stopping()) return;
+          release,
+          // A call, awaited: the run's end is written after the object freed the slot. Only in
+          // runs started by this release (`driver: 1`): an older journal has a send here.
+          releaseAwaited: async () => {
+            if (released || c.stopping() || !c.driver.eager) return release();
             released = true;
-            c.rctx.genericSend({ service: QUEUE_OBJECT, method: 'release', key: spec.name, parameter: { id }, inputSerde: json });
+            await leaveLine(c, spec, id);
           },
         });
       },

@@ -279,7 +279,8 @@ export class RestateRun {
       const outcome = this.log.cancelRequested() ? ({ type: 'cancelled' } as const) : await this.runSession(start.version);
       switch (outcome.type) {
         case 'succeeded':
-          this.slot.release();
+          // Awaited: a run of its key asked once this one shows succeeded finds the key free.
+          await this.slot.leave();
           this.setRun({ status: 'succeeded', output: outcome.output });
           this.notifyParent('succeeded', outcome.output);
           this.hooks.settled(this.runId, this.view());
@@ -315,7 +316,7 @@ export class RestateRun {
             return never();
           }
           // A failed run holds no slot while parked; a retry asks again.
-          this.slot.release();
+          await this.slot.leave();
           await this.park(outcome.error, cycle++);
           while ((await this.admit(cycle)) !== true) cycle++;
           continue;
@@ -465,7 +466,7 @@ export class RestateRun {
 
   /** The run ends cancelled (shown with who asked, the engine told); Restate's error to throw. */
   private async endCancelled(): Promise<restate.CancelledError> {
-    this.slot?.release();
+    await this.slot?.leave();
     this.files?.cancelTries.delete(this.runId);
     const cancel = await this.cancelNote();
     this.setRun(cancel ? { status: 'cancelled', cancel } : { status: 'cancelled' });

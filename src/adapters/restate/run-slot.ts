@@ -87,6 +87,16 @@ export class RunSlot {
     return undefined;
   }
 
+  /** The run ended: its slots are given back, and the queues have taken them back when this
+   *  resolves (a run of the key asked right after the end finds it free). */
+  async leave(): Promise<void> {
+    const holds = [this.hold, this.single];
+    this.hold = undefined;
+    this.single = undefined;
+    this.log.ownQueue = undefined;
+    await Promise.all(holds.map((h) => (h?.releaseAwaited ? h.releaseAwaited() : h?.release())));
+  }
+
   release(): void {
     this.hold?.release();
     this.hold = undefined;
