@@ -46,11 +46,13 @@ button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6
 // as a fallback (0: never) for what no event of this process tells (runs executed by another
 // process). A hidden tab closes its push (a browser gives a host 6 connections: tabs kept
 // open must not hold them all) and refreshes nothing; shown, it reconnects and catches up. A
-// run page's step events are listed as they arrive, as text.
+// run page's step events are listed as they arrive, as text. The live part is replaced only
+// when what the browser would parse differs from what it shows: the refresh on the push's
+// connect, right after load, swapped identical links under a click (the click was lost).
 const LIVE = `
 const D=document.body.dataset,poll=+D.poll||0;let last=null,busy=false,again=false,stale=false,t=null,trail=[];
 async function refresh(){if(document.hidden){stale=true;return;}if(busy){again=true;return;}busy=true;
-try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.ok){const h=await r.text();const el=document.getElementById('live');if(el&&h!==last)el.innerHTML=h;last=h;}}catch{}
+try{const r=await fetch(location.href,{headers:{'x-panel-fragment':'1'}});if(r.ok){const h=await r.text();const el=document.getElementById('live');if(el&&h!==last){const tp=document.createElement('template');tp.innerHTML=h;if(tp.innerHTML!==el.innerHTML)el.innerHTML=tp.innerHTML;}last=h;}}catch{}
 busy=false;if(again){again=false;refresh();}}
 function soon(){if(!t)t=setTimeout(()=>{t=null;refresh();},100);for(const x of trail)clearTimeout(x);trail=[setTimeout(refresh,700),setTimeout(refresh,2500)];}
 let es=null;function listen(){if(!D.live||es)return;es=new EventSource(D.live);es.addEventListener('hello',soon);es.addEventListener('run',soon);es.addEventListener('steps',soon);
