@@ -1,12 +1,13 @@
 // runs.fork of a workflow file's run (docs/control.md, Fork): a fork runs the ORIGINAL's
 // version, through the approval gate of that version (not the file's version now), and is
-// refused in one line naming the version when that version's snapshot is gone. The refusal is
-// the engine's, before any backend work, and the creation-time gate is SQLite's (Restate's gate
-// is at execution, tried by the file conformance fork cases): the SQLite backend stands here.
+// refused in one line naming the version when that version's snapshot is gone (the engine's
+// refusal, before any backend work). Both backends: SQLite gates a run when it is created and
+// at each execution, Restate in the run handler before its code runs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { until } from '../conformance/files/harness.ts';
 import { createEngine, NotSupportedError } from '../../compose/index.ts';
 import { snapshotsDir } from '../../src/adapters/deno/snapshot.ts';
 
@@ -27,13 +28,13 @@ export default workflow('file-forkable', { permissions: ${permissions} }, (w) =>
 });
 `;
 
-it('a fork of a file run runs its approved version while the file now declares more (unapproved); with that snapshot gone it is refused, naming the version; nothing is started', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tranquil-fork-file-'));
+it.each(['sqlite', 'restate'] as const)('%s: a fork of a file run runs its approved version while the file now declares more (unapproved); with that snapshot gone it is refused, naming the version; nothing is started', async (backend) => {
+  const dir = mkdtempSync(join(tmpdir(), `tranquil-fork-file-${backend}-`));
   dirs.push(dir);
   const file = join(dir, 'flow.ts');
   writeFileSync(file, flow('v1', '{}'));
   const dataDir = join(dir, 'data');
-  const engine = await createEngine({ backend: 'sqlite', dataDir, workflowFiles: [file], log: { level: 'silent' } });
+  const engine = await createEngine({ backend, dataDir, workflowFiles: [file], log: { level: 'silent' } });
   await engine.start();
   try {
     await engine.workflows.approve('file-forkable');
@@ -44,7 +45,7 @@ it('a fork of a file run runs its approved version while the file now declares m
     // v2 declares a grant nobody approved: a new run of it is blocked ...
     writeFileSync(file, flow('v2', `{ net: ['example.com:443'] }`));
     const v2run = await engine.trigger('file-forkable', null);
-    expect((await engine.runs.get(v2run.runId)).status).toBe('blocked');
+    await until('the v2 run to be blocked', async () => (await engine.runs.get(v2run.runId)).status === 'blocked');
     // ... but a fork runs the original's version, whose declaration is approved.
     const fork = await engine.runs.fork(runId, { from: 'b', runId: `${runId}-fork` });
     expect(fork.reused.map((s) => s.name)).toEqual(['a']);
