@@ -114,4 +114,35 @@ export default workflow('fork-live', { permissions: ${OUT_PERMISSIONS} }, (w) =>
     expect((await again.result(runId, { timeout: '60s' })).output).toEqual({ a: 1, go: 'original', after: 2 });
     expect([hits('a'), hits('after')]).toEqual([1, 2]);
   }, 120_000);
+
+  test('fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own', async () => {
+    const { engine, hits } = await boot([`
+export default workflow('fork-leaf', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('work', () => (hit('leaf'), \`\${String(input)}:\${read('leaf').length}\`)));
+});`, `
+export default workflow('fork-top', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    const id = await step.start('kid', 'fork-leaf', 'x');
+    const mid = await step.do('mid', () => 'mid');
+    const got = await step.result(id);
+    const after = await step.do('after', () => (hit('after'), read('after').length));
+    return { got, mid, after };
+  });
+});`]);
+    const { runId } = await engine.trigger('fork-top', null, { runId: 'FT' });
+    expect((await engine.result(runId, { timeout: '60s' })).output).toEqual({ got: 'x:1', mid: 'mid', after: 1 });
+    // Past the child's end: its start and end are reused, no child runs again.
+    const past = await engine.runs.fork(runId, { from: 'after' });
+    expect((await engine.result(past.runId, { timeout: '60s' })).output).toEqual({ got: 'x:1', mid: 'mid', after: 2 });
+    expect(hits('leaf')).toBe(1);
+    // Between its start and its end: the end goes to FT only, the fork would wait for good.
+    await expect(engine.runs.fork(runId, { from: 'mid' })).rejects.toThrow("runs.fork: step 'kid' before 'mid' started child run FT:kid, whose end only run FT hears; fork from 'kid' or earlier (the fork then starts a child of its own)");
+    // From the start: the fork starts its own child.
+    const own = await engine.runs.fork(runId, { from: 'kid', runId: 'FK' });
+    expect((await engine.result(own.runId, { timeout: '60s' })).output).toEqual({ got: 'x:2', mid: 'mid', after: 3 });
+    expect((await engine.runs.get('FK')).children).toEqual([{ runId: 'FK:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
+    expect((await engine.runs.get('FT')).children).toEqual([{ runId: 'FT:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
+  }, 120_000);
 }

@@ -106,10 +106,6 @@ export const NOT_YET_PORTED: string[] = [
   // issue 43: handleWebhook runs the listener's own handler (webhook-listener.ts), whose file
   // cases are ported; the mounted form is not ported as a case of its own yet.
   'webhook mounted in the app: engine.handleWebhook answers as the listener (202, redelivery, 404, 413, 400, 415)',
-  // issue 41: runs.fork of a file's run is ported (files/control-fork.ts); a fork around a
-  // child run reuses the child's start and end from the journal, as for any step, but files
-  // reach children through the runner protocol (issue 40 above) and it is not ported yet.
-  'fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own',
   // issue 41: run control through a file is ported (files/control.ts, files/control-runs.ts);
   // the CLI's view of a paused run is the engine's, not tried through a file.
   'cli: runs describe and why show a paused run (who paused it, when) as the engine does',
