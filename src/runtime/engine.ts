@@ -609,10 +609,16 @@ export class Engine {
   private async fork(id: string, opts: ForkOptions): Promise<ForkResult> {
     if (opts.runId === id) throw new ValidationError(`runs.fork: the new run's id must not be the original's (${id})`);
     const old = await this.view(id);
-    const wf = this.registry.get(old.workflow);
-    // A file's version is the snapshot its runs were created at; the snapshot of a finished
-    // run may be collected (snapshot-gc.ts), and a fork must run the original's version.
-    if (wf.file) throw new NotSupportedError(`runs.fork: run ${id} is of workflow file '${old.workflow}', which cannot be forked yet (a fork runs the original's version, and a file's snapshot of it may be gone); rerun it instead`);
+    if (this.registry.get(old.workflow).file) {
+      // A file's version is the snapshot its runs were created at, and a fork runs the
+      // original's version: refused when that snapshot is gone (the retention of run data, or
+      // removed by hand). The approval gate is the backend's, at execution, as for any run of
+      // that version: a fork of a version whose declaration is not approved is blocked.
+      // Refreshed so a version that is the file on disk now counts as kept; a file that no
+      // longer describes does not stop a fork of an older version (it runs that one).
+      const wf = (await this.files?.refresh(old.workflow).catch(() => undefined)) ?? this.registry.get(old.workflow);
+      if (!this.files?.versionKept(wf, old.version)) throw new NotSupportedError(`runs.fork: run ${id} is of version ${old.version} of workflow file '${old.workflow}', whose snapshot is gone (a fork runs the original's version); rerun it instead, at the file's version now`);
+    }
     const entries = (await this.executor.journal?.(id)) ?? entriesOfViews(old.steps);
     const plan = forkPlan(id, entries, opts.from, old.children ?? []);
     const started = await this.executor.startRun({ workflow: old.workflow, input: old.input, runId: opts.runId ?? this.newId(), rerunOf: id, fork: { ...plan, version: old.version } });

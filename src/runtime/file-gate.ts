@@ -55,6 +55,14 @@ export class FileGate {
     return { workflow: name, version: wf.version, hash: declarationHash(wf.file.permissions), declaration: wf.file.permissions };
   }
 
+  /** Whether a run of `wf` at `version` can still execute: the version registered now (a
+   *  removed snapshot of it is taken again from the files on disk) or one whose snapshot is
+   *  stored with its description (the declaration the gate checks). runs.fork asks this. */
+  versionKept(wf: RegisteredWorkflow, version: string): boolean {
+    if (!wf.file) return true;
+    return version === wf.file.digest || this.describer.declarationOf(version) !== undefined;
+  }
+
   /** Why a run of `wf` at `version` may not execute (blocked), or undefined when its
    *  declaration is approved. `approvals` are the workflow's, newest first. */
   blockReason(wf: RegisteredWorkflow, version: string, approvals: readonly ApprovalRecord[]): ErrorInfo | undefined {

@@ -360,8 +360,9 @@ export class SqliteExecutor implements DurableExecutor {
       // Held by its workflow's pause (insertRun): it stays paused, dispatched at the resume;
       // a file's approval is checked then, at its execution.
       const held = made && this.store.pauses.isPaused(req.workflow);
-      // A file whose declaration is not approved: the run is created blocked, with the reason.
-      const reason = made && !held ? this.blockReason(wf, wf.version) : undefined;
+      // A file whose declaration (of the version it runs: a fork's is the original's) is not
+      // approved: the run is created blocked, with the reason.
+      const reason = made && !held ? this.blockReason(wf, req.fork?.version ?? wf.version) : undefined;
       if (reason) this.files.block(req.runId, reason, this.now());
       blocked = reason !== undefined || held;
       return made;

@@ -15,6 +15,7 @@ import { schemaFileScenarios } from './schemas.ts';
 import { childFileScenarios } from './children.ts';
 import { controlFileScenarios } from './control.ts';
 import { controlRunFileScenarios } from './control-runs.ts';
+import { forkFileScenarios } from './control-fork.ts';
 import { workflowPauseFileScenarios } from './control-workflow-pause.ts';
 import { logFileScenarios } from './logs.ts';
 import { liveOutputFileScenarios } from './live-output.ts';
@@ -36,7 +37,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'runs.list pages with a cursor: every run once, newest first, `next` only while more match': 'paging of the run reader: no workflow code involved',
   'runs.list since/until: only runs created in the window, inclusive, paged': 'a filter of the run reader: no workflow code involved',
   'CLI runs list / describe / why say what the engine API says, while the engine runs': 'the CLI reads the same run views for both kinds of workflow',
-  'cli: runs describe and why show a fork and its original, linked both ways, as the engine does': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork); the CLI reads the same run views for both kinds of workflow',
+  'cli: runs describe and why show a fork and its original, linked both ways, as the engine does': 'the CLI reads the same run views for both kinds of workflow (files/control-fork.ts forks a file\'s run through the engine)',
   'cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless': 'the CLI renders the stored run views, whatever ran the code',
   'after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)': 'the CLI reads the same run views for both kinds of workflow',
   'cli: runs stream prints chunks from --from and --follow follows live until the close; runs state --wait waits for a key; bad stream, offset, duration, run: one line each': 'the CLI reads the same run views for both kinds of workflow (files/live-output.ts reads a file\'s state and stream)',
@@ -68,11 +69,6 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'capability: a run failed in step.use is retried at that step; the provider is asked again': 'the retry point is chosen from the journal at the engine (domain/retry-point.ts) and providers are host-side, whatever ran the code',
   'a step called while another is in flight starts its body at once, also after the code awaited a plain timer': 'the file form is the race of two step.do (frames arrive in different turns)',
   '100 signals sent at once to a waiting run: each consumed once, in one order that replay keeps': 'ported with 20 signals (a child per replay makes 100 slow)',
-  // issue 41: runs.fork refuses a workflow file's run (it must run the original's version, a
-  // snapshot that may be collected once its runs ended; docs/control.md, Fork).
-  'fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
-  'fork around a child run: a fork past both its start and its end reuses them; past its start only it is refused; from the start it starts a child of its own': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
-  'fork of a live run from its wait waits again for its own signal, across a restart; fork refuses an unknown run, a step not reached, a position not recorded, a bad option': 'runs.fork refuses a workflow file\'s run (docs/control.md, Fork): test/deno/fork-refused.test.ts',
 };
 
 /** In-process suite cases that apply to files and are not ported yet (issue 11). A test
@@ -184,6 +180,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
     childFileScenarios(kit);
     controlFileScenarios(kit);
     controlRunFileScenarios(kit);
+    forkFileScenarios(kit);
     workflowPauseFileScenarios(kit);
     logFileScenarios(kit);
     liveOutputFileScenarios(kit);
