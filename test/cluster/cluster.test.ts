@@ -84,6 +84,26 @@ describe.skipIf(skipReason !== undefined)(`Restate cluster across hosts${skipRea
     expect(ranFor(`${runId}/handle`)).toHaveLength(1);
   }, 90_000);
 
+  it('live output across replicas: both replicas read the stream and the published state of a run, whichever executes it, live and from offset 0', async () => {
+    const [r1, r2] = replicas as [Replica, Replica];
+    await r1.call('trigger', { workflow: 'talk', runId: 't1' });
+    await until('t1 waiting', async () => (await r2.call('status', { runId: 't1' })) === 'waiting');
+    expect(await r1.call('state', { runId: 't1', key: 'phase' })).toBe('waiting');
+    expect(await r2.call('state', { runId: 't1', key: 'phase' })).toBe('waiting');
+    // Both read while the run waits: the first two chunks now, the third once it is written.
+    const live = [r1.call<unknown[]>('stream', { runId: 't1', name: 'out' }), r2.call<unknown[]>('stream', { runId: 't1', name: 'out' })];
+    await new Promise((r) => setTimeout(r, 500));
+    await r2.call('signal', { runId: 't1', name: 'go', payload: null });
+    const all = ['c0', { map: [['n', 1]] }, 'c2'];
+    for (const got of await Promise.all(live)) expect(got).toEqual(all);
+    expect(await r1.call('result', { runId: 't1' })).toMatchObject({ status: 'succeeded', output: 'ok' });
+    // After the end, from an offset, through either replica.
+    expect(await r2.call('stream', { runId: 't1', name: 'out', from: 1 })).toEqual(all.slice(1));
+    expect(await r1.call('state', { runId: 't1', key: 'phase' })).toBe('done');
+    // One replica executed the step; the other read all of it too.
+    expect(ranFor('t1/say')).toHaveLength(1);
+  }, 120_000);
+
   it('triggers are cluster-wide: each schedule slot fires once, both replicas see the same ledger and events', async () => {
     const [r1, r2] = replicas as [Replica, Replica];
     type Slot = { slot: string; fate: string; runId?: string };

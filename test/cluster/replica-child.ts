@@ -112,7 +112,25 @@ const qrun = workflow('qrun', { runs: { queue: runQueue } }, (w) => {
   w.run(async ({ step, input, ctx: { runId } }) => step.do('call', ({ signal }) => queuedBody('cq-run', runId, (input as { ms: number }).ms, signal)));
 });
 
-const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent, qstep, qrun], log: { level: 'error' } });
+// Live output across replicas (issue 41): a stream and a published key written by whichever
+// replica executes the run, read through either.
+const talk = workflow('talk', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx }) => {
+    await step.do('say', ({ idempotencyKey }) => void note(`say ${idempotencyKey}`));
+    const out = ctx.stream('out');
+    await out.write('c0');
+    await out.write(new Map([['n', 1]]));
+    await ctx.publish('phase', 'waiting');
+    await step.waitForEvent('go', { timeout: '120s' });
+    await out.write('c2');
+    await out.close();
+    await ctx.publish('phase', 'done');
+    return 'ok';
+  });
+});
+
+const engine = await createEngine({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate', workflows: [job, waiter, onOrder, beat, ten, kid, parent, qstep, qrun, talk], log: { level: 'error' } });
 await engine.start();
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
@@ -129,6 +147,13 @@ const ops: Record<string, (c: Command) => Promise<unknown>> = {
   events: async () => engine.events.list(),
   children: async (c) => (await engine.runs.list({ parent: c.runId as string })).map((r) => r.runId).sort(),
   slots: async () => engine.schedules.slots({ workflow: 'beat' }),
+  // Every chunk of a stream from `from` until it is closed (a Map chunk as its entries).
+  stream: async (c) => {
+    const got: unknown[] = [];
+    for await (const chunk of engine.runs.stream(c.runId as string, c.name as string, { from: (c.from as number) ?? 0 })) got.push(chunk instanceof Map ? { map: [...chunk] } : chunk);
+    return got;
+  },
+  state: async (c) => engine.runs.state(c.runId as string, c.key as string, { timeout: '60s' }),
   // What `tranquil queues describe <name>` reads (compose/queue-reader.ts: admin SQL over the queue's object).
   queue: async (c) => readQueueRows(resolveConfig({ ...JSON.parse(process.env.REPLICA_CONFIG!), backend: 'restate' }), c.name as string),
   stop: async () => {

@@ -197,7 +197,16 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         expect(await marked()).toBe(1);
         // The step events, listed as they arrive, in order for each step.
         const events = page.locator('#step-events li');
-        await page.locator('#step-events li[data-type="stream.chunk"]').first().waitFor();
+        // The list starts when the page's push connects, mid-run: wait until it holds a started
+        // tick and that tick's success, a chunk and a publish (a first chunk alone could come
+        // before any started line: the test once read the list that early in a full npm test).
+        const complete = (ls: string[]): boolean => {
+          const at = ls.findIndex((l) => / step\.started 'tick /.test(l));
+          const t = at < 0 ? undefined : / step\.started '(tick \d+)'/.exec(ls[at]!)?.[1];
+          return t !== undefined && ls.findIndex((l) => l.includes(`step.succeeded '${t}'`)) > at &&
+            ls.some((l) => l.includes(' stream.chunk ')) && ls.some((l) => l.includes(' state.published '));
+        };
+        await expect.poll(async () => complete(await events.allInnerTexts()), { timeout: 20_000 }).toBe(true);
         const lines = await events.allInnerTexts();
         expect(lines.some((l) => /step\.started 'tick \d+' attempt 1$/.test(l))).toBe(true);
         expect(lines.some((l) => /stream\.chunk 'stream:log(#\d+)?'( attempt \d+)? #\d+: "line \d+\\n"$/.test(l))).toBe(true);
