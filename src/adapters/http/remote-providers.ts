@@ -13,6 +13,7 @@ import { CapabilityUnavailableError, type Attrs } from '../../domain/capability.
 import { fromErrorInfo, ValidationError, type ErrorInfo } from '../../domain/errors.ts';
 import type { Json } from '../../domain/json.ts';
 import type { CapabilitiesApi } from '../../runtime/capabilities.ts';
+import { expireLeases, waitForWake } from './long-poll.ts';
 
 /** An app that has not polled for this long is gone (it polls at least every POLL_MAX_MS). */
 export const LEASE_MS = 15_000;
@@ -96,15 +97,7 @@ export class RemoteProviders {
     };
     let out = take();
     if (out.calls.length === 0 && out.aborted.length === 0 && waitMs > 0) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, Math.min(waitMs, POLL_MAX_MS));
-        function done() {
-          clearTimeout(t);
-          if (p.wake === done) p.wake = undefined;
-          resolve();
-        }
-        p.wake = done;
-      });
+      await waitForWake(p, waitMs, POLL_MAX_MS);
       out = take();
     }
     p.lastSeen = Date.now();
@@ -145,11 +138,7 @@ export class RemoteProviders {
   }
 
   private expire(): void {
-    const now = Date.now();
-    for (const [id, p] of this.providers) {
-      if (p.wake) p.lastSeen = now; // a poll is waiting right now: the app is there
-      else if (now - p.lastSeen > this.leaseMs) this.drop(id);
-    }
+    expireLeases(this.providers, this.leaseMs, (id) => this.drop(id));
   }
 
   /** The app is gone: withdraw first (so the executor's second look finds no provider), then

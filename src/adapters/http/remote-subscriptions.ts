@@ -11,6 +11,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import type { LiveOutputApi } from '../../runtime/live-output.ts';
 import type { StepEvent } from '../../runtime/step-events.ts';
 import { LEASE_MS, POLL_MAX_MS } from './remote-providers.ts';
+import { expireLeases, waitForWake } from './long-poll.ts';
 
 /** Events kept per subscription between two polls; older ones are dropped (and counted). */
 export const MAX_QUEUED = 10_000;
@@ -57,15 +58,7 @@ export class RemoteSubscriptions {
     const s = this.get(subscriptionId);
     s.lastSeen = Date.now();
     if (s.queue.length === 0 && waitMs > 0) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(done, Math.min(waitMs, POLL_MAX_MS));
-        function done() {
-          clearTimeout(t);
-          if (s.wake === done) s.wake = undefined;
-          resolve();
-        }
-        s.wake = done;
-      });
+      await waitForWake(s, waitMs, POLL_MAX_MS);
     }
     s.lastSeen = Date.now();
     const out = { events: s.queue.splice(0), missed: s.missed };
@@ -92,11 +85,7 @@ export class RemoteSubscriptions {
   }
 
   private expire(): void {
-    const now = Date.now();
-    for (const [id, s] of this.subs) {
-      if (s.wake) s.lastSeen = now; // a poll is waiting right now: the app is there
-      else if (now - s.lastSeen > this.leaseMs) this.drop(id);
-    }
+    expireLeases(this.subs, this.leaseMs, (id) => this.drop(id));
   }
 
   private drop(id: string): void {
