@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { isWorkflowDefinition } from '../sdk/workflow.ts';
 import { isStandardSchema } from '../sdk/standard-schema.ts';
+import { inputPathOf } from '../sdk/from-input.ts';
 import { serveChecks } from './schema-check.ts';
 
 /** A webhook's `validate`: a Standard Schema (zod, valibot, ...) stays in the file and is run
@@ -37,23 +38,30 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
     Deno.exit(2);
   }
   if (Deno.args[0] === 'check') return serveChecks(def);
-  // Run-level flow control crosses as data (a queue, a singleton mode, a rate limit); its key
-  // and priority functions are code the engine would have to run: not yet in a file, and
-  // refused rather than ignored (docs/flow-control.md, What is not built yet).
+  // Run-level flow control crosses as data (a queue, a singleton mode, a rate limit, keys and
+  // a priority made by fromInput()); other key and priority functions are code the engine
+  // would have to run: refused rather than ignored (docs/flow-control.md, In workflow files).
   const refuse = (what: string) => {
-    console.error(`tranquil runner: workflow '${def.name}' options.${what}: not available in workflow files yet (a file's runs option takes queue, singleton: { mode } and rateLimit: { limit, period }, without key or priority functions)`);
+    console.error(`tranquil runner: workflow '${def.name}' options.${what}: a workflow file's key and priority are read from the input with fromInput('path') (a function cannot run outside the file's child)`);
     Deno.exit(2);
   };
-  if (def.debounce !== undefined) refuse('debounce');
+  if (def.debounce !== undefined) {
+    console.error(`tranquil runner: workflow '${def.name}' options.debounce: not available in workflow files yet`);
+    Deno.exit(2);
+  }
+  const path = (what: string, f: unknown) => {
+    if (f === undefined) return {};
+    const p = inputPathOf(f);
+    if (p === undefined) refuse(what);
+    return { [what.split('.').at(-1)!]: { fromInput: p } };
+  };
   const r = def.runs;
-  if (r?.key) refuse('runs.key');
-  if (r?.priority) refuse('runs.priority');
-  if (r?.singleton?.key) refuse('runs.singleton.key');
-  if (r?.rateLimit?.key) refuse('runs.rateLimit.key');
   const runs = r && {
     ...(r.queue ? { queue: { name: r.queue.name, options: r.queue.options } } : {}),
-    ...(r.singleton ? { singleton: { mode: r.singleton.mode } } : {}),
-    ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period } } : {}),
+    ...path('runs.key', r.key),
+    ...path('runs.priority', r.priority),
+    ...(r.singleton ? { singleton: { mode: r.singleton.mode, ...path('runs.singleton.key', r.singleton.key) } } : {}),
+    ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period, ...path('runs.rateLimit.key', r.rateLimit.key) } } : {}),
   };
   const triggers = def.triggers.map((t) => trigger(t as { type: string }));
   const s = def.schemas;

@@ -12,5 +12,6 @@ export { manual, event, schedule, webhook, type Trigger, type CatchUpPolicy, typ
 export { queue, isQueueDefinition, type QueueDefinition, type QueueOptions, type QueueRef, type RateLimitOptions, type LimitOptions, type RunQueueOptions } from './queue.ts';
 export type { DebounceOptions, DebounceSpec } from './debounce.ts';
 export type { RunOptions, SingletonOptions, RunRateLimitOptions } from './run-flow.ts';
+export { fromInput, type InputPathFn } from './from-input.ts';
 export { TerminalError, TimeoutError, CancelledError, NonDeterminismError, ChildRunError } from '../src/domain/errors.ts';
 export type * from './types.ts';

@@ -10,12 +10,16 @@ import type { StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
 import { schedule, type Trigger } from '../../../sdk/triggers.ts';
 import { queue, type QueueDefinition, type QueueOptions } from '../../../sdk/queue.ts';
 import { runOptionsSchema, type RunOptions } from '../../../sdk/run-flow.ts';
+import { fromInput } from '../../../sdk/from-input.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import { workflowNameSchema, type WorkflowSchemas } from '../../../sdk/workflow.ts';
 import type { CheckAt } from './schema-checks.ts';
 
 /** The description of a snapshot's file, stored next to it. */
 export const DESCRIPTION = 'description.json';
+
+/** A key or priority read from the input (`fromInput(path)` in the file), made again here. */
+const fromInputData = z.object({ fromInput: z.string() }).strict();
 
 export const descriptionSchema = z.object({
   name: workflowNameSchema,
@@ -30,11 +34,14 @@ export const descriptionSchema = z.object({
   /** The queues the file declares (`workflow(name, { queues })`), as queue() took them; made
    *  again here with queue(). Absent: described before queues were (made again). */
   queues: z.array(z.object({ name: z.string(), options: z.object({}).passthrough() })).max(100).optional(),
-  /** Run-level flow control as data (no key or priority functions: refused at describe). */
+  /** Run-level flow control as data: keys and priority only as input paths (fromInput();
+   *  other functions are refused at describe). */
   runs: z.object({
     queue: z.object({ name: z.string(), options: z.object({}).passthrough() }).optional(),
-    singleton: z.object({ mode: z.string() }).optional(),
-    rateLimit: z.object({ limit: z.unknown(), period: z.unknown() }).optional(),
+    key: fromInputData.optional(),
+    priority: fromInputData.optional(),
+    singleton: z.object({ mode: z.string(), key: fromInputData.optional() }).strict().optional(),
+    rateLimit: z.object({ limit: z.unknown(), period: z.unknown(), key: fromInputData.optional() }).strict().optional(),
   }).strict().optional(),
 });
 
@@ -85,10 +92,13 @@ export function declaredRuns(d: Pick<Description, 'runs' | 'name'>, file: string
   const r = d.runs;
   if (!r) return undefined;
   try {
+    const fn = (k: { fromInput: string } | undefined) => (k ? fromInput(k.fromInput) : undefined);
     const opts = {
       ...(r.queue ? { queue: queue(r.queue.name, r.queue.options as QueueOptions) } : {}),
-      ...(r.singleton ? { singleton: r.singleton } : {}),
-      ...(r.rateLimit ? { rateLimit: r.rateLimit } : {}),
+      ...(r.key ? { key: fn(r.key) } : {}),
+      ...(r.priority ? { priority: fromInput<number>(r.priority.fromInput) } : {}),
+      ...(r.singleton ? { singleton: { mode: r.singleton.mode, ...(r.singleton.key ? { key: fn(r.singleton.key) } : {}) } } : {}),
+      ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period, ...(r.rateLimit.key ? { key: fn(r.rateLimit.key) } : {}) } } : {}),
     };
     return Object.freeze(parseOrThrow(runOptionsSchema, opts, `workflow '${d.name}' options.runs`) as RunOptions);
   } catch (err) {

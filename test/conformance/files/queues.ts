@@ -279,4 +279,51 @@ export default workflow('single-file', { permissions: ${OUT_PERMISSIONS}, runs: 
     expect((await engine.result(holder, { timeout: '60s' })).output).toBe('ran');
     expect(rig.hits('single')).toBe(1);
   }, 180_000);
+
+  test('run flow (files): keys and priority read from the input with fromInput(): a singleton per key, a run queue per key served by priority; a missing key refused at trigger', async () => {
+    const rig = await boot([`
+import { fromInput } from '@tranquil/sdk';
+export default workflow('single-keyed', { permissions: ${OUT_PERMISSIONS}, runs: { singleton: { mode: 'skip', key: fromInput('user.id') } } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('work', async () => {
+    hit('sk', input.user.id + '\\n');
+    if (input.user.id === 'u1') await gate('sk');
+    return input.user.id;
+  }));
+});`, `
+import { fromInput, queue } from '@tranquil/sdk';
+const line = queue('keyed-line', { concurrency: 1 });
+export default workflow('prio-file', { permissions: ${OUT_PERMISSIONS}, runs: { queue: line, key: fromInput('tenant'), priority: fromInput('p') } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('work', async () => {
+    hit('pr', input.name + '\\n');
+    if (input.name === 'holder') await gate('pr');
+    return input.name;
+  }));
+});`]);
+    const { engine } = rig;
+    // Singleton per key: a second u1 is skipped while the first runs; u2 is another key.
+    const { runId: u1 } = await engine.trigger('single-keyed', { user: { id: 'u1' } });
+    await until('u1 to run', () => rig.text('sk') === 'u1\n', 60_000);
+    const again = await engine.result((await engine.trigger('single-keyed', { user: { id: 'u1' } })).runId, { timeout: '60s' });
+    expect(again.output).toMatchObject({ outcome: 'skipped' });
+    expect(JSON.stringify(again.output)).toContain(`runs.singleton (mode skip): run ${u1}`);
+    expect((await engine.result((await engine.trigger('single-keyed', { user: { id: 'u2' } })).runId, { timeout: '60s' })).output).toBe('u2');
+    // A key the input does not have is refused when the run is asked for, naming the option.
+    await expect(engine.trigger('single-keyed', { user: {} })).rejects.toThrow(/runs\.singleton\.key: the key function returned undefined, not a string/);
+    rig.open('sk');
+    expect((await engine.result(u1, { timeout: '60s' })).output).toBe('u1');
+
+    // A run queue of one slot: the holder blocks it; in line, the higher priority goes first
+    // whatever its key and the order it came in.
+    const { runId: holder } = await engine.trigger('prio-file', { name: 'holder', tenant: 't1', p: 0 });
+    await until('the holder to run', () => rig.text('pr') === 'holder\n', 60_000);
+    const { runId: low } = await engine.trigger('prio-file', { name: 'low', tenant: 't2', p: 1 });
+    const { runId: high } = await engine.trigger('prio-file', { name: 'high', tenant: 't3', p: 5 });
+    await until('both to wait in line', async () => (await engine.runs.get(low)).queued !== undefined && (await engine.runs.get(high)).queued !== undefined, 60_000);
+    await expect(engine.trigger('prio-file', { name: 'bad', tenant: 't4', p: 'x' })).rejects.toThrow(/runs\.priority: the priority function returned string, not an integer/);
+    rig.open('pr');
+    for (const id of [holder, low, high]) expect((await engine.result(id, { timeout: '60s' })).status).toBe('succeeded');
+    expect(rig.text('pr')).toBe('holder\nhigh\nlow\n');
+  }, 180_000);
 }

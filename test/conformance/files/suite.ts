@@ -121,8 +121,9 @@ export const NOT_YET_PORTED: string[] = [
   // A rate limit counted when the body begins is the engine's slot path, the same for a file's
   // step (files/queues.ts ports the rate-window case); not ported one by one yet.
   'queue: a rate limit counts a body when it begins: waiters of a stopped engine do not start together after the restart',
-  // Run-level flow control (issue 39): a workflow file's definition carries no options.runs
-  // yet (its describe refuses one: docs/flow-control.md, What is not built yet).
+  // Run-level flow control (issue 39): a file's options.runs is data (keys and priority by
+  // fromInput()), applied by the same engine code: files/queues.ts covers a run in line, a
+  // singleton skip per key and priority order in cases of its own, not ported one by one.
   'run queue: never more runs at once than the limit, in the queue and per key, sleeping included',
   'run queue: a run over the limit waits pending in line (why, runs list); a cancel in line ends it; a restart keeps the holder and the order',
   'run queue: a key function that throws or returns no string is refused at trigger time, naming it; nothing is stored',
