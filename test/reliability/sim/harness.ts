@@ -260,7 +260,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx, input }) => {
     const g = gen;
     const runId = ctx.runId;
-    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished);
+    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished, slotRows);
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
     if (tracing) trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
@@ -492,6 +492,12 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     if (!ro || ids.length === 0) return [];
     const st = ro.prepare(`SELECT status FROM runs WHERE run_id = ?`);
     return ids.filter((id) => !['succeeded', 'failed', 'cancelled'].includes((st.get(id) as { status: string } | undefined)?.status ?? 'succeeded'));
+  };
+  /** Of these runs, those whose run slot's row is in the file (the grant is durable). */
+  const slotRows = (ids: string[]): string[] => {
+    if (!ro || ids.length === 0) return [];
+    const st = ro.prepare(`SELECT 1 FROM queue_slots WHERE run_id = ? AND step = ''`);
+    return ids.filter((id) => st.get(id) !== undefined);
   };
   for (const [name, program] of programs) {
     defs.push(workflow(name, workflowQueueOptions(qplan, name), (w) => {

@@ -136,7 +136,7 @@ interface BodySpan {
 export class QueueWatch {
   private readonly spans: BodySpan[] = [];
   /** Runs of a run queue that executed, with their queue and key. */
-  readonly runsStarted = new Map<string, { queue: SimQueue; key: string }>();
+  readonly runsStarted = new Map<string, { queue: SimQueue; key: string; gen: number }>();
 
   constructor(
     private readonly plan: QueuePlan,
@@ -167,15 +167,28 @@ export class QueueWatch {
     return () => void (span.ended = true);
   }
 
-  /** A run's execution began (the workflow function was called). */
-  runExecuted(wf: string, runId: string, input: unknown, gen: number, unfinished: (ids: string[]) => string[]): void {
+  /** A run's execution began (the workflow function was called). A run holds its slot from
+   *  its first execution to its end, across crashes, once its grant is durable: a slot taken
+   *  in memory (the fast path) is written by the next group commit, so an engine that dies
+   *  before it leaves the run in line again, with nothing of the lost execution kept (its
+   *  bodies died with it, as a body's slot does). So a run counts as holding while the engine
+   *  that executed it lives, and after that engine's death only if the file has its slot row;
+   *  a run whose grant was lost is checked again when it next begins. */
+  runExecuted(wf: string, runId: string, input: unknown, gen: number, unfinished: (ids: string[]) => string[], slotRows: (ids: string[]) => string[]): void {
     const rq = this.plan.runs.get(wf);
-    if (!rq || this.dead(gen) || this.runsStarted.has(runId)) return;
+    if (!rq || this.dead(gen)) return;
+    const others = [...this.runsStarted].filter(([id, r]) => r.queue === rq.queue && id !== runId);
+    const durable = new Set(slotRows([runId, ...others.map(([id]) => id)]));
+    const prev = this.runsStarted.get(runId);
+    if (prev && (!this.dead(prev.gen) || durable.has(runId))) {
+      prev.gen = gen;
+      return;
+    }
     const key = rq.keyed ? runKeyOf(input) : '';
-    // Runs of the queue that executed before and are not finished in the file now hold slots.
-    const others = [...this.runsStarted].filter(([, r]) => r.queue === rq.queue);
+    // Runs of the queue that executed before, are not finished in the file and still hold
+    // their slot (see above).
     const holding = new Set(unfinished(others.map(([id]) => id)));
-    const live = others.filter(([id]) => holding.has(id));
+    const live = others.filter(([id, r]) => holding.has(id) && (!this.dead(r.gen) || durable.has(id)));
     if (live.length + 1 > rq.queue.concurrency) {
       this.violate(`q-runs: run ${runId} began with ${live.length} runs of '${rq.queue.name}' unfinished (${live.map(([id]) => id).join(', ')}), concurrency ${rq.queue.concurrency}`);
     }
@@ -183,7 +196,7 @@ export class QueueWatch {
     if (rq.queue.keyConcurrency !== undefined && sameKey.length + 1 > rq.queue.keyConcurrency) {
       this.violate(`q-runs: run ${runId} began with ${sameKey.length} runs of '${rq.queue.name}' key '${key}' unfinished (${sameKey.map(([id]) => id).join(', ')}), key concurrency ${rq.queue.keyConcurrency}`);
     }
-    this.runsStarted.set(runId, { queue: rq.queue, key });
+    this.runsStarted.set(runId, { queue: rq.queue, key, gen });
   }
 
   /** At the end: the rate limits over every body start, and nothing left held or in line. */
