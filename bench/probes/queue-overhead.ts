@@ -1,7 +1,8 @@
 // Probe (issue 39): a step through a queue that never binds against a plain step, on one warm
-// SQLite engine, rounds interleaved A B A B so a noisy machine hits both sides alike; prints
-// per-side median and range of steps/s and of process CPU per step.
-// Run: npx tsx bench/probes/queue-overhead.ts [rounds=10] [runs=200] [only=plain|queued]
+// engine (SQLite unless backend=restate), rounds interleaved AB BA so a noisy machine hits
+// both sides alike; prints per-side median and range of steps/s and of process CPU per step,
+// and with TX=1 each round's SQLite transactions and writes (a queued step adds none).
+// Run: npx tsx bench/probes/queue-overhead.ts [rounds=10] [runs=200] [only=plain|queued] [backend=restate]
 // (only=: one side alone, for `node --import tsx --cpu-prof bench/probes/queue-overhead.ts`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ const RUNS = Number(arg('runs', '200'));
 const ONLY = arg('only', '');
 // fresh=1: a new engine (and file) per round, as bench/queues.ts measures on SQLite.
 const FRESH = arg('fresh', '0') === '1';
+const BACKEND = arg('backend', 'sqlite') as 'sqlite' | 'restate';
 const STEPS = 10;
 const wide = queue('probe-wide', { concurrency: 1_000_000 });
 const plain = workflow('p-plain', (w) => {
@@ -33,7 +35,7 @@ const queued = workflow('p-queued', (w) => {
 type Engine = Awaited<ReturnType<typeof createEngine>>;
 async function open(): Promise<{ engine: Engine; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-probe-queue-'));
-  const engine = await createEngine({ backend: 'sqlite', dataDir: dir, workflows: [plain, queued], maxConcurrentRuns: 1000 });
+  const engine = await createEngine({ backend: BACKEND, dataDir: dir, workflows: [plain, queued], maxConcurrentRuns: 1000 });
   await engine.start();
   return { engine, close: async () => (await engine.stop(), rmSync(dir, { recursive: true, force: true })) };
 }
@@ -47,7 +49,7 @@ async function round(name: string): Promise<{ rate: number; cpuUs: number }> {
   }
 }
 async function measure(engine: Engine, name: string): Promise<{ rate: number; cpuUs: number }> {
-  const st = (engine.executor as unknown as { commitStats: { transactions: number; writes: number } }).commitStats;
+  const st = (engine.executor as unknown as { commitStats?: { transactions: number; writes: number } }).commitStats ?? { transactions: 0, writes: 0 };
   const tx0 = st.transactions, w0 = st.writes;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
