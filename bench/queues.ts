@@ -9,7 +9,8 @@
 //    (the grant's durable write and the wake-up), p50 / p99;
 //  - drain: runs/s of N runs queued at once on a queue of concurrency 10 (10,000; 2,000 in
 //    --quick), the step queued, and the run itself queued (run-level, `runs: { queue }`).
-// --overhead: the overhead rows alone; --reps=N: N pairs of repetitions per row.
+// --overhead: the overhead rows alone; --reps=N: N pairs of repetitions per row; --runs=N: the
+// runs a repetition (SQLite: 500, 200 in --quick; Restate: 20).
 // On Restate every figure is over restate-server (a queue is a virtual object there, a grant a
 // few round trips: docs/flow-control.md), so its sizes are smaller and each names its n.
 // Also run by `npm run bench` (--only=queues) once per backend, printed under its table.
@@ -28,7 +29,7 @@ const REPS = Number(process.argv.find((a) => a.startsWith('--reps='))?.slice(7) 
 const OVERHEAD_ONLY = process.argv.includes('--overhead');
 // SQLite: 5,000 steps a repetition (~0.1-0.3 s): 1,000 (the earlier size) took ~30 ms, a
 // few of the scheduler's slices on a shared machine, and its ratios spread over ±50%.
-const RUNS = ON_RESTATE ? 20 : QUICK ? 200 : 500;
+const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? (ON_RESTATE ? 20 : QUICK ? 200 : 500));
 const STEPS = 10;
 const HANDOVER = ON_RESTATE ? (QUICK ? 20 : 60) : 200;
 const DRAIN = ON_RESTATE ? (QUICK ? 100 : 500) : QUICK ? 2_000 : 10_000;
