@@ -1,11 +1,16 @@
-// npm run bench:queues [-- --quick] [-- --backend=sqlite|restate]: flow control (issue 39).
-//  - overhead: steps/s of 100 concurrent runs x 10 steps, each step through a queue whose
-//    limit never binds, against the same steps with no queue (median of reps, alternating),
-//    with sync and with async bodies, and the process CPU per step (the steadier figure);
+// npm run bench:queues [-- --quick] [-- --backend=sqlite|restate] [-- --overhead] [-- --reps=N]:
+// flow control (issue 39).
+//  - overhead: steps/s of concurrent runs x 10 steps, each step through a queue whose limit
+//    never binds, against the same steps with no queue, with sync and with async bodies, on
+//    one warm engine: repetitions in pairs, the order alternating (AB BA AB ...) so a noisy
+//    machine and the file's growth hit both sides alike; the figure is the median of the
+//    per-pair ratios with their spread, and the process CPU per step (the steadier figure);
 //  - handover: with concurrency 1, the time from one body's end to the next body's start
 //    (the grant's durable write and the wake-up), p50 / p99;
 //  - drain: runs/s of N runs queued at once on a queue of concurrency 10 (10,000; 2,000 in
 //    --quick), the step queued, and the run itself queued (run-level, `runs: { queue }`).
+// --overhead: the overhead rows alone; --reps=N: N pairs of repetitions per row; --runs=N: the
+// runs a repetition (SQLite: 500, 200 in --quick; Restate: 20).
 // On Restate every figure is over restate-server (a queue is a virtual object there, a grant a
 // few round trips: docs/flow-control.md), so its sizes are smaller and each names its n.
 // Also run by `npm run bench` (--only=queues) once per backend, printed under its table.
@@ -19,8 +24,12 @@ const QUICK = process.argv.includes('--quick');
 const BACKEND = (process.argv.find((a) => a.startsWith('--backend='))?.slice(10) ?? 'sqlite') as 'sqlite' | 'restate';
 if (BACKEND !== 'sqlite' && BACKEND !== 'restate') throw new Error(`--backend: '${BACKEND}' is not sqlite or restate`);
 const ON_RESTATE = BACKEND === 'restate';
-const REPS = QUICK ? 3 : 5;
-const RUNS = ON_RESTATE ? 20 : 100;
+// Restate: fewer pairs (a queued repetition there takes seconds, and its ratio is far from 1).
+const REPS = Number(process.argv.find((a) => a.startsWith('--reps='))?.slice(7) ?? (ON_RESTATE ? (QUICK ? 3 : 5) : QUICK ? 4 : 10));
+const OVERHEAD_ONLY = process.argv.includes('--overhead');
+// SQLite: 5,000 steps a repetition (~0.1-0.3 s): 1,000 (the earlier size) took ~30 ms, a
+// few of the scheduler's slices on a shared machine, and its ratios spread over ±50%.
+const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? (ON_RESTATE ? 20 : QUICK ? 200 : 500));
 const STEPS = 10;
 const HANDOVER = ON_RESTATE ? (QUICK ? 20 : 60) : 200;
 const DRAIN = ON_RESTATE ? (QUICK ? 100 : 500) : QUICK ? 2_000 : 10_000;
@@ -100,42 +109,51 @@ async function stepsPerSecond(engine: Engine, name: string): Promise<{ rate: num
   return { rate: (RUNS * STEPS) / ((performance.now() - t0) / 1000), cpuUs: (cpu.user + cpu.system) / (RUNS * STEPS) };
 }
 
-/** SQLite: a fresh file per measurement (one file's growth must not favour either side).
- *  Restate: one engine and restate-server for all (a server's start is seconds; both sides
- *  alternate on it, so its journal's growth is shared). */
-async function measure(engine: Engine | undefined, name: string): Promise<{ rate: number; cpuUs: number }> {
-  return engine ? stepsPerSecond(engine, name) : withEngine((e) => stepsPerSecond(e, name));
-}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const range = (xs: number[], digits = 0) => `${Math.min(...xs).toFixed(digits)} to ${Math.max(...xs).toFixed(digits)}`;
 
-async function overhead(engine: Engine | undefined, label: string, plainName: string, queuedName: string): Promise<void> {
+/** Pairs of repetitions, the order alternating (AB, BA, ...): each pair's ratio compares two
+ *  repetitions next to each other in time, so the load of other processes, the JIT's and the
+ *  file's state are about the same for both. */
+async function overhead(engine: Engine, label: string, plainName: string, queuedName: string): Promise<void> {
   const a: { rate: number; cpuUs: number }[] = [];
   const b: { rate: number; cpuUs: number }[] = [];
   for (let i = 0; i < REPS; i++) {
-    a.push(await measure(engine, plainName));
-    b.push(await measure(engine, queuedName));
+    if (i % 2 === 0) {
+      a.push(await stepsPerSecond(engine, plainName));
+      b.push(await stepsPerSecond(engine, queuedName));
+    } else {
+      b.push(await stepsPerSecond(engine, queuedName));
+      a.push(await stepsPerSecond(engine, plainName));
+    }
   }
-  const pa = median(a.map((x) => x.rate));
-  const pb = median(b.map((x) => x.rate));
-  const ca = median(a.map((x) => x.cpuUs));
-  const cb = median(b.map((x) => x.cpuUs));
-  const range = (xs: number[]) => `${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)}`;
-  console.log(`overhead  ${label} (${RUNS} runs x ${STEPS} steps, ${REPS} reps): no queue ${pa.toFixed(0)} steps/s (${range(a.map((x) => x.rate))}), queue never binding ${pb.toFixed(0)} steps/s (${range(b.map((x) => x.rate))}): ${((1 - pb / pa) * 100).toFixed(1)}% fewer; CPU/step ${ca.toFixed(1)} vs ${cb.toFixed(1)} µs (${((cb / ca - 1) * 100).toFixed(1)}% more)`);
+  const fewer = a.map((x, i) => (1 - b[i]!.rate / x.rate) * 100);
+  const more = a.map((x, i) => (b[i]!.cpuUs / x.cpuUs - 1) * 100);
+  console.log(
+    `overhead  ${label} (${RUNS} runs x ${STEPS} steps, ${REPS} pairs AB/BA): no queue ${median(a.map((x) => x.rate)).toFixed(0)} steps/s (${range(a.map((x) => x.rate))}), ` +
+      `queue never binding ${median(b.map((x) => x.rate)).toFixed(0)} steps/s (${range(b.map((x) => x.rate))}); ` +
+      `per pair: ${median(fewer).toFixed(1)}% fewer steps/s (median; ${range(fewer, 1)}%, middle half ${pct(fewer, 25).toFixed(1)} to ${pct(fewer, 75).toFixed(1)}%), ` +
+      `CPU/step ${median(a.map((x) => x.cpuUs)).toFixed(1)} vs ${median(b.map((x) => x.cpuUs)).toFixed(1)} µs, ${median(more).toFixed(1)}% more (${range(more, 1)}%)`,
+  );
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-
-async function overheads(engine?: Engine): Promise<void> {
-  await measure(engine, 'b-plain'); // warm-up
-  await measure(engine, 'b-queued');
+async function overheads(engine: Engine): Promise<void> {
+  await stepsPerSecond(engine, 'b-plain'); // warm-up
+  await stepsPerSecond(engine, 'b-queued');
+  await stepsPerSecond(engine, 'b-plain-async');
+  await stepsPerSecond(engine, 'b-queued-async');
   await overhead(engine, 'sync bodies', 'b-plain', 'b-queued');
   await overhead(engine, 'async bodies', 'b-plain-async', 'b-queued-async');
 }
 
 async function main(): Promise<void> {
   console.log(`backend   ${BACKEND}`);
-  if (ON_RESTATE) await withEngine(overheads);
-  else await overheads();
+  await withEngine(overheads);
+  if (OVERHEAD_ONLY) return;
 
   await withEngine(async (engine) => {
     const ids = [];
