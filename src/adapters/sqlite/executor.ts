@@ -29,6 +29,7 @@ import { sessionFor, type FileSessionFactory } from '../../runtime/session-facto
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { heldSkipReason, type HeldPolicy, type WorkflowPause } from '../../domain/workflow-pause.ts';
+import type { QueueSummary } from '../../domain/queue-summary.ts';
 import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
@@ -559,6 +560,11 @@ export class SqliteExecutor implements DurableExecutor {
   async workflowPauses(): Promise<WorkflowPause[]> {
     this.ensureStarted();
     return this.store.pauses.list();
+  }
+
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    this.ensureStarted();
+    return this.reader.queueSummaries(now);
   }
 
   async gc(options: GcOptions): Promise<GcReport> {
