@@ -10,7 +10,7 @@ import { resolveConfig, type EngineConfig } from './config.ts';
 import type { Engine } from '../src/runtime/engine.ts';
 
 export type { EngineConfig } from './config.ts';
-export type { Engine, RunsApi, RunList, EventsApi, SchedulesApi, WorkflowsApi, DeclarationView } from '../src/runtime/engine.ts';
+export type { Engine, RunsApi, RunList, EventsApi, SchedulesApi, WorkflowsApi, QueuesApi, DeclarationView } from '../src/runtime/engine.ts';
 // The types the API's arguments and answers use, so an app can name them.
 export type { EmitResult } from '../src/ports/executor.ts';
 export type { CancelOptions } from '../src/domain/cancel.ts';

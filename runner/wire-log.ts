@@ -28,7 +28,7 @@ export class WireLog implements StepLog {
   /** Attempts whose body the engine asked to run (`run` frames), by request id. */
   private readonly bodies = new Map<number, () => void>();
   private cancel: CancelView;
-  /** runs.pause as the engine last said (hello, then every reply). */
+  /** runs.pause as the engine last said (hello, every reply, and a `pause` frame). */
   private paused: boolean;
   private cancelListener: ((reason: Error) => void) | undefined;
   private engineNow: number;
@@ -73,6 +73,9 @@ export class WireLog implements StepLog {
         this.bodies.delete(f.id);
         return start();
       }
+      case 'pause':
+        this.paused = f.pause;
+        return;
       case 'cancel':
         this.cancel = f.cancel;
         return this.cancelListener?.(new RunStateError(`run ${this.runId} was cancelled`)); // as in-process

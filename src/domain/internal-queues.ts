@@ -3,8 +3,14 @@
 // A user never names them (queue names start with a letter), so `tranquil queues list` leaves
 // them out unless asked (`--all`), and then says what each one is.
 
+/** What an internal queue is for. */
+export interface InternalQueue {
+  option: 'runs.singleton' | 'runs.rateLimit';
+  workflow: string;
+}
+
 /** What an internal queue is for; undefined for a user's queue. */
-export function internalQueue(name: string): { option: 'runs.singleton' | 'runs.rateLimit'; workflow: string } | undefined {
+export function internalQueue(name: string): InternalQueue | undefined {
   const m = /^~(singleton|rate)\.(.+)$/.exec(name);
   if (!m) return undefined;
   return { option: m[1] === 'singleton' ? 'runs.singleton' : 'runs.rateLimit', workflow: m[2]! };

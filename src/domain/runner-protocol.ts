@@ -101,6 +101,11 @@ export const engineFrameSchema = z.discriminatedUnion('t', [
    *  outcome recorded earlier, and then never sends this). */
   z.object({ t: z.literal('run'), id }),
   z.object({ t: z.literal('cancel'), cancel: cancelView }),
+  /** runs.pause asked (true) or withdrawn by a resume (false) while the child runs, pushed at
+   *  once (StepLog.onPause): a child with no request in flight (code awaiting a timer between
+   *  steps) stops before its next step, not after it. It only ever stops the child: one that
+   *  ignores it runs on to its next suspension, where the engine's log pauses the run. */
+  z.object({ t: z.literal('pause'), pause: z.boolean() }),
 ]);
 
 export const outcomeSchema = z.discriminatedUnion('type', [

@@ -13,6 +13,7 @@ import type { HeldPolicy, WorkflowPause } from '../domain/workflow-pause.ts';
 import type { Debouncer } from './debounce.ts';
 import type { RunFork } from '../domain/run-fork.ts';
 import type { JournalEntry } from '../domain/journal.ts';
+import type { QueueSummary } from '../domain/queue-summary.ts';
 
 export interface StartRunRequest {
   workflow: string;
@@ -111,6 +112,8 @@ export interface DurableExecutor {
   resumeWorkflow?(workflow: string, held: HeldPolicy): Promise<string[]>;
   /** The paused workflows, by name. */
   workflowPauses?(): Promise<WorkflowPause[]>;
+  /** The flow-control queues now (RunReader.queueSummaries): engine.queues.list, the Runs panel. */
+  queueSummaries?(now: number): Promise<QueueSummary[]>;
   /** Resolves with the view once the run is terminal; rejects with TimeoutError after timeoutMs. */
   waitForTerminal(runId: string, timeoutMs: number): Promise<RunView>;
   /** Resolves when nothing can make progress without time passing or a signal. */

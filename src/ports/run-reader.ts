@@ -5,6 +5,7 @@
 import type { ChildOutput, RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { OutboxEntry } from './trigger-store.ts';
 import type { WorkflowPause } from '../domain/workflow-pause.ts';
+import type { QueueSummary } from '../domain/queue-summary.ts';
 
 export interface RunReader {
   /** The run with its steps; undefined when this backend knows no such run. */
@@ -16,6 +17,9 @@ export interface RunReader {
   childOutput?(runId: string): Promise<ChildOutput | undefined>;
   /** The paused workflows (workflows.pause), by name; absent: the backend keeps none. */
   workflowPauses?(): Promise<WorkflowPause[]>;
+  /** The flow-control queues with their depth, running and busiest keys at `now`
+   *  (domain/queue-summary.ts); absent: the backend keeps none. */
+  queueSummaries?(now: number): Promise<QueueSummary[]>;
   /** Releases what the reader opened (a file handle); the engine's own reader owns nothing. */
   close(): Promise<void>;
 }

@@ -157,6 +157,11 @@ export interface StepLog {
   /** runs.pause was asked: the session starts no further step (a body running finishes and
    *  is recorded) and suspends once nothing is in flight (docs/control.md). */
   pauseRequested?(): boolean;
+  /** Calls `listener` when runs.pause is asked (true) or withdrawn by a resume before it was
+   *  applied (false) while this session runs, so a Deno child's server can push it to a
+   *  child with no request in flight. One listener per session. Absent: the log tells only
+   *  through pauseRequested (a Deno child then learns it from its next reply). */
+  onPause?(listener: (paused: boolean) => void): void;
   /** Whether the run was asked to cancel: 'requested' (the session throws a CancelledError
    *  into the code at the steps it waits on, then lets cleanup steps run) or 'forced'. */
   cancelState?(): 'none' | 'requested' | 'forced';

@@ -12,6 +12,7 @@ import type { GcOptions, GcReport } from '../domain/retention.ts';
 import type { RetryOptions, RetryResult } from '../domain/retry-point.ts';
 import type { ResumeResult } from '../domain/run-control.ts';
 import type { HeldPolicy, WorkflowPause } from '../domain/workflow-pause.ts';
+import type { QueueSummary } from '../domain/queue-summary.ts';
 import type { RunFilter, RunPage, RunView } from '../domain/run-view.ts';
 import type { DurableExecutor, EmitRequest, EmitResult, StartRunRequest } from '../ports/executor.ts';
 import type { TriggerState } from '../ports/triggers.ts';
@@ -141,6 +142,11 @@ export class DrainRouter implements DurableExecutor {
 
   async workflowPauses(): Promise<WorkflowPause[]> {
     return (await this.o.primary.workflowPauses?.()) ?? [];
+  }
+
+  /** Queues are the primary's: new work runs there (a drained backend's slots are its own). */
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    return (await this.o.primary.queueSummaries?.(now)) ?? [];
   }
 
   async waitForTerminal(runId: string, timeoutMs: number): Promise<RunView> {

@@ -6,6 +6,8 @@ import * as z from 'zod';
 import { MAX_DURATION_MS, parseDuration, type Duration } from '../domain/duration.ts';
 import { NotSupportedError, RunStateError, UnknownRunError, ValidationError } from '../domain/errors.ts';
 import { explain, type Explanation } from '../domain/explain.ts';
+import { listedQueues, type InternalQueue } from '../domain/internal-queues.ts';
+import type { QueueSummary } from '../domain/queue-summary.ts';
 import { DEFAULT_CANCEL_BY, MAX_CANCEL_BY, type CancelOptions } from '../domain/cancel.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, type Json } from '../domain/json.ts';
 import { decodeValue, encodeValue, isTaggedValue } from '../domain/value-codec.ts';
@@ -211,6 +213,18 @@ export interface WorkflowsApi {
   resume(name: string, options?: { held?: HeldPolicy }): Promise<WorkflowResumeResult>;
 }
 
+/** `engine.queues`: the flow-control queues as they stand (docs/flow-control.md, "Watching
+ *  queues"): what the Runs panel's queue rows show. */
+export interface QueuesApi {
+  /** Every queue with its limits, bodies (or runs) running and waiting, its busiest keys (at
+   *  most 10) and, with a queue-wide rate limit, the starts its window counts now. The
+   *  internal queues of `runs.singleton` and `runs.rateLimit` (`~singleton.<workflow>`,
+   *  `~rate.<workflow>`) are left out unless `options.all`, then labelled `internal`, as
+   *  `tranquil queues list` does. SQLite: every queue an engine declared on the data dir;
+   *  Restate: the queues with anything held, waiting or counted now. */
+  list(options?: { all?: boolean }): Promise<(QueueSummary & { internal?: InternalQueue })[]>;
+}
+
 /** A workflow as workflows.list shows it. */
 export interface WorkflowListItem {
   name: string;
@@ -281,6 +295,8 @@ export class Engine {
   readonly workflows: WorkflowsApi;
   /** Providers of capability steps (step.use): docs/host.md. */
   readonly capabilities: CapabilitiesApi;
+  /** Flow-control queues as they stand: docs/flow-control.md. */
+  readonly queues: QueuesApi;
   private readonly providers: CapabilityRegistry;
   private readonly files: FileGate | undefined;
   private readonly webhooks: WebhookHost | undefined;
@@ -322,6 +338,12 @@ export class Engine {
       explain: async (workflow) => this.explainSchedules(check(nameSchema(), workflow, 'workflow')),
     };
     this.files = options.files;
+    this.queues = {
+      list: async (options = {}) => {
+        const all = check(z.object({ all: z.boolean().optional() }).strict(), options, 'queues.list options').all === true;
+        return listedQueues((await this.executor.queueSummaries?.(this.clock.now())) ?? [], all);
+      },
+    };
     this.workflows = {
       declaration: async (name) => this.declaration(check(nameSchema(), name, 'workflow')),
       approve: async (name, options = {}) => {

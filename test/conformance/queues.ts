@@ -225,6 +225,47 @@ export function queueScenarios({ test, boot, restart, until }: ScenarioKit): voi
     expect(ran).toEqual(['holder', 'next']);
   });
 
+  test('queues.list: running against the limit, the depth, the busiest keys and the rate window; internal queues only with all', async () => {
+    // What the Runs panel's queue rows show (docs/flow-control.md, Watching queues).
+    const hold = { open: false };
+    const q = queue('listed', { concurrency: 2, rateLimit: { limit: 50, period: '1m' }, key: { concurrency: 1 } });
+    const wf = workflow('q-listed', { queues: [q] }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('call', { queue: q, key: input.key }, async () => {
+        while (!hold.open) await pause(20);
+      }));
+    });
+    const solo = workflow('q-solo', { runs: { singleton: { mode: 'skip' } } }, (w) => {
+      w.trigger(manual());
+      w.run(async ({ step }) => step.waitForEvent('never', { timeout: '1h' }));
+    });
+    const { engine } = await boot([wf, solo]);
+    const listed = async () => (await engine.queues.list()).find((x) => x.name === 'listed');
+    const soloRun = (await engine.trigger('q-solo', null)).runId;
+    const ids: string[] = [];
+    for (const key of ['a', 'a', 'a', 'b', 'b', 'c']) ids.push((await engine.trigger('q-listed', { key })).runId);
+    await until('4 bodies in line', async () => (await listed())?.waiting === 4);
+    const row = (await listed())!;
+    expect(row.running).toBe(2);
+    expect(row.limits).toEqual({ concurrency: 2, rate: { limit: 50, periodMs: 60_000 }, key: { concurrency: 1 } });
+    expect(row.started).toBe(2);
+    expect(row.keyCount).toBe(3);
+    // Busiest first; which two keys run is whose ask came first (on Restate they ask concurrently).
+    expect(row.keys.map((k) => [k.key, k.running + k.waiting])).toEqual([['a', 3], ['b', 2], ['c', 1]]);
+    expect(row.keys.every((k) => k.running <= 1)).toBe(true);
+    await until('the singleton run to wait', async () => (await engine.runs.get(soloRun)).status === 'waiting');
+    expect((await engine.queues.list()).filter((x) => x.name.startsWith('~'))).toEqual([]);
+    const internal = (await engine.queues.list({ all: true })).find((x) => x.name === '~singleton.q-solo');
+    expect(internal?.internal).toEqual({ option: 'runs.singleton', workflow: 'q-solo' });
+    expect(internal?.running).toBe(1);
+    await expect(engine.queues.list({ every: true } as never)).rejects.toThrow(/queues\.list options/);
+    hold.open = true;
+    for (const id of ids) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+    await until('the queue to drain', async () => (await listed())?.running === 0);
+    expect(await listed()).toMatchObject({ running: 0, waiting: 0, started: 6 });
+    await engine.runs.cancel(soloRun);
+  });
+
   test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {
     const wf = workflow('q-bad', (w) => {
       w.trigger(manual());

@@ -42,4 +42,20 @@ describe('step protocol frames', () => {
     expect(log.pauseRequested()).toBe(false);
     expect(() => decodeFrame(engineFrameSchema, '{"t":"reply","id":2,"now":2,"ok":true,"pause":"yes"}', 'engine')).toThrow(/malformed frame 'reply' from the engine: pause/);
   });
+
+  it('a pushed pause frame sets what the log answers, with no request in flight; the child cannot send one', () => {
+    const hello = decodeFrame(engineFrameSchema, JSON.stringify({
+      t: 'hello', runId: 'r', workflow: 'w', input: null, entries: 0, caps: { open: false, close: false },
+      cancel: { requested: false, state: 'none' }, now: 1, maxPayloadBytes: 1000,
+    }), 'engine') as Extract<EngineFrame, { t: 'hello' }>;
+    const log = new WireLog(hello, [], () => {});
+    expect(log.pauseRequested()).toBe(false);
+    log.receive(decodeFrame(engineFrameSchema, '{"t":"pause","pause":true}', 'engine'));
+    expect(log.pauseRequested()).toBe(true);
+    log.receive(decodeFrame(engineFrameSchema, '{"t":"pause","pause":false}', 'engine'));
+    expect(log.pauseRequested()).toBe(false);
+    expect(() => decodeFrame(engineFrameSchema, '{"t":"pause"}', 'engine')).toThrow(/malformed frame 'pause' from the engine: pause/);
+    // Engine to child only: a child that sends one (to unpause itself, say) breaks the protocol.
+    expect(() => decodeFrame(childFrameSchema, '{"t":"pause","pause":false}', 'child')).toThrow(/malformed frame/);
+  });
 });

@@ -11,13 +11,15 @@
 // have no fallback poll (pollMs 0): all they show after loading comes from the step events
 // the panel pushes (server-sent events), which the run page also lists as they arrive. The
 // workflow's Pause / Resume buttons hold a run triggered while paused and start it on resume.
+// The list's queue rows show a queue whose limit binds (running = limit, the depth per key)
+// and follow the line as it moves, with no reload (docs/panel-queues.png, as above).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { manual, TerminalError, workflow } from '@tranquil/sdk';
+import { manual, queue, TerminalError, workflow } from '@tranquil/sdk';
 import { createEngine, servePanel, type Engine, type HeldRun } from '@tranquil/engine';
 import { needs } from '../needs.ts';
 
@@ -351,6 +353,84 @@ describe.skipIf(!CHROMIUM)(`Runs panel in Chromium${need.skipReason ? ` [skipped
         expect(await page.locator('#output').innerText()).toContain('"n": 42');
         expect((await engine.runs.get(held)).output).toEqual({ n: 42 });
         expect(await statusOf(first)).toBe('waiting');
+      } finally {
+        await page.close();
+        await panel?.close();
+        await engine?.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 120_000);
+  }
+
+  for (const backend of ['sqlite', 'restate'] as const) {
+    it(`${backend}: the list's queue rows: a binding limit shows running = limit and the depth, per key, moving live; internal queues hidden`, async () => {
+      // Each body waits until the test lets its run go: what the rows show is the line as it stands.
+      const go = new Set<number>();
+      const inBody = new Set<number>();
+      const llm = queue('llm', { concurrency: 2, rateLimit: { limit: 100, period: '1m' }, key: { concurrency: 1 } });
+      const ask = workflow('ask', { queues: [llm] }, (w) => {
+        w.trigger(manual());
+        w.run(async ({ step, input }) => step.do('call', { queue: llm, key: input.user }, async () => {
+          inBody.add(input.n);
+          while (!go.has(input.n)) await new Promise((r) => setTimeout(r, 50));
+          inBody.delete(input.n);
+          return input.n;
+        }));
+      });
+      // A singleton's slot is an internal queue (~singleton.solo): held while the run waits, never a row.
+      const solo = workflow('solo', { runs: { singleton: { mode: 'skip' } } }, (w) => {
+        w.trigger(manual());
+        w.run(async ({ step }) => step.waitForEvent('never', { timeout: '1h' }));
+      });
+      const dir = mkdtempSync(join(tmpdir(), `tranquil-panel-queues-${backend}-`));
+      let engine: Engine | undefined;
+      let panel: Awaited<ReturnType<typeof servePanel>> | undefined;
+      const page = await browser!.newPage();
+      page.setDefaultTimeout(20_000);
+      type Marked = { marker?: number };
+      const row = (q: string) => page.locator(`#queue-rows tr[data-queue="${q}"]`);
+      const cell = (sel: string) => row('llm').locator(sel).innerText();
+      try {
+        engine = await createEngine({ backend, dataDir: dir, workflows: [ask, solo] });
+        await engine.start();
+        panel = await servePanel(engine, { pollMs: 0 });
+        await page.goto(panel.url);
+        await page.evaluate(() => ((globalThis as unknown as Marked).marker = 1));
+        const soloRun = (await engine.trigger('solo', null)).runId;
+        // u1 x3, u2 x2, u3 x1: one body per key at once, two in all (which two keys: whose
+        // ask reached the queue first; on Restate the runs ask concurrently).
+        const users = ['u1', 'u1', 'u1', 'u2', 'u2', 'u3'];
+        const runs: string[] = [];
+        for (const [n, user] of users.entries()) runs.push((await engine.trigger('ask', { n, user })).runId);
+        await expect.poll(() => cell('.q-waiting'), { timeout: 20_000 }).toBe('4');
+        expect(await cell('.q-running')).toBe('2 of 2');
+        expect(await row('llm').locator('.q-running.full').count()).toBe(1);
+        const keys = (await row('llm').locator('li[data-key]').allInnerTexts()).map((t) => {
+          const m = /^(u\d): ([01]) of 1 running, (\d) waiting$/.exec(t);
+          expect(m, t).not.toBeNull();
+          return { key: m![1]!, running: Number(m![2]), waiting: Number(m![3]) };
+        });
+        // Every key, the busiest first (u1: 3 runs), each with its runs running or waiting.
+        expect(keys.map((k) => k.key)).toEqual(['u1', 'u2', 'u3']);
+        expect(keys.map((k) => k.running + k.waiting)).toEqual([3, 2, 1]);
+        expect(keys.reduce((n, k) => n + k.running, 0)).toBe(2);
+        expect(await cell('.q-started')).toBe('2');
+        await expect.poll(async () => (await engine!.runs.get(soloRun)).status, { timeout: 20_000 }).toBe('waiting');
+        expect(await page.locator('#queue-rows tr[data-queue^="~"]').count()).toBe(0);
+        expect((await engine.queues.list({ all: true })).find((q) => q.name === '~singleton.solo')?.internal).toEqual({ option: 'runs.singleton', workflow: 'solo' });
+        if (backend === 'sqlite' && process.env.PANEL_SCREENSHOT === '1') await page.screenshot({ path: join(ROOT, 'docs/panel-queues.png'), fullPage: true });
+
+        // One body ends: another takes the free slot, the line shortens, live.
+        expect(inBody.size).toBe(2);
+        go.add([...inBody][0]!);
+        await expect.poll(() => cell('.q-waiting'), { timeout: 20_000 }).toBe('3');
+        expect(await cell('.q-running')).toBe('2 of 2');
+        for (let n = 1; n < users.length; n++) go.add(n);
+        for (const id of runs) expect((await engine.result(id, { timeout: '30s' })).status).toBe('succeeded');
+        await expect.poll(() => cell('.q-running'), { timeout: 20_000 }).toBe('0 of 2');
+        expect(await cell('.q-waiting')).toBe('0');
+        expect(await cell('.q-started')).toBe('6');
+        expect(await page.evaluate(() => (globalThis as unknown as Marked).marker)).toBe(1);
       } finally {
         await page.close();
         await panel?.close();

@@ -171,8 +171,8 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
         killWith({ outcome: { type: 'failed', error: { ...error, message: `${error.message} while its workflow code ran outside any step` } }, cancelDelivered: false });
       }, w.heartbeatTimeoutMs);
     };
-    // A pause (runs.pause) travels on every reply: the child's session checks it at its next
-    // step call. A child that ignores it runs on only to its next suspension, where the
+    // A pause (runs.pause) travels on every reply, and is pushed as asked (a `pause` frame,
+    // below, where the log tells it): the child's session checks it at its next step call. A child that ignores it runs on only to its next suspension, where the
     // engine's own log pauses the run (as before): it gains nothing.
     const paused = () => (log.pauseRequested ? { pause: log.pauseRequested() } : {});
     const reply = (id: number, p: Promise<unknown> | unknown) =>
@@ -370,6 +370,10 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     });
     heard();
     for (const entry of entries) send(log.completedOutside?.(entry) ? { t: 'entry', entry, outside: true } : { t: 'entry', entry });
+    // After the journal (the child reads hello and the entries first), in the same tick as
+    // hello's `pause`, so no change falls between: a pause asked while the child has no
+    // request in flight reaches it now. It only stops the child (docs/control.md).
+    log.onPause?.((pause) => send({ t: 'pause', pause }));
   });
 }
 

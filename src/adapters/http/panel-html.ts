@@ -36,7 +36,8 @@ pre{background:#fff;border:1px solid #e3e6ea;padding:8px;margin:4px 0;max-height
 form.inline{display:inline-block;margin:0 8px 8px 0}button{padding:5px 12px;border:1px solid #3b6fd8;background:#3b6fd8;color:#fff;border-radius:4px;cursor:pointer}
 button.danger{background:#c62828;border-color:#c62828}input,select{padding:4px 6px;border:1px solid #c3c8d0;border-radius:3px}
 .held{background:#fff;border-left:5px solid #e69500;padding:10px 14px;margin:0 0 14px}.held ul{margin:6px 0;padding-left:20px}
-.events{font:12px/1.4 ui-monospace,monospace;background:#fff;border:1px solid #e3e6ea;padding:6px 6px 6px 40px;margin:4px 0;max-height:300px;overflow:auto}
+.events{font:12px/1.4 ui-monospace,monospace;background:#fff;border:1px solid #e3e6ea;padding:6px 6px 6px 40px;margin:4px 0;max-height:300px;overflow:auto}.events:empty{display:none}
+#queues{margin:0 0 14px}.q-running.full{color:#8a1c1c;font-weight:600}ul.keys{margin:0;padding-left:16px}
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}.err{color:#8a1c1c}.muted{color:#667}.flash{background:#fff3cd;padding:8px 12px;margin-bottom:12px}
 `;
 

@@ -21,6 +21,7 @@ import type { Engine } from '../../runtime/engine.ts';
 import { listen } from './listen.ts';
 import { actions, esc, eventsPage, heldBlock, liveOutput, page, runDetails, runsFilters, runsTable, schedulesPage, stepEventsBlock, timeline, whyBlock, type ListQuery, type LiveSource } from './panel-html.ts';
 import { liveEvents } from './panel-live.ts';
+import { queuesBlock } from './panel-queues.ts';
 import { secretsEqual } from './secret-compare.ts';
 
 /** createPanel's options. */
@@ -113,9 +114,14 @@ export function createPanel(engine: Engine, o: PanelOptions = {}): Panel {
     if (!q.success) return c.html(page('Runs', base, `<p class="err">bad filter: ${esc(q.error.issues[0]?.message)}</p>`, ''), 400);
     const query: ListQuery = q.data;
     try {
-      const list = await engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, since: query.since, until: query.until, cursor: query.cursor, limit: o.pageSize ?? 50 });
+      const [list, queues] = await Promise.all([
+        engine.runs.list({ workflow: query.workflow, status: query.status as RunStatus | undefined, since: query.since, until: query.until, cursor: query.cursor, limit: o.pageSize ?? 50 }),
+        // A queue read that fails (Restate's admin API away) costs the rows, not the list.
+        engine.queues.list().catch((err: unknown) => toErrorInfo(err)),
+      ]);
       const h = holds();
-      const live = `${held(h[0]?.runId ?? '')}${runsTable(base, list, query, list.next, new Set(h.map((x) => x.runId)))}`;
+      const rows = Array.isArray(queues) ? queuesBlock(queues) : `<p class="err" id="queues">queues: ${esc(queues.message)}</p>`;
+      const live = `${held(h[0]?.runId ?? '')}${rows}${runsTable(base, list, query, list.next, new Set(h.map((x) => x.runId)))}`;
       return render(c, 'Runs', `${flash(c)}<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}`, live, `${base}/live`);
     } catch (err) {
       return c.html(page('Runs', base, `<h2>Runs</h2>${runsFilters(base, query, RUN_STATUSES)}<p class="err" id="flash">${esc(toErrorInfo(err).message)}</p>`, ''), 400);

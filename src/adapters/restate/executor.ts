@@ -20,6 +20,7 @@ import type { Json } from '../../domain/json.ts';
 import { retryPlan, unknownRetryPoint, type RetryOptions, type RetryResult } from '../../domain/retry-point.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { heldSkipReason, type HeldPolicy, type WorkflowPause } from '../../domain/workflow-pause.ts';
+import type { QueueSummary } from '../../domain/queue-summary.ts';
 import { buildWorkflowPauseObject, WORKFLOW_PAUSE_OBJECT, type WorkflowPaused } from './workflow-pause-object.ts';
 import { isTerminal } from '../../domain/run-status.ts';
 import type { RunFilter, RunPage, RunView } from '../../domain/run-view.ts';
@@ -646,6 +647,11 @@ export class RestateExecutor implements DurableExecutor {
   async workflowPauses(): Promise<WorkflowPause[]> {
     this.ensureStarted();
     return this.reader.workflowPauses();
+  }
+
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    this.ensureStarted();
+    return this.reader.queueSummaries(now);
   }
 
   private async pauseObject<T>(workflow: string, handler: 'pause' | 'resume', body: Json): Promise<T> {

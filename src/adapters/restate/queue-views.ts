@@ -4,6 +4,7 @@
 import type { QueueSnapshot } from '../../domain/queue-snapshot.ts';
 import { waitIn } from '../../domain/queue-snapshot.ts';
 import type { QueueWait } from '../../domain/rate-limit.ts';
+import { busiestKeys, type QueueKeyCount, type QueueSummary as DomainQueueSummary } from '../../domain/queue-summary.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
 import { QUEUE_OBJECT } from './queue-object.ts';
 
@@ -64,20 +65,35 @@ export interface QueueSummary {
   keys: { key: string; running: number; waiting: number }[];
 }
 
-/** Every queue with something held, waiting or counted now (an idle queue's object keeps no
- *  state, so it is not listed), by name; its keys the busiest first (at most 50). */
-export async function queueSummaries(admin: AdminApi): Promise<QueueSummary[]> {
+/** Every queue object's state (an idle queue's object keeps none), by name. */
+async function queueStates(admin: AdminApi): Promise<{ name: string; s: QueueSnapshot; keys: QueueKeyCount[] }[]> {
   const rows = await admin.query<Row>(`SELECT service_key AS queue, value_utf8 FROM state WHERE service_name = ${sqlString(QUEUE_OBJECT)} AND key = 'q'`);
-  const out: QueueSummary[] = [];
+  const out: { name: string; s: QueueSnapshot; keys: QueueKeyCount[] }[] = [];
   for (const row of rows) {
     const s = parse(row);
     if (!s) continue;
-    const keys = new Map<string, { key: string; running: number; waiting: number }>();
+    const keys = new Map<string, QueueKeyCount>();
     const at = (key: string) => keys.get(key) ?? keys.set(key, { key, running: 0, waiting: 0 }).get(key)!;
     for (const h of s.holders) at(h.key).running++;
     for (const w of s.waiters) at(w.key).waiting++;
-    const busiest = [...keys.values()].sort((a, b) => b.running + b.waiting - (a.running + a.waiting) || a.key.localeCompare(b.key)).slice(0, 50);
-    out.push({ name: row.queue, limits: s.limits, running: s.holders.length, waiting: s.waiters.length, keys: busiest });
+    out.push({ name: row.queue, s, keys: [...keys.values()] });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Every queue with something held, waiting or counted now (an idle queue's object keeps no
+ *  state, so it is not listed), by name; its keys the busiest first (at most 50). */
+export async function queueSummaries(admin: AdminApi): Promise<QueueSummary[]> {
+  return (await queueStates(admin)).map(({ name, s, keys }) => ({ name, limits: s.limits, running: s.holders.length, waiting: s.waiters.length, keys: busiestKeys(keys, 50) }));
+}
+
+/** The same as engine.queues.list() gives it (domain/queue-summary.ts): the busiest keys
+ *  (SUMMARY_KEYS) and, with a queue-wide rate limit, the starts its window counts at `now`
+ *  (a pending holder's start counts in every window, as the object counts it). */
+export async function queueSummariesAt(admin: AdminApi, now: number): Promise<DomainQueueSummary[]> {
+  return (await queueStates(admin)).map(({ name, s, keys }) => {
+    const rate = s.limits.rate;
+    const started = rate && s.starts.filter((st) => st.at > now - rate.periodMs).length + s.holders.filter((h) => h.pending).length;
+    return { name, limits: s.limits, running: s.holders.length, waiting: s.waiters.length, keys: busiestKeys(keys), keyCount: keys.length, ...(rate ? { started } : {}) };
+  });
 }

@@ -15,7 +15,8 @@ import { divergencesIn } from './divergence-object.ts';
 import { outputOf } from './output-object.ts';
 import { buildView, collectState, INVOCATION_COLUMNS, type InvocationRow } from './run-views.ts';
 import { serviceName, workflowName } from './workflow-service.ts';
-import { lineOf, slotWaitOf } from './queue-views.ts';
+import { lineOf, queueSummariesAt, slotWaitOf } from './queue-views.ts';
+import type { QueueSummary } from '../../domain/queue-summary.ts';
 import { waitIn } from '../../domain/queue-snapshot.ts';
 import type { WorkflowPause } from '../../domain/workflow-pause.ts';
 import { WORKFLOW_PAUSE_OBJECT, type WorkflowPaused } from './workflow-pause-object.ts';
@@ -44,6 +45,11 @@ export class RestateRunReader implements RunReader {
 
   constructor(private readonly o: RestateRunReaderOptions) {
     this.services = o.workflows?.map(serviceName);
+  }
+
+  /** The queue objects' state (an idle queue's object keeps none: not listed). */
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    return queueSummariesAt(this.o.admin(), now);
   }
 
   /** The paused workflows (workflow-pause-object.ts state), by name. */

@@ -29,6 +29,7 @@ import { sessionFor, type FileSessionFactory } from '../../runtime/session-facto
 import { SlotFiring } from '../../runtime/slot-firing.ts';
 import { deadlineFor, resumePlan, type ResumeResult } from '../../domain/run-control.ts';
 import { heldSkipReason, type HeldPolicy, type WorkflowPause } from '../../domain/workflow-pause.ts';
+import type { QueueSummary } from '../../domain/queue-summary.ts';
 import { emitCheckOf } from '../../runtime/boundary-schemas.ts';
 import type { EmitCheck } from '../../runtime/emit-check.ts';
 import { ChurnMap } from '../../runtime/churn-map.ts';
@@ -488,7 +489,11 @@ export class SqliteExecutor implements DurableExecutor {
       if (row.status === 'paused' || (row.pause_by != null && !isTerminal(row.status))) {
         this.store.control.unpause(runId, now);
         const act = this.active.get(runId);
-        if (act) act.pause = undefined;
+        if (act && act.pause !== undefined) {
+          act.pause = undefined;
+          // Withdrawn before it was applied: a child told of it may go on.
+          queueMicrotask(() => act.pauseListener?.(false));
+        }
         return { resumed: 'paused', discarded: [] };
       }
       if (row.status !== 'cancelled') throw new RunStateError(`run ${runId} is ${row.status}; only a paused or a cancelled run can be resumed`);
@@ -508,17 +513,22 @@ export class SqliteExecutor implements DurableExecutor {
     if (isTerminal(row.status)) throw new RunStateError(`run ${runId} already finished (${row.status}); nothing to pause`);
     if (row.status === 'blocked') throw new RunStateError(`run ${runId} is blocked (it waits for an approval and runs nothing): nothing to pause`);
     if (row.cancel_requested === 1) throw new RunStateError(`run ${runId} is being cancelled; it cannot be paused`);
-    await this.queue.enqueue(() => {
+    const asked = await this.queue.enqueue(() => {
       const act = this.active.get(runId);
       if (act) {
         act.pause ??= by;
         this.store.control.requestPause(runId, by, this.now());
-        return;
+        return act;
       }
       this.dropReady(runId);
       this.fresh.delete(runId);
       this.store.control.pause(runId, by, this.now());
+      return undefined;
     });
+    // Durable now: a Deno child with no request in flight learns of it at once (not from the
+    // reply to its next step call, after that step ran). The same execution only: a later
+    // one reads the pause from the row.
+    if (asked && asked === this.active.get(runId) && asked.pause !== undefined) asked.pauseListener?.(true);
   }
 
   /** docs/control.md "Pause a workflow": runs created from now on are born held (insertRun). */
@@ -559,6 +569,11 @@ export class SqliteExecutor implements DurableExecutor {
   async workflowPauses(): Promise<WorkflowPause[]> {
     this.ensureStarted();
     return this.store.pauses.list();
+  }
+
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    this.ensureStarted();
+    return this.reader.queueSummaries(now);
   }
 
   async gc(options: GcOptions): Promise<GcReport> {

@@ -4,6 +4,7 @@
 // at the current version. Writes go through the commit queue (durable when answered).
 import type Database from 'better-sqlite3';
 import type { QueueLimits, QueueWait } from '../../domain/rate-limit.ts';
+import { SUMMARY_KEYS, type QueueSummary } from '../../domain/queue-summary.ts';
 import type { HoldRows, QueuedStep, QueueStore, RecoveredQueues } from '../../ports/queue-store.ts';
 import type { CommitQueue } from './commit-queue.ts';
 
@@ -126,6 +127,26 @@ export function readQueue(db: Database.Database, name: string): { name: string; 
                              UNION ALL SELECT key, 0, 1 FROM queue_waiting WHERE queue = ?)
                            GROUP BY key ORDER BY running + waiting DESC, key LIMIT 50`).all(name, name) as { key: string; running: number; waiting: number }[];
   return { ...q, keys: rows };
+}
+
+/** Every queue an engine declared, with its busiest keys (at most SUMMARY_KEYS) and, with a
+ *  queue-wide rate limit, the starts its window counts at `now` (engine.queues.list, the panel). */
+export function readQueueSummaries(db: Database.Database, now: number): QueueSummary[] {
+  const keys = db.prepare(`SELECT key, sum(r) AS running, sum(w) AS waiting FROM (
+                             SELECT key, 1 AS r, 0 AS w FROM queue_slots WHERE queue = ?
+                             UNION ALL SELECT key, 0, 1 FROM queue_waiting WHERE queue = ?)
+                           GROUP BY key ORDER BY running + waiting DESC, key LIMIT ${SUMMARY_KEYS}`);
+  const keyCount = db.prepare(`SELECT count(*) AS n FROM (SELECT key FROM queue_slots WHERE queue = ? UNION SELECT key FROM queue_waiting WHERE queue = ?)`);
+  const starts = db.prepare(`SELECT count(*) AS n FROM queue_starts WHERE queue = ? AND at > ?`);
+  return readQueues(db).map((q) => {
+    const rate = q.limits.rate;
+    return {
+      ...q,
+      keys: keys.all(q.name, q.name) as QueueSummary['keys'],
+      keyCount: (keyCount.get(q.name, q.name) as { n: number }).n,
+      ...(rate ? { started: (starts.get(q.name, now - rate.periodMs) as { n: number }).n } : {}),
+    };
+  });
 }
 
 /** The step of `runId` waiting for a slot, as `why` says it. */

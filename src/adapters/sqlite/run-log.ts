@@ -22,6 +22,9 @@ export interface ActiveRun {
   cancel: 'none' | 'requested' | 'forced';
   /** runs.pause asked (by whom): the session stops at its next step boundary. */
   pause?: string;
+  /** Told when `pause` is asked or withdrawn while this execution runs (StepLog.onPause: a
+   *  Deno child's server pushes it to a child that has no request in flight). */
+  pauseListener?: (paused: boolean) => void;
   /** Something happened while executing (a signal): run again after this outcome. */
   again: boolean;
   /** A child ended while executing, and the run's replay is slow: run again after a hold
@@ -184,6 +187,10 @@ export class SqliteRunLog implements StepLog {
 
   onCancel(listener: (reason: Error) => void): void {
     this.act.abort = listener;
+  }
+
+  onPause(listener: (paused: boolean) => void): void {
+    this.act.pauseListener = listener;
   }
 
   private commit(entry: JournalEntry, text: string | undefined): Promise<void> {

@@ -1,7 +1,8 @@
 // RunReader over the SQLite file: the engine's own (over its open store) and the CLI's
 // (a read-only open of the data dir's file, no owner lease, so it works while a `serve` or
 // an embedding app owns the data dir).
-import { readSlotWait } from './queue-store.ts';
+import { readQueueSummaries, readSlotWait } from './queue-store.ts';
+import type { QueueSummary } from '../../domain/queue-summary.ts';
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +38,10 @@ export class SqliteRunReader implements RunReader {
 
   async workflowPauses(): Promise<WorkflowPause[]> {
     return this.store.pauses.list();
+  }
+
+  async queueSummaries(now: number): Promise<QueueSummary[]> {
+    return readQueueSummaries(this.store.db, now);
   }
 
   async childOutput(runId: string): Promise<ChildOutput | undefined> {

@@ -6,6 +6,9 @@ import { expect } from 'vitest';
 import { OUT_PERMISSIONS, sleep, until } from './harness.ts';
 import type { FileKit } from './suite.ts';
 
+/** On SQLite only (files-restate-*.test.ts name why). */
+export const PAUSE_BETWEEN_STEPS = 'a pause asked while the code awaits between two steps (no request in flight) is pushed to the child: it stops before its next step';
+
 export function controlRunFileScenarios({ test, boot }: FileKit): void {
   test('rerun of a succeeded run starts a new run with its input, linked both ways; a live run is refused', async () => {
     const { engine, hits } = await boot(`
@@ -103,6 +106,34 @@ export default workflow('pausable', { permissions: ${OUT_PERMISSIONS} }, (w) => 
     expect(view.output).toEqual({ s: 'slow done', a: 1 });
     expect([hits('slow'), hits('after')]).toEqual([1, 1]);
     await expect(engine.runs.pause(runId)).rejects.toThrow(/already finished \(succeeded\); nothing to pause/);
+  });
+
+  test(PAUSE_BETWEEN_STEPS, async () => {
+    const { engine, hits, open } = await boot(`
+export default workflow('pause-between', { permissions: ${OUT_PERMISSIONS} }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ step }) => {
+    const a = await step.do('before', () => 1);
+    hit('between');
+    await gate('between'); // a plain await between two steps: no request of the child in flight
+    const b = await step.do('after', () => (hit('after'), 2));
+    return { a, b };
+  });
+});`);
+    const { runId } = await engine.trigger('pause-between', null);
+    await until('the code to wait between the steps', () => hits('between') === 1);
+    await engine.runs.pause(runId, { by: 'ops' });
+    // The pause frame is on its way when pause() returns; the child has had time to read it.
+    await sleep(500);
+    open('between');
+    await until('the run to be paused', async () => (await engine.runs.get(runId)).status === 'paused');
+    // Stopped before 'after' (before the push it learned of the pause from the reply to 'after',
+    // so that step ran first).
+    expect(hits('after')).toBe(0);
+    expect((await engine.runs.get(runId)).steps.map((s) => s.name)).toEqual(['before']);
+    await engine.runs.resume(runId);
+    expect((await engine.result(runId, { timeout: '60s' })).output).toEqual({ a: 1, b: 2 });
+    expect(hits('after')).toBe(1);
   });
 
   test('timers due while paused fire on resume; a signal sent while paused waits; pause holds across a restart', async () => {

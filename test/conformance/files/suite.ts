@@ -118,6 +118,9 @@ export const NOT_YET_PORTED: string[] = [
   // ports the other six step-queue cases); the fairness case uses the same slot path and is
   // not ported yet (its 61 runs would be 61 Deno children).
   'queue: a cold key starts within one slot turnover of a hot key with many queued',
+  // engine.queues.list reads the queue state the engine holds for a file's steps as for any
+  // (files/queues.ts covers the slot path); not ported as a case of its own.
+  'queues.list: running against the limit, the depth, the busiest keys and the rate window; internal queues only with all',
   // A rate limit counted when the body begins is the engine's slot path, the same for a file's
   // step (files/queues.ts ports the rate-window case); not ported one by one yet.
   'queue: a rate limit counts a body when it begins: waiters of a stopped engine do not start together after the restart',
