@@ -17,6 +17,7 @@ export const warmRestate = !process.env.TRANQUIL_TEST_COLD_RESTATE;
 export class PrewarmedDirs {
   private next: Promise<Warm> | undefined;
   private readonly pending = new Set<Promise<Warm>>();
+  private readonly taken = new Map<string, Warm>();
 
   /** `dataDirOf(dir)`: where the engine's data dir is inside a fresh dir (the dir itself, or
    *  a folder in it); the server runs on `<dataDir>/restate`, as the engine's would. */
@@ -31,8 +32,17 @@ export class PrewarmedDirs {
     this.next = undefined;
     const warm = await ready;
     this.pending.delete(ready);
+    this.taken.set(warm.dir, warm);
     this.next ??= this.warm();
     return warm.dir;
+  }
+
+  /** After the case's engines stopped, before its dir is removed: stops the dir's server if
+   *  no engine took it over (one whose createEngine threw, a case that asserts that). */
+  async release(dir: string): Promise<void> {
+    const warm = this.taken.get(dir);
+    this.taken.delete(dir);
+    if (warm && !warm.exited) await warm.server.stop().catch(() => {});
   }
 
   /** Stops the servers no case took and removes their dirs (afterAll). */
@@ -50,8 +60,11 @@ export class PrewarmedDirs {
   private warm(): Promise<Warm> {
     const dir = mkdtempSync(join(tmpdir(), this.prefix));
     const server = new RestateServer(this.dataDirOf(dir));
+    const warm: Warm = { dir, server, exited: false };
+    // Our child exited (the adopting engine stopped it): release() must not signal its pid.
+    server.onUnexpectedExit = () => (warm.exited = true);
     const p = server.start().then(
-      () => ({ dir, server }),
+      () => warm,
       (err: unknown) => {
         rmSync(dir, { recursive: true, force: true });
         throw err;
@@ -67,4 +80,5 @@ export class PrewarmedDirs {
 interface Warm {
   dir: string;
   server: RestateServer;
+  exited: boolean;
 }

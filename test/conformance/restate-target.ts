@@ -12,6 +12,7 @@ export function restateTarget(part: SuitePart): ConformanceTarget {
     name: 'restate',
     part,
     freshDir: warmRestate ? () => dirs.take() : undefined,
+    releaseDir: (dir) => dirs.release(dir),
     dispose: () => dirs.dispose(),
     async makeEngine({ workflows, dataDir }) {
       const engine = await createEngine({ backend: 'restate', dataDir, workflows });

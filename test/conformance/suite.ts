@@ -51,6 +51,8 @@ export interface ConformanceTarget {
   /** A fresh data dir for a case's first engine (default: an empty temp dir); removed after
    *  the case. The Restate target hands out dirs whose server already runs (restate-prewarm.ts). */
   freshDir?(): Promise<string>;
+  /** After a case's engines stopped: what freshDir started for `dir` and no engine stopped. */
+  releaseDir?(dir: string): Promise<void>;
   /** Called once after the last case (what freshDir prepared and no case took). */
   dispose?(): Promise<void>;
 }
@@ -99,7 +101,10 @@ export function runConformance(target: ConformanceTarget): void {
     const dirs: string[] = [];
     afterEach(async () => {
       for (const e of open.splice(0)) await e.stop().catch(() => {});
-      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      for (const d of dirs.splice(0)) {
+        await target.releaseDir?.(d);
+        rmSync(d, { recursive: true, force: true });
+      }
     });
     afterAll(async () => target.dispose?.());
 

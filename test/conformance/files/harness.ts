@@ -106,7 +106,10 @@ export class Rigs {
 
   async cleanup(): Promise<void> {
     for (const e of this.open.splice(0)) await e.stop().catch(() => {});
-    for (const d of this.dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    for (const d of this.dirs.splice(0)) {
+      await warmDirs?.release(d);
+      rmSync(d, { recursive: true, force: true });
+    }
   }
 }
 
