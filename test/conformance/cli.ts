@@ -67,12 +67,18 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     await engine.trigger('cli-top', null, { runId: 'T' });
     await until('child waiting', async () => (await engine.runs.get('T:kid').catch(() => undefined))?.status === 'waiting');
     await until('parent waiting', async () => (await engine.runs.get('T')).status === 'waiting');
-    const listed = json<RunView[]>(await cli(backend, dir, 'runs', 'list', '--parent', 'T', '--json'), 'runs list --parent');
+    // The three read the same still state: at once (each CLI start is seconds of CPU).
+    const [listedOut, parentOut, whyOut] = await Promise.all([
+      cli(backend, dir, 'runs', 'list', '--parent', 'T', '--json'),
+      cli(backend, dir, 'runs', 'describe', 'T', '--json'),
+      cli(backend, dir, 'why', 'T', '--json'),
+    ]);
+    const listed = json<RunView[]>(listedOut, 'runs list --parent');
     expect(listed.map((r) => [r.runId, r.parent?.runId])).toEqual([['T:kid', 'T']]);
-    const parent = json<RunView>(await cli(backend, dir, 'runs', 'describe', 'T', '--json'), 'runs describe');
+    const parent = json<RunView>(parentOut, 'runs describe');
     expect(parent.children).toEqual((await engine.runs.get('T')).children);
     expect(parent.children).toEqual([{ runId: 'T:kid', workflow: 'cli-leaf', step: 'kid', status: 'waiting' }]);
-    const why = json<Explanation>(await cli(backend, dir, 'why', 'T', '--json'), 'why');
+    const why = json<Explanation>(whyOut, 'why');
     expect(why.summary).toContain("is waiting for child run T:kid of 'cli-leaf', which is waiting in step 'release' for signal 'release'");
     expect(why.next).toBe('See the child: `tranquil why T:kid`.');
   }, 120_000);
@@ -124,8 +130,12 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
 
     const ids = [ok, bad, sleeper, waiter];
     const described = await Promise.all(ids.map((id) => cli(backend, dir, 'runs', 'describe', id, '--json')));
-    const whys = await Promise.all(ids.map((id) => cli(backend, dir, 'why', id, '--json')));
-    const listed = json<RunView[]>(await cli(backend, dir, 'runs', 'list', '--json'), 'runs list');
+    const [listedOut, unknown, ...whys] = await Promise.all([
+      cli(backend, dir, 'runs', 'list', '--json'),
+      cli(backend, dir, 'runs', 'describe', 'no-such-run', '--json'),
+      ...ids.map((id) => cli(backend, dir, 'why', id, '--json')),
+    ]);
+    const listed = json<RunView[]>(listedOut!, 'runs list');
 
     for (const [i, id] of ids.entries()) {
       const api = await engine.runs.get(id);
@@ -149,9 +159,8 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(byId(listed)).toEqual(byId(await engine.runs.list()));
     expect(listed).toHaveLength(4);
 
-    const unknown = await cli(backend, dir, 'runs', 'describe', 'no-such-run', '--json');
-    expect(unknown.code).toBe(1);
-    expect(unknown.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
+    expect(unknown!.code).toBe(1);
+    expect(unknown!.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
   }, 120_000);
 
   test('cli: runs describe and why show a paused run (who paused it, when) as the engine does', async () => {

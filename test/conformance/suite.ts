@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { event, manual, TerminalError, TimeoutError, workflow, type WorkflowDefinition } from '@tranquil/sdk';
 import type { Engine } from '@tranquil/engine';
 import { cancelScenarios } from './semantics-cancel.ts';
@@ -48,6 +48,13 @@ export interface ConformanceTarget {
   /** Register only this part of the cases, so one backend's suite can be split across test
    *  files that run at the same time (restate-a/-b.test.ts). Default: all of them. */
   part?: SuitePart;
+  /** A fresh data dir for a case's first engine (default: an empty temp dir); removed after
+   *  the case. The Restate target hands out dirs whose server already runs (restate-prewarm.ts). */
+  freshDir?(): Promise<string>;
+  /** After a case's engines stopped: what freshDir started for `dir` and no engine stopped. */
+  releaseDir?(dir: string): Promise<void>;
+  /** Called once after the last case (what freshDir prepared and no case took). */
+  dispose?(): Promise<void>;
 }
 
 /** Part `index` (1-based) of `of`: every `of`-th case in registration order, starting at the
@@ -94,11 +101,15 @@ export function runConformance(target: ConformanceTarget): void {
     const dirs: string[] = [];
     afterEach(async () => {
       for (const e of open.splice(0)) await e.stop().catch(() => {});
-      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      for (const d of dirs.splice(0)) {
+        await target.releaseDir?.(d);
+        rmSync(d, { recursive: true, force: true });
+      }
     });
+    afterAll(async () => target.dispose?.());
 
     async function boot(workflows: WorkflowDefinition[], dataDir?: string) {
-      const dir = dataDir ?? mkdtempSync(join(tmpdir(), `tranquil-conf-${target.name}-`));
+      const dir = dataDir ?? (target.freshDir ? await target.freshDir() : mkdtempSync(join(tmpdir(), `tranquil-conf-${target.name}-`)));
       if (!dataDir) dirs.push(dir);
       const engine = await target.makeEngine({ workflows, dataDir: dir });
       open.push(engine);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type EngineConfig } from '@tranquil/engine';
 import type { Engine } from '../../../src/runtime/engine.ts';
+import { PrewarmedDirs, warmRestate } from '../restate-prewarm.ts';
 
 export type Backend = 'sqlite' | 'restate';
 
@@ -50,6 +51,11 @@ export interface FlowRig {
   restart(): Promise<Engine>;
 }
 
+/** Restate: fresh dirs whose server already runs (restate-prewarm.ts), one warming at a time
+ *  for the whole file; disposeWarmDirs() in an afterAll stops the one no case took. */
+let warmDirs: PrewarmedDirs | undefined;
+export const disposeWarmDirs = async (): Promise<void> => warmDirs?.dispose();
+
 export class Rigs {
   private readonly open: Engine[] = [];
   private readonly dirs: string[] = [];
@@ -59,7 +65,11 @@ export class Rigs {
   /** Writes the flow (prelude + `body`, which must `export default workflow(...)`), starts an
    *  engine with it as a workflow file and approves every flow's declaration. */
   async boot(bodies: string | string[], config: Omit<EngineConfig, 'backend' | 'dataDir' | 'workflowFiles'> = {}): Promise<FlowRig> {
-    const dir = mkdtempSync(join(tmpdir(), `tranquil-files-${this.backend}-`));
+    // A config of its own for Restate (external URLs, tracing) gets a server of its own.
+    const dir =
+      this.backend === 'restate' && config.restate === undefined && warmRestate
+        ? await (warmDirs ??= new PrewarmedDirs('tranquil-files-restate-', (d) => join(d, 'data'))).take()
+        : mkdtempSync(join(tmpdir(), `tranquil-files-${this.backend}-`));
     this.dirs.push(dir);
     const out = join(dir, 'out');
     mkdirSync(out);
@@ -96,7 +106,10 @@ export class Rigs {
 
   async cleanup(): Promise<void> {
     for (const e of this.open.splice(0)) await e.stop().catch(() => {});
-    for (const d of this.dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    for (const d of this.dirs.splice(0)) {
+      await warmDirs?.release(d);
+      rmSync(d, { recursive: true, force: true });
+    }
   }
 }
 

@@ -3,9 +3,9 @@
 // the in-process suite (same name, same assertions) with its workflow as a file; the suite's
 // cases that are not about workflow code (CLI, API argument checks, webhooks, paging) are
 // listed in NOT_FOR_FILES with the reason, so the mapping stays visible.
-import { afterEach, describe, it } from 'vitest';
+import { afterAll, afterEach, describe, it } from 'vitest';
 import { partFilter, type SuitePart } from '../suite.ts';
-import { Rigs, type Backend, type FlowRig } from './harness.ts';
+import { disposeWarmDirs, Rigs, type Backend, type FlowRig } from './harness.ts';
 import { coreFileScenarios } from './core.ts';
 import { moreFileScenarios } from './more.ts';
 import { triggerFileScenarios } from './triggers.ts';
@@ -162,6 +162,7 @@ export function runFileConformance(backend: Backend, skip: { reason: string; tes
   describe(`conformance through the runner: ${backend}${part ? ` (part ${part.index} of ${part.of})` : ''}`, () => {
     const rigs = new Rigs(backend);
     afterEach(() => rigs.cleanup());
+    afterAll(() => disposeWarmDirs());
     const test = (name: string, fn: () => Promise<void>, timeout = 90_000) => {
       if (!inPart()) return;
       const reason = skipped.get(name);
