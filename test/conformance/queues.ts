@@ -1,6 +1,6 @@
 // Conformance scenarios for flow control (issue 39, docs/flow-control.md): step bodies in a
 // queue(). Every assertion is made from the bodies' own start and end times.
-import { expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { manual, queue, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 
@@ -228,6 +228,7 @@ export function queueScenarios({ test, boot, restart, until }: ScenarioKit): voi
   test('queues.list: running against the limit, the depth, the busiest keys and the rate window; internal queues only with all', async () => {
     // What the Runs panel's queue rows show (docs/flow-control.md, Watching queues).
     const hold = { open: false };
+    onTestFinished(() => void (hold.open = true)); // no body left looping if an assertion failed
     const q = queue('listed', { concurrency: 2, rateLimit: { limit: 50, period: '1m' }, key: { concurrency: 1 } });
     const wf = workflow('q-listed', { queues: [q] }, (w) => {
       w.trigger(manual());

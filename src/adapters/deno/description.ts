@@ -10,7 +10,7 @@ import type { StandardSchemaV1 } from '../../../sdk/standard-schema.ts';
 import { schedule, type Trigger } from '../../../sdk/triggers.ts';
 import { queue, type QueueDefinition, type QueueOptions } from '../../../sdk/queue.ts';
 import { runOptionsSchema, type RunOptions } from '../../../sdk/run-flow.ts';
-import { fromInput } from '../../../sdk/from-input.ts';
+import { fromInput, inputPathSchema } from '../../../sdk/from-input.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import { workflowNameSchema, type WorkflowSchemas } from '../../../sdk/workflow.ts';
 import type { CheckAt } from './schema-checks.ts';
@@ -19,7 +19,7 @@ import type { CheckAt } from './schema-checks.ts';
 export const DESCRIPTION = 'description.json';
 
 /** A key or priority read from the input (`fromInput(path)` in the file), made again here. */
-const fromInputData = z.object({ fromInput: z.string() }).strict();
+const fromInputData = z.object({ fromInput: inputPathSchema }).strict();
 
 export const descriptionSchema = z.object({
   name: workflowNameSchema,

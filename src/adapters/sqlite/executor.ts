@@ -483,6 +483,7 @@ export class SqliteExecutor implements DurableExecutor {
   async resume(runId: string): Promise<ResumeResult> {
     this.ensureStarted();
     this.requireRow(runId);
+    let withdrawn: ActiveRun | undefined;
     const result = await this.queue.enqueue((): ResumeResult => {
       const row = this.store.getRunRow(runId)!;
       const now = this.now();
@@ -491,8 +492,7 @@ export class SqliteExecutor implements DurableExecutor {
         const act = this.active.get(runId);
         if (act && act.pause !== undefined) {
           act.pause = undefined;
-          // Withdrawn before it was applied: a child told of it may go on.
-          queueMicrotask(() => act.pauseListener?.(false));
+          withdrawn = act;
         }
         return { resumed: 'paused', discarded: [] };
       }
@@ -502,6 +502,8 @@ export class SqliteExecutor implements DurableExecutor {
       this.store.resetForRetry(runId, now);
       return plan;
     });
+    // Withdrawn before it was applied, and durable now: a child told of it may go on.
+    if (withdrawn && withdrawn === this.active.get(runId) && withdrawn.pause === undefined) withdrawn.pauseListener?.(false);
     this.dispatch(runId);
     return result;
   }

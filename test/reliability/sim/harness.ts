@@ -260,7 +260,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const fnFor = (wf: string, program: Program): WorkflowFn => async ({ step, ctx, input }) => {
     const g = gen;
     const runId = ctx.runId;
-    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished, slotRows);
+    if (!replaying) watch.runExecuted(wf, runId, input, g, unfinished);
     const exec: Execution = { runId, gen: g, calls: [] };
     executions.push(exec);
     if (tracing) trace(`exec ${runId} gen ${g} #${executions.length - 1}`);
@@ -542,6 +542,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         w.close();
       }
       checkOutcomesKept(`after engine #${gen} ${deadAt.has(gen) ? 'died' : 'ran'}`);
+      watch.settle(slotRows);
       gen++;
       report.restarts++;
       faults = new FaultPoints();

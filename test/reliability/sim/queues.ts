@@ -136,7 +136,7 @@ interface BodySpan {
 export class QueueWatch {
   private readonly spans: BodySpan[] = [];
   /** Runs of a run queue that executed, with their queue and key. */
-  readonly runsStarted = new Map<string, { queue: SimQueue; key: string; gen: number }>();
+  readonly runsStarted = new Map<string, { queue: SimQueue; key: string; gen: number; durable?: boolean }>();
 
   constructor(
     private readonly plan: QueuePlan,
@@ -172,23 +172,23 @@ export class QueueWatch {
    *  in memory (the fast path) is written by the next group commit, so an engine that dies
    *  before it leaves the run in line again, with nothing of the lost execution kept (its
    *  bodies died with it, as a body's slot does). So a run counts as holding while the engine
-   *  that executed it lives, and after that engine's death only if the file has its slot row;
-   *  a run whose grant was lost is checked again when it next begins. */
-  runExecuted(wf: string, runId: string, input: unknown, gen: number, unfinished: (ids: string[]) => string[], slotRows: (ids: string[]) => string[]): void {
+   *  that executed it lives, and after that engine's death only if the file had its slot row
+   *  then (settle()); a run whose grant was lost is checked again when it next begins. */
+  runExecuted(wf: string, runId: string, input: unknown, gen: number, unfinished: (ids: string[]) => string[]): void {
     const rq = this.plan.runs.get(wf);
     if (!rq || this.dead(gen)) return;
-    const others = [...this.runsStarted].filter(([id, r]) => r.queue === rq.queue && id !== runId);
-    const durable = new Set(slotRows([runId, ...others.map(([id]) => id)]));
     const prev = this.runsStarted.get(runId);
-    if (prev && (!this.dead(prev.gen) || durable.has(runId))) {
+    if (prev && this.holds(prev)) {
       prev.gen = gen;
+      delete prev.durable;
       return;
     }
     const key = rq.keyed ? runKeyOf(input) : '';
+    const others = [...this.runsStarted].filter(([id, r]) => r.queue === rq.queue && id !== runId);
     // Runs of the queue that executed before, are not finished in the file and still hold
     // their slot (see above).
-    const holding = new Set(unfinished(others.map(([id]) => id)));
-    const live = others.filter(([id, r]) => holding.has(id) && (!this.dead(r.gen) || durable.has(id)));
+    const unfinishedNow = new Set(unfinished(others.map(([id]) => id)));
+    const live = others.filter(([id, r]) => unfinishedNow.has(id) && this.holds(r));
     if (live.length + 1 > rq.queue.concurrency) {
       this.violate(`q-runs: run ${runId} began with ${live.length} runs of '${rq.queue.name}' unfinished (${live.map(([id]) => id).join(', ')}), concurrency ${rq.queue.concurrency}`);
     }
@@ -197,6 +197,19 @@ export class QueueWatch {
       this.violate(`q-runs: run ${runId} began with ${sameKey.length} runs of '${rq.queue.name}' key '${key}' unfinished (${sameKey.map(([id]) => id).join(', ')}), key concurrency ${rq.queue.keyConcurrency}`);
     }
     this.runsStarted.set(runId, { queue: rq.queue, key, gen });
+  }
+
+  /** Before the next engine starts: the engines that died wrote nothing after, so the file
+   *  now says which of the runs they executed kept a durable slot. */
+  settle(slotRows: (ids: string[]) => string[]): void {
+    const open = [...this.runsStarted].filter(([, r]) => this.dead(r.gen) && r.durable === undefined);
+    if (open.length === 0) return;
+    const durable = new Set(slotRows(open.map(([id]) => id)));
+    for (const [id, r] of open) r.durable = durable.has(id);
+  }
+
+  private holds(r: { gen: number; durable?: boolean }): boolean {
+    return !this.dead(r.gen) || r.durable === true;
   }
 
   /** At the end: the rate limits over every body start, and nothing left held or in line. */
