@@ -21,15 +21,15 @@ describe('debounce option', () => {
     expect(() => define({})).toThrow(/options\.debounce\.period/);
   });
 
-  it('refuses an event or schedule trigger on a debounced workflow (its runs would not be debounced)', () => {
+  it('accepts event, schedule and webhook triggers on a debounced workflow (they join its bursts)', () => {
     const withTrigger = (t: ReturnType<typeof event>) => () =>
       workflow('d', { debounce: { period: '1s' } }, (w) => {
         w.trigger(manual());
         w.trigger(t);
         w.run(async () => null);
       });
-    expect(withTrigger(event('user.updated'))).toThrow("workflow 'd' options.debounce: debounces engine.trigger (manual()) only; its event() trigger would start runs that are not debounced");
-    expect(withTrigger(schedule('0 * * * *'))).toThrow(/its schedule\(\) trigger/);
+    expect(withTrigger(event('user.updated'))().triggers.map((t) => t.type)).toEqual(['manual', 'event']);
+    expect(withTrigger(schedule('0 * * * *'))().debounce).toMatchObject({ periodMs: 1000 });
   });
 
   it('keeps the durations in ms and accepts maxWait equal to the period', () => {
