@@ -61,6 +61,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'plain: a declared non-retryable failure (HTTP 4xx) and a TerminalError each fail the run after one attempt': 'plain-data workflows are data run in-process, not files',
   'plain: a run waiting on v1 keeps v1 after a restart registers v2; new runs start on v2': 'plain-data workflows are data run in-process, not files',
   'plain: a fork of a v1 run, after a restart registers v2, runs the v1 code from the fork point (the version is the original one)': 'plain-data workflows are data run in-process, not files',
+  'plain: debounce: a burst of events per key becomes one run with the last payload; a bad debounce is refused at load in one line': 'plain-data workflows are data run in-process, not files',
   'plain: queue: an action holds a slot of its queue while it runs: never more than concurrency at once, per key; runs.singleton skips a run of an unfinished key': 'plain-data workflows are data run in-process, not files',
   'plain: invoke runs a registered workflow as a child; its output feeds later steps; a failed child fails the run; an unknown one is refused at build': 'plain-data workflows are data run in-process, not files',
   'capability: parks with no provider, explains why, survives a restart, resumes only on a matching provider': 'providers are host-side; a file reaches one through the engine: test/deno/capability.test.ts',
