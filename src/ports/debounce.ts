@@ -2,6 +2,7 @@
 // burst per workflow and key, durable, that becomes one run with the last input when it is due.
 import type { Json } from '../domain/json.ts';
 import type { TriggerWrites } from './trigger-store.ts';
+import type { PendingBurst } from '../domain/debounce-burst.ts';
 
 export interface DebounceRequest {
   workflow: string;
@@ -22,19 +23,7 @@ export interface DebounceRequest {
 /** A debounced trigger with its dedup id (an event's, a slot's, a webhook delivery's). */
 export type BurstTrigger = DebounceRequest & { dedupId: string };
 
-/** A burst collecting triggers, before its run starts (`tranquil runs list --debounced`, why). */
-export interface PendingBurst {
-  workflow: string;
-  key: string;
-  /** The run the burst becomes. */
-  runId: string;
-  /** Triggers collected so far. */
-  count: number;
-  /** The burst's first trigger (epoch ms). */
-  firstAt: number;
-  /** When its run starts unless another trigger joins (epoch ms). */
-  dueAt: number;
-}
+export type { PendingBurst } from '../domain/debounce-burst.ts';
 
 /** What a debounced trigger did. */
 export interface DebounceResult {

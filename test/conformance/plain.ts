@@ -305,7 +305,7 @@ steps:
     const actions: Actions = { 'search.index': (input) => (indexed.push(input), input) };
     const { engine } = await boot([plainWorkflow(def, { actions })]);
     for (let n = 0; n < 10; n++) await engine.emit('doc.edited', { user: n % 2 ? 'b' : 'a', n }, { id: `pe-${n}` });
-    await until('two runs ended', async () => (await engine.runs.list({ workflow: 'plain-reindex' })).filter((r) => r.status === 'succeeded').length === 2, 30_000);
+    await until('two runs ended', async () => (await engine.runs.list({ workflow: 'plain-reindex' })).filter((r) => r.status === 'succeeded').length === 2, 45_000);
     expect(indexed.map((i) => JSON.stringify(i)).sort()).toEqual([JSON.stringify({ user: 'a', n: 8 }), JSON.stringify({ user: 'b', n: 9 })]);
     expect(() => plainWorkflow(def.replace('max_wait: 1m', 'max_wait: 100ms'), { actions })).toThrow(/debounce\.max_wait: must be at least the period \(800ms\), got 100ms$/m);
     expect(() => plainWorkflow(def.replace('period: 800ms', 'period: 0s'), { actions })).toThrow(/debounce\.period: must be longer than 0/);

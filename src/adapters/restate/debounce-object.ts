@@ -170,21 +170,7 @@ export class RestateDebouncer implements Debouncer {
   }
 
   async pending(filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
-    const where = filter.runId !== undefined ? ` AND value_utf8 LIKE ${sqlString(`%${JSON.stringify(filter.runId)}%`)}` : '';
-    const rows = await this.admin().query<{ service_key: string; value_utf8: string }>(`SELECT service_key, value_utf8 FROM state WHERE service_name = ${sqlString(DEBOUNCE_OBJECT)} AND key = 'd'${where}`);
-    const out: PendingBurst[] = [];
-    for (const row of rows) {
-      let b: Burst;
-      try {
-        b = JSON.parse(row.value_utf8) as Burst;
-      } catch {
-        continue;
-      }
-      if (filter.workflow !== undefined && b.workflow !== filter.workflow) continue;
-      if (filter.runId !== undefined && b.runId !== filter.runId) continue;
-      out.push({ workflow: b.workflow, key: row.service_key.slice(b.workflow.length + 1), runId: b.runId, count: b.count ?? 1, firstAt: b.firstAt, dueAt: b.dueAt });
-    }
-    return out.sort((a, b) => a.dueAt - b.dueAt);
+    return pendingBursts(this.admin(), filter);
   }
 
   private async push(req: DebounceRequest): Promise<DebounceResult> {
@@ -207,4 +193,24 @@ export class RestateDebouncer implements Debouncer {
     );
     return Number(rows[0]?.n ?? 0) > 0;
   }
+}
+
+/** The bursts collecting now, from the objects' state over admin SQL (the engine's
+ *  debouncer and the CLI), soonest due first. */
+export async function pendingBursts(admin: AdminApi, filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
+  const where = filter.runId !== undefined ? ` AND value_utf8 LIKE ${sqlString(`%${JSON.stringify(filter.runId)}%`)}` : '';
+  const rows = await admin.query<{ service_key: string; value_utf8: string }>(`SELECT service_key, value_utf8 FROM state WHERE service_name = ${sqlString(DEBOUNCE_OBJECT)} AND key = 'd'${where}`);
+  const out: PendingBurst[] = [];
+  for (const row of rows) {
+    let b: Burst;
+    try {
+      b = JSON.parse(row.value_utf8) as Burst;
+    } catch {
+      continue;
+    }
+    if (filter.workflow !== undefined && b.workflow !== filter.workflow) continue;
+    if (filter.runId !== undefined && b.runId !== filter.runId) continue;
+    out.push({ workflow: b.workflow, key: row.service_key.slice(b.workflow.length + 1), runId: b.runId, count: b.count ?? 1, firstAt: b.firstAt, dueAt: b.dueAt });
+  }
+  return out.sort((a, b) => a.dueAt - b.dueAt);
 }

@@ -55,7 +55,6 @@ export class SqliteDebouncer implements Debouncer {
       insert: db.prepare(`INSERT INTO debounce_pending (workflow, key, run_id, input, first_at, due_at, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?)`),
       update: db.prepare(`UPDATE debounce_pending SET input = ?, due_at = ?, count = count + 1 WHERE workflow = ? AND key = ?`),
       dueOf: db.prepare(`SELECT due_at FROM debounce_pending WHERE run_id = ?`).pluck(),
-      list: db.prepare(`SELECT * FROM debounce_pending WHERE (@workflow IS NULL OR workflow = @workflow) AND (@runId IS NULL OR run_id = @runId) ORDER BY due_at LIMIT 1000`),
       remove: db.prepare(`DELETE FROM debounce_pending WHERE run_id = ?`),
       byRun: db.prepare(`SELECT 1 FROM debounce_pending WHERE run_id = ?`).pluck(),
       due: db.prepare(`SELECT * FROM debounce_pending WHERE due_at <= ? ORDER BY due_at LIMIT ?`),
@@ -80,8 +79,7 @@ export class SqliteDebouncer implements Debouncer {
   }
 
   async pending(filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
-    const rows = this.s.list.all({ workflow: filter.workflow ?? null, runId: filter.runId ?? null }) as Row[];
-    return rows.map((r) => ({ workflow: r.workflow, key: r.key, runId: r.run_id, count: r.count, firstAt: r.first_at, dueAt: r.due_at }));
+    return readPendingBursts(this.h.db, filter);
   }
 
   /** Inside a write: opens or joins the burst, once per dedup id. */
@@ -154,4 +152,13 @@ export class SqliteDebouncer implements Debouncer {
     const next = this.s.next.get() as number | null;
     if (next !== null) this.h.armAt(Math.max(next, this.h.now() + (this.firing.size ? 1 : 0)));
   }
+}
+
+/** The bursts collecting now in the file, soonest due first (at most 1,000); also read by
+ *  the CLI from a read-only file. */
+export function readPendingBursts(db: Database.Database, filter: { workflow?: string; runId?: string } = {}): PendingBurst[] {
+  const rows = db
+    .prepare(`SELECT * FROM debounce_pending WHERE (@workflow IS NULL OR workflow = @workflow) AND (@runId IS NULL OR run_id = @runId) ORDER BY due_at LIMIT 1000`)
+    .all({ workflow: filter.workflow ?? null, runId: filter.runId ?? null }) as Row[];
+  return rows.map((r) => ({ workflow: r.workflow, key: r.key, runId: r.run_id, count: r.count, firstAt: r.first_at, dueAt: r.due_at }));
 }
