@@ -37,6 +37,7 @@ export const NOT_FOR_FILES: Record<string, string> = {
   'runs.list pages with a cursor: every run once, newest first, `next` only while more match': 'paging of the run reader: no workflow code involved',
   'runs.list since/until: only runs created in the window, inclusive, paged': 'a filter of the run reader: no workflow code involved',
   'CLI runs list / describe / why say what the engine API says, while the engine runs': 'the CLI reads the same run views for both kinds of workflow',
+  'cli: runs list --debounced, why and runs describe show a pending debounce burst (workflow, key, triggers collected, when it starts) before its run exists': 'a workflow file carries no options.debounce yet (docs/flow-control.md, What is not built yet)',
   'cli: runs describe and why show a fork and its original, linked both ways, as the engine does': 'the CLI reads the same run views for both kinds of workflow (files/control-fork.ts forks a file\'s run through the engine)',
   'cli: runs describe shows values readably (a Map as its entries, a Date as ISO, a BigInt as 10n); --json keeps the stored form, lossless': 'the CLI renders the stored run views, whatever ran the code',
   'after the engine stops, the CLI reads the file (sqlite) or says no restate-server is running (restate)': 'the CLI reads the same run views for both kinds of workflow',
