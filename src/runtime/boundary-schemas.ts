@@ -50,8 +50,9 @@ export async function emitRefusal(registry: WorkflowRegistry, event: string, sto
     await checkEventPayload(registry, event, decodeValue(stored));
     return undefined;
   } catch (err) {
-    if (isSchemaRefusal(err) || err instanceof ValidationError) return err as Error;
     if (isSchemaUnanswered(err)) throw err;
+    // A refusal, or a debounced subscriber's key function refusing the payload (one line).
+    if (isSchemaRefusal(err) || err instanceof ValidationError) return err as Error;
     return new ValidationError(`event '${event}' payload: a schema threw: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}`);
   }
 }
