@@ -470,6 +470,8 @@ export class RestateExecutor implements DurableExecutor {
   /** Debounced triggers recorded but not pushed to their bursts (a crash, Restate away): a
    *  failure is logged and retried at the next flush (the next trigger or start). */
   private async flushBursts(): Promise<void> {
+    // Nothing is ever recorded without a debounced workflow: no read per emit then.
+    if (!this.o.registry.all().some((w) => w.definition.debounce)) return;
     await this.debouncer.flush().catch((err) => {
       this.log.log('warn', `pushing debounced triggers to Restate failed (retried at the next trigger or start): ${(err as Error).message}`);
     });
