@@ -10,6 +10,8 @@ import { liveOutputCommands } from './live-output.ts';
 import { explainWorkflowPause, type WorkflowPause } from '../src/domain/workflow-pause.ts';
 import { describeQueueWait } from '../src/domain/rate-limit.ts';
 import { readQueueRows } from '../compose/queue-reader.ts';
+import { readBursts } from '../compose/burst-reader.ts';
+import { burstLine, burstView, explainBurst, type PendingBurst } from '../src/domain/debounce-burst.ts';
 import { listedQueues, queueLine } from '../src/domain/internal-queues.ts';
 import { Command, Option } from 'commander';
 import * as z from 'zod';
@@ -107,6 +109,11 @@ function engineContext(project: Project): EngineContext | undefined {
   } finally {
     data.close();
   }
+}
+
+/** The data dir's pending debounce bursts (none when nothing was stored). */
+async function burstsOf(project: Project, filter: { workflow?: string; runId?: string }): Promise<PendingBurst[]> {
+  return (await readBursts(resolveConfig({ ...project.engine, dataDir: project.dataDir }), filter)) ?? [];
 }
 
 /** The payload codec the project's config (or env) names: the file is read through it. */
@@ -274,7 +281,13 @@ export function buildProgram(): Command {
     .option('--until <instant>', 'only runs created at or before this ISO 8601 instant')
     .option('--parent <runId>', 'only the child runs of this run')
     .option('--queue <name>', 'only runs waiting in line in this queue (the run itself or one of its steps)')
-    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string; queue?: string }) => {
+    .option('--debounced', 'instead: the debounce bursts collecting now, not runs yet (run id, workflow, key, triggers collected, when each starts; with --workflow: its only)')
+    .action(async (o: Common & { status?: string; workflow?: string; limit: number; cursor?: string; since?: string; until?: string; parent?: string; queue?: string; debounced?: boolean }) => {
+      if (o.debounced) {
+        const bursts = await burstsOf(await loadProject(o), o.workflow === undefined ? {} : { workflow: o.workflow });
+        const now = Date.now();
+        return print(o, bursts.map(burstView), () => (bursts.length ? bursts.map((b) => burstLine(b, now)).join('\n') : 'no debounce bursts collecting'));
+      }
       const status = z.enum(RUN_STATUSES).optional().safeParse(o.status);
       if (!status.success) throw new ValidationError(`--status: expected one of ${RUN_STATUSES.join(', ')}, got '${o.status}'`);
       if (o.limit < 1 || o.limit > 10_000) throw new ValidationError(`--limit: expected 1..10000, got ${o.limit}`);
@@ -289,7 +302,18 @@ export function buildProgram(): Command {
     .action(async (runId: string, o: Common) => {
       const project = await loadProject(o);
       // The child output comes from the reader, so it shows on either backend.
-      const [r, child] = await withRuns(project, async (runs) => [(await runs.getRun(runId)) ?? (await Promise.reject(new UnknownRunError(runId))), await runs.childOutput?.(runId)] as const);
+      const found = await withRuns(project, async (runs) => {
+        const run = await runs.getRun(runId);
+        return run && ([run, await runs.childOutput?.(runId)] as const);
+      });
+      if (!found) {
+        // A debounce burst's run id names a run that does not exist yet.
+        const [b] = await burstsOf(project, { runId });
+        if (!b) throw new UnknownRunError(runId);
+        const e = explainBurst(b, Date.now());
+        return print(o, e.burst, () => `${burstLine(b, Date.now())}\n  ${e.summary}`);
+      }
+      const [r, child] = found;
       print(o, child ? { ...r, child } : r, () => describeRun(r, child));
     });
   common(runs.command('cancel <runId>').description('cancel a run')).action(async (runId: string, o: Common) => {
@@ -326,6 +350,11 @@ export function buildProgram(): Command {
         const sandbox = runSandbox(project, version);
         const details = sandbox ? [...runWhy.details, sandbox.line] : runWhy.details;
         return print(o, sandbox ? { ...runWhy, sandbox } : runWhy, () => [runWhy.summary, ...details.map((d) => `  ${d}`), `next: ${runWhy.next}`].join('\n'));
+      }
+      const [burst] = await burstsOf(project, { runId: id });
+      if (burst) {
+        const e = explainBurst(burst, now);
+        return print(o, e, () => [e.summary, `next: ${e.next}`].join('\n'));
       }
       const paused = (await pausedWorkflows(project)).find((p) => p.workflow === id);
       const data = await triggerReader(project);

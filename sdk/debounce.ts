@@ -6,7 +6,6 @@ import * as z from 'zod';
 import { readDuration } from '../src/domain/duration.ts';
 import { ValidationError } from '../src/domain/errors.ts';
 import { keyFromInput, positiveDuration } from './queue.ts';
-import type { Trigger } from './triggers.ts';
 import type { Duration } from './types.ts';
 
 /** workflow(name, { debounce }, ...): collapse a burst of triggers into one run. */
@@ -56,11 +55,4 @@ export function debounceKeyOf(workflow: string, spec: DebounceSpec, input: unkno
 export function debounceDueAt(spec: { periodMs: number; maxWaitMs?: number }, firstAt: number, now: number): number {
   const quiet = now + spec.periodMs;
   return spec.maxWaitMs === undefined ? quiet : Math.min(quiet, firstAt + spec.maxWaitMs);
-}
-
-/** A debounced workflow starts its runs through engine.trigger (manual()) only: an event,
- *  schedule or webhook trigger would start runs that are not debounced, so it is refused. */
-export function refuseUndebouncedTriggers(workflow: string, triggers: readonly Trigger[]): void {
-  const other = triggers.find((t) => t.type !== 'manual');
-  if (other) throw new ValidationError(`workflow '${workflow}' options.debounce: debounces engine.trigger (manual()) only; its ${other.type}() trigger would start runs that are not debounced (not built yet: docs/flow-control.md, Debounce)`);
 }

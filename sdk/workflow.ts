@@ -10,7 +10,7 @@ import { normalizeStepOptions } from './step-options.ts';
 import { triggerKey, type Trigger } from './triggers.ts';
 import { isQueueDefinition, type QueueDefinition } from './queue.ts';
 import { runOptionsSchema, type RunOptions } from './run-flow.ts';
-import { debounceSchema, debounceSpec, refuseUndebouncedTriggers, type DebounceOptions, type DebounceSpec } from './debounce.ts';
+import { debounceSchema, debounceSpec, type DebounceOptions, type DebounceSpec } from './debounce.ts';
 import type { StepOptions, WorkflowFn } from './types.ts';
 import { isStandardSchema, type InferOutput, type StandardSchemaV1 } from './standard-schema.ts';
 
@@ -184,7 +184,6 @@ export function workflow<I = any, O = any>(
     },
   });
   if (!fn) throw new ValidationError(`workflow '${name}' run: missing (call w.run(fn))`);
-  if (debounce) refuseUndebouncedTriggers(name, triggers);
   return Object.freeze({ kind: WORKFLOW_BRAND, name, triggers: Object.freeze(triggers), fn, stepDefaults, ...(permissions ? { permissions } : {}), ...(schemas ? { schemas } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(queues ? { queues } : {}), ...(runs ? { runs } : {}), ...(debounce ? { debounce } : {}) });
 }
 

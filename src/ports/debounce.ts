@@ -1,6 +1,8 @@
 // What a backend offers for run-level debounce (docs/flow-control.md, Debounce): a pending
 // burst per workflow and key, durable, that becomes one run with the last input when it is due.
 import type { Json } from '../domain/json.ts';
+import type { TriggerWrites } from './trigger-store.ts';
+import type { PendingBurst } from '../domain/debounce-burst.ts';
 
 export interface DebounceRequest {
   workflow: string;
@@ -13,7 +15,15 @@ export interface DebounceRequest {
   /** The run id a burst this trigger opens will use (ignored when it joins one). */
   runId: string;
   traceparent?: string;
+  /** A trigger that may come again (an event's id, a schedule slot, a webhook delivery's
+   *  Idempotency-Key): it joins a burst once; a second one with this id changes nothing. */
+  dedupId?: string;
 }
+
+/** A debounced trigger with its dedup id (an event's, a slot's, a webhook delivery's). */
+export type BurstTrigger = DebounceRequest & { dedupId: string };
+
+export type { PendingBurst } from '../domain/debounce-burst.ts';
 
 /** What a debounced trigger did. */
 export interface DebounceResult {
@@ -23,6 +33,8 @@ export interface DebounceResult {
   created: boolean;
   /** When the burst's run starts unless another trigger joins it (epoch ms). */
   dueAt: number;
+  /** The dedup id had joined a burst already: nothing changed (`runId` is that burst's). */
+  duplicate?: boolean;
 }
 
 export interface Debouncer {
@@ -30,4 +42,12 @@ export interface Debouncer {
   /** Whether `runId` is a burst's run not created yet (pending, or started a moment ago and
    *  not visible in the run views yet). */
   debouncing(runId: string): Promise<boolean>;
+  /** Inside a trigger-store write (an event's publish, a schedule slot's firing): the
+   *  trigger joins its burst in that write (SQLite) or is recorded there and joins at the
+   *  next flush() (Restate), once per dedup id either way. */
+  joinInWrite(w: TriggerWrites, t: BurstTrigger, now: number): void;
+  /** After such a write (and at start): joins what it recorded and did not join yet. */
+  flush(): Promise<void>;
+  /** The bursts collecting now, soonest due first. */
+  pending(filter?: { workflow?: string; runId?: string }): Promise<PendingBurst[]>;
 }

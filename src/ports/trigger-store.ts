@@ -14,6 +14,7 @@ import type { ErrorInfo } from '../domain/errors.ts';
 import type { Json } from '../domain/json.ts';
 import type { ParentLink } from '../domain/child-runs.ts';
 import type { ChildStartRequest } from './executor.ts';
+import type { BurstTrigger } from './debounce.ts';
 import type { CatchUpPolicy, SlotFate } from '../domain/schedule.ts';
 import type { EventFilter, EventView, ScheduleView, SlotFilter, SlotView } from './triggers.ts';
 
@@ -107,6 +108,12 @@ export interface TriggerWrites {
   insertWebhookSecret(workflow: string, secret: string, now: number): void;
   setting(key: string): string | undefined;
   setSetting(key: string, value: string): void;
+  // ---- debounced triggers (docs/flow-control.md, Debounce)
+  /** A debounced trigger recorded under this dedup id: the burst it joined, if it has. */
+  burstTrigger(dedupId: string): { joinedRun?: string } | undefined;
+  /** Records a debounced trigger once (joinedRun: the burst it joined in this write). */
+  recordBurstTrigger(t: BurstTrigger, joinedRun: string | undefined, now: number): void;
+  markBurstJoined(dedupId: string, runId: string): void;
 }
 
 export interface TriggerStore {
@@ -130,6 +137,8 @@ export interface TriggerStore {
   /** The run's control fields as its row keeps them (docs/control.md): deadline, rerun
    *  links (`reruns` when withLinks), and who paused it. */
   controlOf?(runId: string, withLinks: boolean): Promise<ControlView>;
+  /** Debounced triggers recorded but not joined to their burst yet (oldest first). */
+  unjoinedBurstTriggers(limit: number): Promise<BurstTrigger[]>;
   /** Runs written but not yet accepted by the backend (at most `limit`). */
   pendingRuns(limit: number): Promise<OutboxRun[]>;
   /** Runs started and not finished, as the SQLite backend executes them (at most `limit`):

@@ -9,6 +9,7 @@ import { decodeValue } from '../domain/value-codec.ts';
 import type { Trigger } from '../../sdk/triggers.ts';
 import { isSchemaRefusal, isSchemaUnanswered, validateWith, type StandardSchemaV1 } from '../../sdk/standard-schema.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { debounceKeyOf } from '../../sdk/debounce.ts';
 import type { WorkflowFn } from '../../sdk/types.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -32,6 +33,9 @@ export async function checkEventPayload(registry: WorkflowRegistry, event: strin
     if (!t) continue;
     if (t.schema) await validateWith(t.schema, payload, `event '${event}' payload for workflow '${d.name}'`);
     if (d.schemas?.input) await validateWith(d.schemas.input, payload, `event '${event}' payload for workflow '${d.name}' input`);
+    // A debounced subscriber's burst key, refused here with nothing stored (a key found bad
+    // inside the publish's write could only drop the trigger).
+    if (d.debounce) debounceKeyOf(d.name, d.debounce, payload);
   }
 }
 
@@ -46,15 +50,16 @@ export async function emitRefusal(registry: WorkflowRegistry, event: string, sto
     await checkEventPayload(registry, event, decodeValue(stored));
     return undefined;
   } catch (err) {
-    if (isSchemaRefusal(err)) return err as Error;
     if (isSchemaUnanswered(err)) throw err;
+    // A refusal, or a debounced subscriber's key function refusing the payload (one line).
+    if (isSchemaRefusal(err) || err instanceof ValidationError) return err as Error;
     return new ValidationError(`event '${event}' payload: a schema threw: ${String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ')}`);
   }
 }
 
 /** True when some subscriber of `event` (any event when absent) declares a payload or input schema. */
 function checksEvents(registry: WorkflowRegistry, event?: string): boolean {
-  return registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && (event === undefined || t.name === event) && (t.schema !== undefined || w.definition.schemas?.input !== undefined)));
+  return registry.all().some((w) => w.definition.triggers.some((t: Trigger) => t.type === 'event' && (event === undefined || t.name === event) && (t.schema !== undefined || w.definition.schemas?.input !== undefined || w.definition.debounce?.key !== undefined)));
 }
 
 /** The ctx.emit check of an executor's sessions (emit-check.ts), on this registry. */

@@ -8,6 +8,10 @@ import { NotSupportedError, TimeoutError, UnknownRunError, ValidationError } fro
 import type { Json } from '../domain/json.ts';
 import type { DurableExecutor } from '../ports/executor.ts';
 import type { RunView } from '../domain/run-view.ts';
+import { decodeValue } from '../domain/value-codec.ts';
+import { hookRunId } from '../domain/ids.ts';
+import type { Debouncer } from '../ports/debounce.ts';
+import type { TriggerWrites } from '../ports/trigger-store.ts';
 
 /** What engine.trigger returns for a debounced workflow. */
 export interface DebouncedStart {
@@ -70,4 +74,52 @@ export async function waitForRun(executor: DurableExecutor, runId: string, timeo
     }
     return executor.waitForTerminal(runId, Math.max(0, deadline - Date.now()));
   }
+}
+
+/** A trigger of an event or a schedule slot for a debounced workflow, inside the trigger
+ *  store's write: joins its burst (once per `dedupId`, which is also the run id it gives a
+ *  burst it opens). Returns why it could not join (a key function that throws: one line,
+ *  logged), or undefined. The key was checked before the write where that could refuse it
+ *  (engine.emit, ctx.emit); a schedule slot records the reason as its fate. */
+export function joinBurstInWrite(
+  bursts: Debouncer | undefined,
+  w: TriggerWrites,
+  t: { workflow: string; spec: DebounceSpec; input: Json; dedupId: string; traceparent?: string; what: string },
+  now: number,
+): string | undefined {
+  let reason: string | undefined;
+  if (!bursts) reason = `workflow '${t.workflow}' is debounced, which this engine does not do (a drain)`;
+  else {
+    try {
+      const key = debounceKeyOf(t.workflow, t.spec, decodeValue(t.input));
+      bursts.joinInWrite(w, { dedupId: t.dedupId, runId: t.dedupId, workflow: t.workflow, key, input: t.input, periodMs: t.spec.periodMs, ...(t.spec.maxWaitMs !== undefined ? { maxWaitMs: t.spec.maxWaitMs } : {}), ...(t.traceparent ? { traceparent: t.traceparent } : {}) }, now);
+      return undefined;
+    } catch (err) {
+      reason = String((err as Error)?.message ?? err);
+    }
+  }
+  console.error(`tranquil: ${t.what} did not join a debounce burst of '${t.workflow}': ${reason}`);
+  return reason;
+}
+
+/** A webhook delivery to a debounced workflow joins its burst; its Idempotency-Key (as the
+ *  run id an undebounced delivery would get) dedups: a redelivery changes nothing and
+ *  answers with the burst it joined. The key was checked by the target's validate. */
+export async function debouncedDelivery(
+  executor: DurableExecutor,
+  workflow: string,
+  spec: DebounceSpec,
+  input: Json,
+  idempotencyKey: string | undefined,
+  newId: () => string,
+  traceparent: string | undefined,
+): Promise<{ runId: string; created: boolean }> {
+  const key = debounceKeyOf(workflow, spec, decodeValue(input));
+  if (!executor.debouncer) throw new NotSupportedError(`workflow '${workflow}' is debounced, which the ${executor.backend} backend does not support`);
+  const dedupId = idempotencyKey === undefined ? undefined : hookRunId(workflow, idempotencyKey);
+  const r = await executor.debouncer.debounce({
+    workflow, key, input, periodMs: spec.periodMs, ...(spec.maxWaitMs !== undefined ? { maxWaitMs: spec.maxWaitMs } : {}),
+    runId: dedupId ?? newId(), ...(dedupId !== undefined ? { dedupId } : {}), ...(traceparent ? { traceparent } : {}),
+  });
+  return { runId: r.runId, created: r.created };
 }

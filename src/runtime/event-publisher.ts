@@ -7,6 +7,8 @@ import type { EmitRequest } from '../ports/executor.ts';
 import type { OutboxRun, TriggerWrites } from '../ports/trigger-store.ts';
 import type { WorkflowRegistry } from './registry.ts';
 import { deadlineFor } from '../domain/run-control.ts';
+import type { Debouncer } from '../ports/debounce.ts';
+import { joinBurstInWrite } from './debounce.ts';
 
 export interface Published {
   runIds: string[];
@@ -15,15 +17,25 @@ export interface Published {
   created: OutboxRun[];
 }
 
-export function publishEvent(w: TriggerWrites, registry: WorkflowRegistry, req: EmitRequest, now: number): Published {
+/** A debounced subscriber (docs/flow-control.md, Debounce) gets no run of its own: the event
+ *  joins its key's burst through `bursts`, once (the event id dedups before anything else;
+ *  the burst's dedup id is the run id the event would have had). The event's `runIds` name
+ *  the runs it started itself, not a burst's (which starts later, maybe with another input). */
+export function publishEvent(w: TriggerWrites, registry: WorkflowRegistry, req: EmitRequest, now: number, bursts?: Debouncer): Published {
   const existing = w.eventRunIds(req.id);
   if (existing) return { runIds: existing, duplicate: true, created: [] };
   const created: OutboxRun[] = [];
-  const runIds = registry.subscribers(req.name).map((workflow) => {
+  const runIds = registry.subscribers(req.name).flatMap((workflow) => {
     const wf = registry.get(workflow);
+    const d = wf.definition.debounce;
+    if (d) {
+      const id = eventRunId(req.id, workflow);
+      joinBurstInWrite(bursts, w, { workflow, spec: d, input: req.payload, dedupId: id, traceparent: req.traceparent, what: `event '${req.name}' (id ${req.id})` }, now);
+      return [];
+    }
     const run: OutboxRun = { runId: eventRunId(req.id, workflow), workflow, version: wf.version, input: req.payload, traceparent: req.traceparent, deadlineAt: deadlineFor(now, wf.definition.timeoutMs) };
     if (w.insertRun(run, now)) created.push(run);
-    return run.runId;
+    return [run.runId];
   });
   w.insertEvent({ id: req.id, name: req.name, payload: req.payload, runIds, now });
   return { runIds, duplicate: false, created };

@@ -10,6 +10,8 @@ import type { CalendarFactory } from '../ports/calendar.ts';
 import type { OutboxRun, ScheduleRecord, TriggerWrites } from '../ports/trigger-store.ts';
 import { triggerKey } from '../../sdk/triggers.ts';
 import type { WorkflowRegistry } from './registry.ts';
+import type { Debouncer } from '../ports/debounce.ts';
+import { joinBurstInWrite } from './debounce.ts';
 
 /** A slot this late (timer jitter, a busy event loop) still counts as on time. */
 export const ON_TIME_GRACE_MS = 60_000;
@@ -43,13 +45,13 @@ export class SlotFiring {
   }
 
   /** Inside a write: decides every due schedule's slots; returns the runs it created. */
-  fireDue(w: TriggerWrites, now: number): OutboxRun[] {
+  fireDue(w: TriggerWrites, now: number, bursts?: Debouncer): OutboxRun[] {
     const created: OutboxRun[] = [];
-    for (const s of w.dueSchedules(now)) this.fire(w, s, now, created);
+    for (const s of w.dueSchedules(now)) this.fire(w, s, now, created, bursts);
     return created;
   }
 
-  private fire(w: TriggerWrites, s: ScheduleRecord, now: number, created: OutboxRun[]): void {
+  private fire(w: TriggerWrites, s: ScheduleRecord, now: number, created: OutboxRun[], bursts: Debouncer | undefined): void {
     const wf = this.registry.find(s.workflow);
     const plan = planSlots({
       after: s.handledUpTo, now, policy: s.catchUp, cap: CATCH_UP_ALL_CAP, graceMs: ON_TIME_GRACE_MS,
@@ -60,6 +62,14 @@ export class SlotFiring {
       if ((d.fate === 'fired' || d.fate === 'caught-up') && wf) {
         const slot = new Date(d.at).toISOString();
         runId = slotRunId(s.workflow, slot);
+        const debounce = wf.definition.debounce;
+        if (debounce) {
+          // A debounced workflow's slot joins its burst (the slot's run id dedups); the
+          // ledger says so, or why it could not (its key function threw).
+          const refused = joinBurstInWrite(bursts, w, { workflow: s.workflow, spec: debounce, input: { slot, fate: d.fate }, dedupId: runId, what: `schedule slot ${slot}` }, now);
+          w.recordSlot({ scheduleId: s.id, at: d.at, fate: refused ? 'skipped' : d.fate, reason: refused ?? `${d.reason}; joined a debounce burst (its run starts when the burst is due)`, now });
+          continue;
+        }
         const run: OutboxRun = { runId, workflow: s.workflow, version: wf.version, input: { slot, fate: d.fate }, deadlineAt: deadlineFor(now, wf.definition.timeoutMs) };
         if (w.insertRun(run, now)) created.push(run);
       }

@@ -15,6 +15,8 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../domain/json.ts';
 import type { DurableExecutor } from '../ports/executor.ts';
 import type { RunTelemetry } from '../ports/telemetry.ts';
 import { tracedStart } from './traced-start.ts';
+import { debounceKeyOf } from '../../sdk/debounce.ts';
+import { debouncedDelivery } from './debounce.ts';
 import type { TriggerState } from '../ports/triggers.ts';
 import type { RunningListener, WebhookFetch, WebhookFetchFactory, WebhookHandler, WebhookListenerFactory, WebhookTarget } from '../ports/webhook-listener.ts';
 import type { WorkflowRegistry } from './registry.ts';
@@ -70,6 +72,8 @@ export class WebhookHost {
       resolve: (segment: string) => this.targets.get(segment),
       secretFor: (workflow: string) => this.secret(workflow),
       startRun: (workflow: string, input: never, key: string | undefined, parent: string | undefined) => {
+        const debounce = this.registry.get(workflow).definition.debounce;
+        if (debounce) return debouncedDelivery(this.executor, workflow, debounce, input, key, () => nodeCrypto().randomUUID(), parent);
         const runId = key === undefined ? nodeCrypto().randomUUID() : hookRunId(workflow, key);
         return tracedStart(this.telemetry, 'start', workflow, runId, parent, (traceparent) => this.executor.startRun({ workflow, input, runId, traceparent }), (r) => r.created);
       },
@@ -151,11 +155,20 @@ export class WebhookHost {
   private target(workflow: string): WebhookTarget {
     const trigger = this.registry.get(workflow).definition.triggers.find((t) => t.type === 'webhook');
     const validate = trigger?.type === 'webhook' ? trigger.validate : undefined;
-    const input = this.registry.get(workflow).definition.schemas?.input;
+    const def = this.registry.get(workflow).definition;
+    const input = def.schemas?.input;
     return {
       workflow,
       validate: async (body) => {
         const v = await runValidator(validate, body);
+        if (v.ok && def.debounce) {
+          // The burst key: a key function that throws or returns no string is a 400, nothing stored.
+          try {
+            debounceKeyOf(workflow, def.debounce, v.body);
+          } catch (err) {
+            return { ok: false, reason: (err as Error).message };
+          }
+        }
         if (!v.ok || !input) return v;
         // The workflow's input schema too: a body it refuses is a 400, nothing stored.
         const s = await runValidator(input, v.body);

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
-import { manual, TerminalError, workflow } from '@tranquil/sdk';
+import { event, manual, TerminalError, workflow } from '@tranquil/sdk';
 import type { Explanation, RunView } from '@tranquil/engine';
 import type { ScenarioKit } from './triggers.ts';
 import { decodeValue } from '../../src/domain/value-codec.ts';
@@ -162,6 +162,32 @@ export function cliScenarios({ test, boot, until }: Pick<ScenarioKit, 'test' | '
     expect(unknown!.code).toBe(1);
     expect(unknown!.err).toBe("tranquil: UnknownRunError: unknown run 'no-such-run'");
   }, 120_000);
+
+  test('cli: runs list --debounced, why and runs describe show a pending debounce burst (workflow, key, triggers collected, when it starts) before its run exists', async () => {
+    const wf = workflow('cli-debounced', { debounce: { period: '1h', key: (input: { user: string }) => input.user } }, (w) => {
+      w.trigger(event('cli.edit'));
+      w.run(async ({ input }) => input);
+    });
+    const { engine, dir } = await boot([wf]);
+    const started = await engine.trigger('cli-debounced', { user: 'u1', n: 0 });
+    for (let n = 1; n < 3; n++) await engine.trigger('cli-debounced', { user: 'u1', n });
+    await engine.emit('cli.edit', { user: 'u1', n: 3 }, { id: 'cli-e3' });
+    await engine.emit('cli.edit', { user: 'u2', n: 4 }, { id: 'cli-e4' });
+    const listed = json<{ runId: string; workflow: string; key: string; count: number; firstAt: string; startsAt: string }[]>(await cli(backend, dir, 'runs', 'list', '--debounced', '--json'), 'runs list --debounced');
+    const u1 = listed.find((b) => b.key === 'u1')!;
+    expect(listed.map((b) => [b.workflow, b.key, b.count]).sort()).toEqual([['cli-debounced', 'u1', 4], ['cli-debounced', 'u2', 1]]);
+    expect(u1.runId).toBe(started.runId);
+    // Due a period after its last trigger: within the hour from now.
+    expect(Date.parse(u1.startsAt) - Date.now()).toBeGreaterThan(3_500_000);
+    expect(Date.parse(u1.startsAt) - Date.now()).toBeLessThanOrEqual(3_600_000);
+    const why = await cli(backend, dir, 'why', started.runId);
+    expect(why.code).toBe(0);
+    expect(why.out).toContain(`Run ${started.runId} has not started: it is the run of a debounce burst of 'cli-debounced' for key 'u1', 4 triggers collected`);
+    const described = json<{ runId: string; count: number }>(await cli(backend, dir, 'runs', 'describe', started.runId, '--json'), 'runs describe');
+    expect(described).toMatchObject({ runId: started.runId, count: 4 });
+    const text = await cli(backend, dir, 'runs', 'list', '--debounced', '--workflow', 'nope');
+    expect(text.out).toBe('no debounce bursts collecting');
+  }, 90_000);
 
   test('cli: runs describe and why show a paused run (who paused it, when) as the engine does', async () => {
     const { engine, dir } = await boot(workflows());

@@ -290,6 +290,27 @@ steps:
     expect(running.max).toBe(2);
     expect(running.keyMax).toEqual({ u0: 1, u1: 1, u2: 1 });
   }, 60_000);
+
+  test('plain: debounce: a burst of events per key becomes one run with the last payload; a bad debounce is refused at load in one line', async () => {
+    const def = `workflow: plain-reindex
+version: 1
+trigger: { event: doc.edited }
+debounce: { period: 800ms, key: "{{ trigger.user }}", max_wait: 1m }
+steps:
+  - id: index
+    action: search.index
+    input: { user: "{{ trigger.user }}", n: "{{ trigger.n }}" }
+`;
+    const indexed: unknown[] = [];
+    const actions: Actions = { 'search.index': (input) => (indexed.push(input), input) };
+    const { engine } = await boot([plainWorkflow(def, { actions })]);
+    for (let n = 0; n < 10; n++) await engine.emit('doc.edited', { user: n % 2 ? 'b' : 'a', n }, { id: `pe-${n}` });
+    await until('two runs ended', async () => (await engine.runs.list({ workflow: 'plain-reindex' })).filter((r) => r.status === 'succeeded').length === 2, 45_000);
+    expect(indexed.map((i) => JSON.stringify(i)).sort()).toEqual([JSON.stringify({ user: 'a', n: 8 }), JSON.stringify({ user: 'b', n: 9 })]);
+    expect(() => plainWorkflow(def.replace('max_wait: 1m', 'max_wait: 100ms'), { actions })).toThrow(/debounce\.max_wait: must be at least the period \(800ms\), got 100ms$/m);
+    expect(() => plainWorkflow(def.replace('period: 800ms', 'period: 0s'), { actions })).toThrow(/debounce\.period: must be longer than 0/);
+    expect(() => plainWorkflow(def.replace('{{ trigger.user }}"', '{{ steps.index.output }}"'), { actions })).toThrow(/debounce\.key: .*sees only trigger/);
+  }, 60_000);
 }
 
 /** A YAML workflow that waits for event 'go' then mails `template`: what a version pins. */

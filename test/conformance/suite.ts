@@ -35,6 +35,7 @@ import { workflowPauseScenarios } from './control-workflow-pause.ts';
 import { queueScenarios } from './queues.ts';
 import { runQueueScenarios } from './run-queues.ts';
 import { debounceScenarios } from './debounce.ts';
+import { debounceTriggerScenarios } from './debounce-triggers.ts';
 import { runFlowScenarios } from './run-flow.ts';
 import { liveOutputScenarios } from './live-output.ts';
 
@@ -600,6 +601,7 @@ export function runConformance(target: ConformanceTarget): void {
     queueScenarios({ test, boot, restart, until });
     runQueueScenarios({ test, boot, restart, until });
     debounceScenarios({ test, boot, restart, until });
+    debounceTriggerScenarios({ test, boot, restart, until });
     runFlowScenarios({ test, boot, restart, until });
     whyAskerScenarios({ test, boot, until });
     notificationScenarios({ test, boot, restart, until });

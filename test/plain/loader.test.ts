@@ -20,7 +20,7 @@ const CASES: [what: string, text: string, message: string][] = [
   ['an unknown key in retry', edit('max: 3,', 'max: 3, tries: 2,'),
     "f.yaml:16:22: steps[3].retry.tries: unknown key 'tries' (allowed here: max, backoff, base, max_delay, jitter, non_retryable)"],
   ['an unknown top-level key', edit('version: 3\n', 'version: 3\nowner: growth\n'),
-    "f.yaml:3:1: owner: unknown key 'owner' (allowed here: workflow, version, description, trigger, steps, queues, runs)"],
+    "f.yaml:3:1: owner: unknown key 'owner' (allowed here: workflow, version, description, trigger, steps, queues, runs, debounce)"],
   ['an unknown key on an action step', edit('    key: "nudge', '    idempotency: x\n    key: "nudge'),
     "f.yaml:15:5: steps[3].idempotency: unknown key 'idempotency' (allowed here: id, action, input, key, retry, timeout, queue)"],
   ['a duplicate step id', edit('id: nudge', 'id: fetch'),

@@ -52,8 +52,16 @@ function dropQueues(db: Database.Database): void {
   db.exec(`DROP TABLE queue_defs; DROP TABLE queue_waiting; DROP TABLE queue_slots; DROP TABLE queue_starts;`);
 }
 
-/** Undoes migration 16 (runs listed by workflow, issue 44): its indexes. */
+/** Undoes migration 17 (debounce of triggers, issue 39): its table and the bursts' count. */
+function dropBurstTriggers(db: Database.Database): void {
+  db.exec(`DROP TABLE IF EXISTS debounce_triggers;`);
+  const count = db.prepare(`SELECT 1 FROM pragma_table_info('debounce_pending') WHERE name = 'count'`).get();
+  if (count) db.exec(`ALTER TABLE debounce_pending DROP COLUMN count;`);
+}
+
+/** Undoes migrations 17 and 16 (runs listed by workflow, issue 44): its indexes. */
 function dropWorkflowIndexes(db: Database.Database): void {
+  dropBurstTriggers(db);
   db.exec(`DROP INDEX runs_workflow; DROP INDEX runs_workflow_status;`);
 }
 

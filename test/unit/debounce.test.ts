@@ -21,15 +21,15 @@ describe('debounce option', () => {
     expect(() => define({})).toThrow(/options\.debounce\.period/);
   });
 
-  it('refuses an event or schedule trigger on a debounced workflow (its runs would not be debounced)', () => {
+  it('accepts event, schedule and webhook triggers on a debounced workflow (they join its bursts)', () => {
     const withTrigger = (t: ReturnType<typeof event>) => () =>
       workflow('d', { debounce: { period: '1s' } }, (w) => {
         w.trigger(manual());
         w.trigger(t);
         w.run(async () => null);
       });
-    expect(withTrigger(event('user.updated'))).toThrow("workflow 'd' options.debounce: debounces engine.trigger (manual()) only; its event() trigger would start runs that are not debounced");
-    expect(withTrigger(schedule('0 * * * *'))).toThrow(/its schedule\(\) trigger/);
+    expect(withTrigger(event('user.updated'))().triggers.map((t) => t.type)).toEqual(['manual', 'event']);
+    expect(withTrigger(schedule('0 * * * *'))().debounce).toMatchObject({ periodMs: 1000 });
   });
 
   it('keeps the durations in ms and accepts maxWait equal to the period', () => {
@@ -75,6 +75,36 @@ describe('debounce on the test engine (manual clock)', () => {
       expect((await t.engine.result(first.runId)).output).toBe(2);
       // A trigger now opens a new burst.
       expect((await t.engine.trigger('digest', { n: 3 })).runId).not.toBe(first.runId);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('debounces a schedule: slots within the period join one burst; the ledger says so; the run gets the last slot', async () => {
+    const { createTestEngine } = await import('@tranquil/engine/testing');
+    const ran: string[] = [];
+    // A slot every minute, quiet for 90 s after each: the run comes only at maxWait.
+    const wf = workflow('every-minute', { debounce: { period: '90s', maxWait: '5m' } }, (w) => {
+      w.trigger(schedule('* * * * *'));
+      w.run(async ({ input, step }) => step.do('tick', () => (ran.push(input.slot), input.slot)));
+    });
+    const t = await createTestEngine({ workflows: [wf] });
+    try {
+      await t.advance('4m');
+      expect(ran).toEqual([]);
+      const slots = await t.engine.schedules.slots({ workflow: 'every-minute' });
+      expect(slots.length).toBeGreaterThanOrEqual(3);
+      expect(slots.every((s) => s.fate === 'fired' && s.reason.endsWith('joined a debounce burst (its run starts when the burst is due)'))).toBe(true);
+      // The first slot came within a minute of the start: maxWait ran it by 6 min; the next
+      // burst (slots keep coming, each within the period) runs 5 min after its first, later.
+      await t.advance('3m');
+      // One run, by maxWait (5 min after the first slot), with the newest slot before it.
+      expect(ran).toHaveLength(1);
+      // Its input is a late slot of the burst (4 or 5 min after its first), not the first.
+      const first = slots.map((s) => s.slot).sort()[0]!;
+      expect(Date.parse(ran[0]!) - Date.parse(first)).toBeGreaterThanOrEqual(4 * 60_000);
+      const runs = await t.engine.runs.list({ workflow: 'every-minute' });
+      expect(runs).toHaveLength(1);
     } finally {
       await t.close();
     }

@@ -37,3 +37,14 @@ it('refuses in the words engine.emit uses; accepts what every schema accepts; ev
   expect(await emitRefusal(registry, 'free', { $tqv: 'not a tagged value' })).toBeUndefined();
   expect(await emitRefusal(registry, 'nobody-listens', {})).toBeUndefined();
 });
+
+it("refuses a payload a debounced subscriber's key function cannot key, in its one line (nothing joins a burst)", async () => {
+  const registry = new WorkflowRegistry([
+    workflow('digest', { debounce: { period: '1m', key: (input: { user: string }) => input.user } }, (w) => {
+      w.trigger(event('edited'));
+      w.run(async () => null);
+    }),
+  ]);
+  expect((await emitRefusal(registry, 'edited', { user: 7 }))?.message).toBe("workflow 'digest' debounce.key: the key function returned number, not a string");
+  expect(await emitRefusal(registry, 'edited', { user: 'u1' })).toBeUndefined();
+});

@@ -19,7 +19,8 @@ import { BackendUnavailableError, ValidationError } from '../../domain/errors.ts
 import type { Json } from '../../domain/json.ts';
 import { deadlineFor } from '../../domain/run-control.ts';
 import { describeIssue } from '../../domain/validate.ts';
-import type { DebounceRequest, DebounceResult, Debouncer } from '../../ports/debounce.ts';
+import type { BurstTrigger, DebounceRequest, DebounceResult, Debouncer, PendingBurst } from '../../ports/debounce.ts';
+import type { TriggerStore, TriggerWrites } from '../../ports/trigger-store.ts';
 import type { WorkflowRegistry } from '../../runtime/registry.ts';
 import { sqlString, type AdminApi } from './admin-api.ts';
 import { retryWhileUnknown } from './deployments.ts';
@@ -51,6 +52,8 @@ interface Burst {
   firstAt: number;
   dueAt: number;
   traceparent?: string;
+  /** Triggers collected (absent in a burst an older engine opened: counted from 1). */
+  count?: number;
   /** The `at` of the one pending fire; absent: none armed. */
   armedAt?: number;
 }
@@ -71,6 +74,7 @@ export function buildDebounceObject(registry: WorkflowRegistry) {
         const known = await ctx.get<Burst>('d');
         const s: Burst = known ?? { workflow: r.workflow, runId: r.runId, input: null, firstAt: now, dueAt: now, ...(r.traceparent ? { traceparent: r.traceparent } : {}) };
         s.input = r.input ?? null;
+        s.count = known ? (s.count ?? 1) + 1 : 1;
         s.dueAt = debounceDueAt(r, s.firstAt, now);
         // One timer per burst: an armed one at or before the due time re-arms when it fires.
         if (s.armedAt === undefined || s.armedAt > s.dueAt) arm(ctx, s, s.dueAt, now);
@@ -111,18 +115,73 @@ export function buildDebounceObject(registry: WorkflowRegistry) {
 
 /** The engine side: pushes through ingress, looks bursts up through admin SQL. */
 export class RestateDebouncer implements Debouncer {
+  /** Flushes run one after another, so a burst's triggers are pushed in their order. */
+  private flushing: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly ingress: () => string,
     private readonly admin: () => AdminApi,
     /** The input as the run gets it over the wire (sealed by the payload codec). */
     private readonly seal: (input: Json) => Json,
+    /** The engine's trigger store: the dedup records and outbox of debounced triggers. */
+    private readonly triggerStore: () => TriggerStore,
+    private readonly now: () => number,
   ) {}
 
   async debounce(req: DebounceRequest): Promise<DebounceResult> {
+    if (req.dedupId === undefined) return this.push(req);
+    const t: BurstTrigger = { ...req, dedupId: req.dedupId };
+    const seen = await this.triggerStore().write((w) => {
+      const s = w.burstTrigger(t.dedupId);
+      if (!s) w.recordBurstTrigger(t, undefined, this.now());
+      return s;
+    });
+    if (seen?.joinedRun !== undefined) {
+      const [b] = await this.pending({ runId: seen.joinedRun });
+      return { runId: seen.joinedRun, created: false, dueAt: b?.dueAt ?? this.now(), duplicate: true };
+    }
+    const r = await this.push(t);
+    await this.triggerStore().write((w) => w.markBurstJoined(t.dedupId, r.runId));
+    // Recorded but not joined (a crash in between): the push above was its repeat.
+    return seen ? { ...r, created: false, duplicate: true } : r;
+  }
+
+  joinInWrite(w: TriggerWrites, t: BurstTrigger, now: number): void {
+    // Restate is not in the trigger store's write: the trigger is recorded there and pushed
+    // by flush() after the commit (and at start, for one a crash left unpushed).
+    if (!w.burstTrigger(t.dedupId)) w.recordBurstTrigger(t, undefined, now);
+  }
+
+  flush(): Promise<void> {
+    const next = this.flushing.then(() => this.flushOnce());
+    this.flushing = next.catch(() => {});
+    return next;
+  }
+
+  private async flushOnce(): Promise<void> {
+    for (;;) {
+      const rows = await this.triggerStore().unjoinedBurstTriggers(200);
+      for (const t of rows) {
+        const r = await this.push(t);
+        await this.triggerStore().write((w) => w.markBurstJoined(t.dedupId, r.runId));
+      }
+      if (rows.length < 200) return;
+    }
+  }
+
+  async pending(filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
+    return pendingBursts(this.admin(), filter);
+  }
+
+  private async push(req: DebounceRequest): Promise<DebounceResult> {
     const key = `${req.workflow}|${req.key}`;
     const body = { ...req, input: this.seal(req.input) } as Partial<DebounceRequest>;
     delete body.key;
-    const r = await retryWhileUnknown(() => httpJson('POST', `${this.ingress()}/${DEBOUNCE_OBJECT}/${encodeURIComponent(key)}/push`, body));
+    delete body.dedupId;
+    // A trigger that may come again is pushed under its dedup id: Restate answers a push
+    // repeated after a crash (the row not marked joined) with the first one's result.
+    const headers = req.dedupId !== undefined ? { 'idempotency-key': req.dedupId } : undefined;
+    const r = await retryWhileUnknown(() => httpJson('POST', `${this.ingress()}/${DEBOUNCE_OBJECT}/${encodeURIComponent(key)}/push`, body, { headers }));
     if (r.status >= 400 && r.status < 500) throw new ValidationError(`restate ${DEBOUNCE_OBJECT}/push refused (${r.status}): ${r.text.slice(0, 200)}`);
     if (!r.ok) throw new BackendUnavailableError(`restate ${DEBOUNCE_OBJECT}/push failed (${r.status}): ${r.text.slice(0, 200)}`);
     return r.json as DebounceResult;
@@ -134,4 +193,24 @@ export class RestateDebouncer implements Debouncer {
     );
     return Number(rows[0]?.n ?? 0) > 0;
   }
+}
+
+/** The bursts collecting now, from the objects' state over admin SQL (the engine's
+ *  debouncer and the CLI), soonest due first. */
+export async function pendingBursts(admin: AdminApi, filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
+  const where = filter.runId !== undefined ? ` AND value_utf8 LIKE ${sqlString(`%${JSON.stringify(filter.runId)}%`)}` : '';
+  const rows = await admin.query<{ service_key: string; value_utf8: string }>(`SELECT service_key, value_utf8 FROM state WHERE service_name = ${sqlString(DEBOUNCE_OBJECT)} AND key = 'd'${where}`);
+  const out: PendingBurst[] = [];
+  for (const row of rows) {
+    let b: Burst;
+    try {
+      b = JSON.parse(row.value_utf8) as Burst;
+    } catch {
+      continue;
+    }
+    if (filter.workflow !== undefined && b.workflow !== filter.workflow) continue;
+    if (filter.runId !== undefined && b.runId !== filter.runId) continue;
+    out.push({ workflow: b.workflow, key: row.service_key.slice(b.workflow.length + 1), runId: b.runId, count: b.count ?? 1, firstAt: b.firstAt, dueAt: b.dueAt });
+  }
+  return out.sort((a, b) => a.dueAt - b.dueAt);
 }

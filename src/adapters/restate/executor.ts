@@ -160,7 +160,7 @@ export class RestateExecutor implements DurableExecutor {
   /** Runs parked on capability steps, each on an awakeable. */
   private readonly parks: ParkedAwakeables;
   /** Run-level debounce: a virtual object per workflow and key (debounce-object.ts). */
-  readonly debouncer = new RestateDebouncer(() => this.ingress, () => this.admin, (input) => sealJson(this.o.codec ?? identityCodec, input));
+  readonly debouncer = new RestateDebouncer(() => this.ingress, () => this.admin, (input) => sealJson(this.o.codec ?? identityCodec, input), () => this.o.triggerStore, () => this.o.clock.now());
 
   constructor(private readonly o: RestateExecutorOptions) {
     this.log = o.logger ?? levelLogger();
@@ -202,11 +202,13 @@ export class RestateExecutor implements DurableExecutor {
     this.opened = true;
     try {
       await refuseSqliteRunsInFlight(this.o.triggerStore, this.o.dataDir);
+      if (this.shared) refuseSharedDebounce(this.o.registry);
       await this.connect();
       if (this.shared) await this.settleAdmin(() => this.shared!.ensureSchedules(this.o.registry));
       else await this.o.triggerStore.write((w) => registerTriggers(w, this.o.registry, this.slots, this.o.clock.now()));
       this.started = true;
       await this.forwardPending();
+      await this.flushBursts();
       if (!this.shared) this.o.scheduler.register({ claimDue: (now) => this.fireSchedules(now) });
       this.startSweeping();
       await this.o.scheduler.start();
@@ -379,10 +381,11 @@ export class RestateExecutor implements DurableExecutor {
    *  as on SQLite), forwards them, and tells the scheduler the next slot. */
   private async fireSchedules(now: number): Promise<TimerClaim> {
     if (!this.started || this.stopping) return { more: false };
-    const { fired, nextAt } = await this.o.triggerStore.write((w) => ({ fired: this.slots.fireDue(w, now), nextAt: w.nextScheduleAt() }));
+    const { fired, nextAt } = await this.o.triggerStore.write((w) => ({ fired: this.slots.fireDue(w, now, this.debouncer), nextAt: w.nextScheduleAt() }));
     if (fired.length) await this.forward(fired).catch((err) => {
       this.log.log('warn', `forwarding scheduled runs to Restate failed (retried at next start): ${(err as Error).message}`);
     });
+    await this.flushBursts();
     return { more: false, nextAt };
   }
 
@@ -465,6 +468,16 @@ export class RestateExecutor implements DurableExecutor {
     await this.o.triggerStore.write((w) => w.markForwarded(runs.map((r) => r.runId), this.o.clock.now()));
   }
 
+  /** Debounced triggers recorded but not pushed to their bursts (a crash, Restate away): a
+   *  failure is logged and retried at the next flush (the next trigger or start). */
+  private async flushBursts(): Promise<void> {
+    // Nothing is ever recorded without a debounced workflow: no read per emit then.
+    if (!this.o.registry.all().some((w) => w.definition.debounce)) return;
+    await this.debouncer.flush().catch((err) => {
+      this.log.log('warn', `pushing debounced triggers to Restate failed (retried at the next trigger or start): ${(err as Error).message}`);
+    });
+  }
+
   /** Runs written locally but not confirmed by Restate before a crash or stop. */
   private async forwardPending(): Promise<void> {
     const pending = await this.o.triggerStore.pendingRuns(10_000);
@@ -474,8 +487,10 @@ export class RestateExecutor implements DurableExecutor {
   async emit(req: EmitRequest): Promise<EmitResult> {
     this.ensureStarted();
     if (this.shared) return this.shared.publish(req.id, { name: req.name, payload: req.payload });
-    const result = await this.o.triggerStore.write((w) => publishEvent(w, this.o.registry, req, this.o.clock.now()));
+    const result = await this.o.triggerStore.write((w) => publishEvent(w, this.o.registry, req, this.o.clock.now(), this.debouncer));
     if (result.created.length) await this.forward(result.created);
+    // The event's debounced triggers, recorded in its write, join their bursts now.
+    await this.flushBursts();
     return { runIds: result.runIds, duplicate: result.duplicate };
   }
 
@@ -876,4 +891,14 @@ export class RestateExecutor implements DurableExecutor {
 function unlimited(ac: AbortController): AbortController {
   setMaxListeners(0, ac.signal);
   return ac;
+}
+
+/** With triggers in Restate (options.triggers 'restate') events and schedules never pass
+ *  through this engine's trigger store, where a debounced trigger is recorded once: a
+ *  debounced workflow may be triggered by engine.trigger (manual()) only there. */
+function refuseSharedDebounce(registry: WorkflowRegistry): void {
+  for (const { definition: d } of registry.all()) {
+    const t = d.debounce && d.triggers.find((x) => x.type !== 'manual');
+    if (t) throw new NotSupportedError(`workflow '${d.name}' options.debounce: its ${t.type}() trigger cannot be debounced with triggers in Restate (triggers: 'restate'); only engine.trigger (manual()) is debounced there (docs/flow-control.md, Debounce)`);
+  }
 }

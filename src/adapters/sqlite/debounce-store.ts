@@ -7,7 +7,8 @@
 import type Database from 'better-sqlite3';
 import { debounceDueAt } from '../../../sdk/debounce.ts';
 import type { Json } from '../../domain/json.ts';
-import type { DebounceRequest, DebounceResult, Debouncer } from '../../ports/debounce.ts';
+import type { BurstTrigger, DebounceRequest, DebounceResult, Debouncer, PendingBurst } from '../../ports/debounce.ts';
+import type { TriggerWrites } from '../../ports/trigger-store.ts';
 import type { StartRunRequest } from '../../ports/executor.ts';
 import type { TimerClaim } from '../../ports/scheduler.ts';
 import type { CommitQueue } from './commit-queue.ts';
@@ -20,6 +21,7 @@ interface Row {
   first_at: number;
   due_at: number;
   traceparent: string | null;
+  count: number;
 }
 
 /** How a firing found its burst changed by a trigger queued between its read and its write. */
@@ -31,6 +33,8 @@ const RETRY_MS = 1000;
 export interface SqliteDebouncerHost {
   db: Database.Database;
   commits: CommitQueue;
+  /** The trigger store's writes on the same file (its dedup records of triggers). */
+  writes: TriggerWrites;
   now(): number;
   armAt(at: number): void;
   /** Whether the workflow is registered: a burst of one removed from the code waits for it. */
@@ -49,7 +53,8 @@ export class SqliteDebouncer implements Debouncer {
     this.s = {
       get: db.prepare(`SELECT * FROM debounce_pending WHERE workflow = ? AND key = ?`),
       insert: db.prepare(`INSERT INTO debounce_pending (workflow, key, run_id, input, first_at, due_at, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-      update: db.prepare(`UPDATE debounce_pending SET input = ?, due_at = ? WHERE workflow = ? AND key = ?`),
+      update: db.prepare(`UPDATE debounce_pending SET input = ?, due_at = ?, count = count + 1 WHERE workflow = ? AND key = ?`),
+      dueOf: db.prepare(`SELECT due_at FROM debounce_pending WHERE run_id = ?`).pluck(),
       remove: db.prepare(`DELETE FROM debounce_pending WHERE run_id = ?`),
       byRun: db.prepare(`SELECT 1 FROM debounce_pending WHERE run_id = ?`).pluck(),
       due: db.prepare(`SELECT * FROM debounce_pending WHERE due_at <= ? ORDER BY due_at LIMIT ?`),
@@ -59,21 +64,45 @@ export class SqliteDebouncer implements Debouncer {
   }
 
   async debounce(req: DebounceRequest): Promise<DebounceResult> {
+    const r = await this.h.commits.enqueue(() => this.join(req, this.h.now()));
+    this.h.armAt(r.dueAt);
+    return r;
+  }
+
+  joinInWrite(_w: TriggerWrites, t: BurstTrigger, now: number): void {
+    // Inside the caller's write on this same file: the join commits with the event (or slot).
+    this.h.armAt(this.join(t, now).dueAt);
+  }
+
+  async flush(): Promise<void> {
+    // Every trigger joins in its own write here: nothing is left to join.
+  }
+
+  async pending(filter: { workflow?: string; runId?: string } = {}): Promise<PendingBurst[]> {
+    return readPendingBursts(this.h.db, filter);
+  }
+
+  /** Inside a write: opens or joins the burst, once per dedup id. */
+  private join(req: DebounceRequest, now: number): DebounceResult {
+    const seen = req.dedupId === undefined ? undefined : this.h.writes.burstTrigger(req.dedupId);
+    if (seen?.joinedRun !== undefined) {
+      const due = this.s.dueOf.get(seen.joinedRun) as number | undefined;
+      return { runId: seen.joinedRun, created: false, dueAt: due ?? now, duplicate: true };
+    }
     const text = JSON.stringify(req.input);
-    const r = await this.h.commits.enqueue((): DebounceResult => {
-      const now = this.h.now();
-      const row = this.s.get.get(req.workflow, req.key) as Row | undefined;
-      if (!row) {
-        const dueAt = debounceDueAt(req, now, now);
-        this.s.insert.run(req.workflow, req.key, req.runId, text, now, dueAt, req.traceparent ?? null);
-        return { runId: req.runId, created: true, dueAt };
-      }
+    const row = this.s.get.get(req.workflow, req.key) as Row | undefined;
+    let r: DebounceResult;
+    if (!row) {
+      const dueAt = debounceDueAt(req, now, now);
+      this.s.insert.run(req.workflow, req.key, req.runId, text, now, dueAt, req.traceparent ?? null);
+      r = { runId: req.runId, created: true, dueAt };
+    } else {
       // The limits the code has now apply to the burst (a changed period takes effect here).
       const dueAt = debounceDueAt(req, row.first_at, now);
       this.s.update.run(text, dueAt, req.workflow, req.key);
-      return { runId: row.run_id, created: false, dueAt };
-    });
-    this.h.armAt(r.dueAt);
+      r = { runId: row.run_id, created: false, dueAt };
+    }
+    if (req.dedupId !== undefined) this.h.writes.recordBurstTrigger({ ...req, dedupId: req.dedupId }, r.runId, now);
     return r;
   }
 
@@ -123,4 +152,13 @@ export class SqliteDebouncer implements Debouncer {
     const next = this.s.next.get() as number | null;
     if (next !== null) this.h.armAt(Math.max(next, this.h.now() + (this.firing.size ? 1 : 0)));
   }
+}
+
+/** The bursts collecting now in the file, soonest due first (at most 1,000); also read by
+ *  the CLI from a read-only file. */
+export function readPendingBursts(db: Database.Database, filter: { workflow?: string; runId?: string } = {}): PendingBurst[] {
+  const rows = db
+    .prepare(`SELECT * FROM debounce_pending WHERE (@workflow IS NULL OR workflow = @workflow) AND (@runId IS NULL OR run_id = @runId) ORDER BY due_at LIMIT 1000`)
+    .all({ workflow: filter.workflow ?? null, runId: filter.runId ?? null }) as Row[];
+  return rows.map((r) => ({ workflow: r.workflow, key: r.key, runId: r.run_id, count: r.count, firstAt: r.first_at, dueAt: r.due_at }));
 }

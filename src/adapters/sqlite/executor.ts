@@ -208,6 +208,7 @@ export class SqliteExecutor implements DurableExecutor {
     return new SqliteDebouncer({
       db: this.store.db,
       commits: this.queue,
+      writes: this.o.triggerStore.writes,
       now: () => this.now(),
       armAt: (at) => this.o.scheduler.armAt(at),
       known: (w) => this.o.registry.find(w) !== undefined,
@@ -388,7 +389,7 @@ export class SqliteExecutor implements DurableExecutor {
 
   /** Inside a transaction: records the event once and creates one run per subscriber. */
   private publish(req: EmitRequest): { runIds: string[]; duplicate: boolean; created: string[] } {
-    const p = publishEvent(this.o.triggerStore.writes, this.o.registry, req, this.now());
+    const p = publishEvent(this.o.triggerStore.writes, this.o.registry, req, this.now(), this.bursts);
     return { runIds: p.runIds, duplicate: p.duplicate, created: p.created.map((r) => r.runId) };
   }
 
@@ -1045,7 +1046,7 @@ export class SqliteExecutor implements DurableExecutor {
         this.store.wakeSleep(id, now);
         this.sleepsWoken.set(id, now);
       }
-      return { claimed: ids, fired: drain ? [] : this.slots.fireDue(writes, now) };
+      return { claimed: ids, fired: drain ? [] : this.slots.fireDue(writes, now, this.bursts) };
     });
     if (this.o.faults?.hit('after-timer-write')) return { more: false };
     for (const r of fired) this.dispatch(r.runId);

@@ -284,6 +284,27 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_workflow ON runs (workflow, created_seq DESC);
   CREATE INDEX runs_workflow_status ON runs (workflow, status, created_seq DESC);
   `,
+  /* 17: debounce of event, schedule and webhook triggers (issue 39, docs/flow-control.md,
+         Debounce): each such trigger once per dedup id (the event's run id, the slot's, the
+         webhook delivery's Idempotency-Key), with the burst it joined (joined_run; NULL: not
+         joined yet, the Restate backend forwards it after the write and again at start), and
+         a burst's count of triggers collected. */ `
+  CREATE TABLE debounce_triggers (
+    dedup_id TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    key TEXT NOT NULL,
+    input TEXT NOT NULL,
+    period_ms INTEGER NOT NULL,
+    max_wait_ms INTEGER,
+    run_id TEXT NOT NULL,
+    traceparent TEXT,
+    joined_run TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX debounce_triggers_unjoined ON debounce_triggers (created_at) WHERE joined_run IS NULL;
+  CREATE INDEX debounce_triggers_age ON debounce_triggers (created_at);
+  ALTER TABLE debounce_pending ADD COLUMN count INTEGER NOT NULL DEFAULT 1;
+  `,
 ];
 
 /** Version from which the file must be in auto_vacuum = INCREMENTAL mode. */

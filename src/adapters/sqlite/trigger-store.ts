@@ -20,6 +20,8 @@ import type { FaultPoints } from './fault-points.ts';
 import type { OwnerLease } from './owner-lease.ts';
 import { openOwned, SqliteStore, type Durability, type RunRow } from './store.ts';
 import { TriggerTables, type ScheduleRow } from './trigger-tables.ts';
+import { BurstTriggerTable } from './burst-triggers.ts';
+import type { BurstTrigger } from '../../ports/debounce.ts';
 
 export interface SqliteTriggerStoreOptions {
   dataDir: string;
@@ -40,6 +42,7 @@ export class SqliteTriggerStore implements TriggerStore {
   queue!: CommitQueue;
   /** TriggerWrites on the connection: valid inside any transaction on `store`. */
   writes!: TriggerWrites;
+  private bursts!: BurstTriggerTable;
   private tables!: TriggerTables;
   private lease: OwnerLease | undefined;
 
@@ -71,7 +74,8 @@ export class SqliteTriggerStore implements TriggerStore {
     // bench's side-by-side row; diagnostics). Anything else: fsync on the thread pool.
     this.queue = new CommitQueue(this.store, this.o.faults, { inline: process.env.TRANQUIL_FSYNC === 'inline' });
     this.tables = new TriggerTables(db, codec);
-    this.writes = writesOn(this.store, this.tables);
+    this.bursts = new BurstTriggerTable(db, codec);
+    this.writes = writesOn(this.store, this.tables, this.bursts);
   }
 
   async close(): Promise<void> {
@@ -154,6 +158,10 @@ export class SqliteTriggerStore implements TriggerStore {
     return this.queue.enqueue(() => del.run(cutoff, limit).changes);
   }
 
+  async unjoinedBurstTriggers(limit: number): Promise<BurstTrigger[]> {
+    return this.bursts.unjoined(limit);
+  }
+
   async pendingRuns(limit: number): Promise<OutboxRun[]> {
     // A drained SQLite run that was retried is pending again: it stays local, never forwarded.
     const rows = this.store.listRunRows({ status: 'pending', limit });
@@ -196,7 +204,7 @@ export class SqliteTriggerStore implements TriggerStore {
 
 }
 
-function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
+function writesOn(store: SqliteStore, tables: TriggerTables, bursts: BurstTriggerTable): TriggerWrites {
   return {
     insertRun: (r, now) => {
       const made = store.insertRun({ runId: r.runId, workflow: r.workflow, version: r.version, input: r.input, now, traceparent: r.traceparent });
@@ -240,6 +248,9 @@ function writesOn(store: SqliteStore, tables: TriggerTables): TriggerWrites {
     insertWebhookSecret: (workflow, secret, now) => tables.insertWebhookSecret(workflow, secret, now),
     setting: (key) => tables.setting(key),
     setSetting: (key, value) => tables.setSetting(key, value),
+    burstTrigger: (id) => bursts.get(id),
+    recordBurstTrigger: (t, joinedRun, now) => bursts.record(t, joinedRun, now),
+    markBurstJoined: (id, runId) => bursts.markJoined(id, runId),
   };
 }
 

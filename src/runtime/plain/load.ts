@@ -56,6 +56,8 @@ export interface PlainDefinition {
   queues?: QueueDefinition[];
   /** `runs:` (run-level flow control), its keys and priority as templates of `trigger`. */
   runs?: PlainRuns;
+  /** `debounce:` in ms, its key a template of `trigger`. */
+  debounce?: { period: number; maxWait?: number; key?: string };
 }
 
 /** A plain workflow's `runs:` as loaded: names and templates (compiled by plain-workflow.ts). */
@@ -182,6 +184,7 @@ function check(d: DefinitionData, at: Locator, text: string, source: string): Pl
   if (d.description !== undefined) def.description = d.description;
   if (queues.size > 0) def.queues = [...queues.values()];
   if (d.runs) def.runs = toRuns(d.runs, queues, at, ids);
+  if (d.debounce) def.debounce = toDebounce(d.debounce, at, ids);
   return def;
 }
 
@@ -222,17 +225,28 @@ function declared(name: string, queues: ReadonlyMap<string, QueueDefinition>, pa
   return q;
 }
 
-/** `runs:`: keys and priority are templates of the trigger's input only (decided before the
- *  run exists); the sdk's rules for `runs` apply (key and priority need a queue). */
-function toRuns(r: NonNullable<DefinitionData['runs']>, queues: ReadonlyMap<string, QueueDefinition>, at: Locator, ids: string[]): PlainRuns {
-  const known = ['trigger'];
-  const tpl = (t: string | undefined, path: Path) => {
+/** Checks a template of a run's key or priority: it sees only `trigger`. */
+function triggerTemplate(at: Locator, ids: string[]) {
+  return (t: string | undefined, path: Path) => {
     if (t === undefined) return;
     templates(t, path, (e, p) => {
-      const bad = checkExpression(e, known, ids);
+      const bad = checkExpression(e, ['trigger'], ids);
       if (bad) throw at.error(p, `${bad} (a run's key or priority sees only trigger: it is decided before the run starts)`);
     }, at);
   };
+}
+
+/** `debounce:`: the key a template of `trigger`; max_wait at least the period (as in code). */
+function toDebounce(b: NonNullable<DefinitionData['debounce']>, at: Locator, ids: string[]): NonNullable<PlainDefinition['debounce']> {
+  triggerTemplate(at, ids)(b.key, ['debounce', 'key']);
+  if (b.max_wait !== undefined && b.max_wait < b.period) throw at.error(['debounce', 'max_wait'], `must be at least the period (${b.period}ms), got ${b.max_wait}ms`);
+  return { period: b.period, ...(b.max_wait !== undefined ? { maxWait: b.max_wait } : {}), ...(b.key !== undefined ? { key: b.key } : {}) };
+}
+
+/** `runs:`: keys and priority are templates of the trigger's input only (decided before the
+ *  run exists); the sdk's rules for `runs` apply (key and priority need a queue). */
+function toRuns(r: NonNullable<DefinitionData['runs']>, queues: ReadonlyMap<string, QueueDefinition>, at: Locator, ids: string[]): PlainRuns {
+  const tpl = triggerTemplate(at, ids);
   const out: PlainRuns = {};
   if (r.queue !== undefined) out.queue = declared(r.queue, queues, ['runs', 'queue'], at);
   for (const f of ['key', 'priority'] as const) {

@@ -8,6 +8,7 @@ import { WORKFLOW_BRAND, type WorkflowDefinition } from '../../../sdk/workflow.t
 import type { WorkflowFn } from '../../../sdk/types.ts';
 import { compilePlain, keyTemplate, template, type Actions } from './compile.ts';
 import { loadPlainWorkflow, type PlainDefinition, type PlainRuns } from './load.ts';
+import type { DebounceSpec } from '../../../sdk/debounce.ts';
 import type { RunOptions } from '../../../sdk/run-flow.ts';
 import { PlainWorkflowError } from './plain-error.ts';
 
@@ -74,6 +75,16 @@ export function pinnedWorkflow(current: PlainDefinition, earlier: readonly Plain
     version: current.versionId, forVersion, plain: Object.freeze({ current, actions }),
     ...(current.queues ? { queues: Object.freeze([...current.queues]) } : {}),
     ...(current.runs ? { runs: runOptions(current.runs) } : {}),
+    ...(current.debounce ? { debounce: debounceOptions(current.debounce) } : {}),
+  });
+}
+
+/** `debounce:` as the sdk's DebounceSpec, its key template a function of the input. */
+function debounceOptions(b: NonNullable<PlainDefinition['debounce']>): DebounceSpec {
+  const key = b.key === undefined ? undefined : keyTemplate(b.key, ['trigger']);
+  return Object.freeze({
+    periodMs: b.period, ...(b.maxWait !== undefined ? { maxWaitMs: b.maxWait } : {}),
+    ...(key ? { key: (input: unknown) => key({ trigger: (input ?? null) as Json }) } : {}),
   });
 }
 

@@ -78,6 +78,8 @@ function buildDefinitionSchema() {
     singleton: strict({ mode: z.enum(['skip', 'cancel'], { error: "expected 'skip' or 'cancel'" }), key: keyTemplate.optional() }).optional(),
     rate_limit: strict({ limit: countSchema, period: periodSchema, key: keyTemplate.optional() }).optional(),
   });
+  /** Run-level debounce (the sdk's `debounce { period, key, maxWait }`). */
+  const debounceSchema = strict({ period: periodSchema, key: keyTemplate.optional(), max_wait: periodSchema.optional() });
 
   const actionStep = strict({
     id: stepIdSchema,
@@ -223,6 +225,8 @@ return strict({
   queues: z.record(z.string(), queueSchema, { error: 'expected a mapping of queue names to their limits' }).optional(),
   /** Run-level flow control: a queue slot per run, singleton, rate limit (keys are templates of `trigger`). */
   runs: runsSchema.optional(),
+  /** A burst of triggers per key becomes one run with the last input (docs/flow-control.md, Debounce). */
+  debounce: debounceSchema.optional(),
 });
 }
 
