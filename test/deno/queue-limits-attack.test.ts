@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../compose/index.ts';
 import { manual, queue, workflow } from '@tranquil/sdk';
+import { resolveConfig } from '../../compose/config.ts';
+import { readQueueRows } from '../../compose/queue-reader.ts';
+import { MAX_UNUSED_GRANTS } from '../../src/adapters/deno/unused-grants.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -36,6 +39,55 @@ export default workflow('greedy', { queues: [llm] }, (w) => {
       await expect(engine.start()).rejects.toThrow("queue 'llm' is defined twice with different limits (workflows 'app' and 'greedy'): define it once and share it");
     } finally {
       await engine.stop().catch(() => {});
+    }
+  }, 120_000);
+});
+
+describe('a workflow file cannot hoard the slots of a queue it shares with the app', () => {
+  it('slots asked for steps that never run are released after the heartbeat timeout; the app\'s runs get slots and finish; the file is failed in one line; nothing leaks', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tranquil-qhoard-'));
+    dirs.push(dir);
+    const llm = queue('llm', { concurrency: 2 });
+    let now = 0;
+    let most = 0;
+    const app = workflow('app', { queues: [llm] }, (w) => {
+      w.trigger(manual());
+      w.run(({ step }) => step.do('call', { queue: llm }, async () => {
+        most = Math.max(most, ++now);
+        await new Promise((r) => setTimeout(r, 50));
+        now--;
+        return 'ok';
+      }));
+    });
+    const dataDir = join(dir, 'data');
+    const engine = await createEngine({
+      dataDir, workflows: [app], workflowFiles: [join(import.meta.dirname, 'fixtures', 'slot-hoarder.ts')], log: { level: 'silent' },
+      deno: { heartbeatInterval: 200, heartbeatTimeout: 1_500 },
+    });
+    await engine.start();
+    try {
+      await engine.workflows.approve('hoarder');
+      const { runId: hoard } = await engine.trigger('hoarder', null);
+      const config = resolveConfig({ backend: 'sqlite', dataDir });
+      // The file holds both slots and 48 asks in line before the app asks for any.
+      for (let i = 0; i < 300; i++) {
+        const q = (await readQueueRows(config, 'llm'))?.[0];
+        if (q && q.running === 2 && q.waiting === 48) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await readQueueRows(config, 'llm'))?.[0]).toMatchObject({ running: 2, waiting: 48 });
+      const runs = await Promise.all([1, 2, 3, 4].map(() => engine.trigger('app', null)));
+      for (const { runId } of runs) expect(await engine.result(runId, { timeout: '60s' })).toMatchObject({ status: 'succeeded', output: 'ok' });
+      expect(most).toBeLessThanOrEqual(2);
+      const failed = await engine.result(hoard, { timeout: '30s' });
+      expect(failed.status).toBe('failed');
+      expect(failed.error?.message).toMatch(new RegExp(`^workflow file .*slot-hoarder\\.ts: ${MAX_UNUSED_GRANTS} of its slot grants went unused \\(no step attempt began within 1500ms of the grant; last step 's\\d+' of queue 'llm' in run ${hoard}\\): a file holding queue slots it does not use gets no more slots until the engine restarts$`));
+      // Its next run is refused at its first ask; the queue ends empty (no slot, no ask left).
+      const again = await engine.trigger('hoarder', null);
+      expect((await engine.result(again.runId, { timeout: '30s' })).error?.message).toMatch(/gets no more slots until the engine restarts$/);
+      expect((await readQueueRows(config, 'llm'))?.[0]).toMatchObject({ running: 0, waiting: 0 });
+    } finally {
+      await engine.stop();
     }
   }, 120_000);
 });
