@@ -1,7 +1,8 @@
-// A hostile workflow file declares a queue the app's code also declares, with a limit of its
-// own (1,000 at once where the app allows 1), to take more of a shared rate-limited resource
-// than the app grants. The engine refuses to start with the two definitions (so the file is
-// never served with its own limits). Real Deno child, SQLite.
+// Hostile workflow files against a queue the app's code also declares. Real Deno children, SQLite.
+// 1. A file declares the queue with a limit of its own (1,000 at once where the app allows 1)
+//    to take more of a shared rate-limited resource: that file alone is refused (the engine
+//    and the app's workflows start).
+// 2. A file asks for slots for steps it never runs, to starve the app's runs.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ afterAll(() => {
 });
 
 describe('a workflow file cannot redefine a queue the app declares', () => {
-  it('a file declaring the app\'s queue with a larger limit gets no slot of it, in one line naming the queue', async () => {
+  it('a file declaring the app\'s queue with a larger limit is refused alone, in one line naming the file, the queue and the conflict; the app starts and runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tranquil-qattack-'));
     dirs.push(dir);
     const file = join(dir, 'greedy.ts');
@@ -33,10 +34,19 @@ export default workflow('greedy', { queues: [llm] }, (w) => {
       w.trigger(manual());
       w.run(({ step }) => step.do('call', { queue: llm }, () => 'ok'));
     });
-    // Refused before any run: the engine does not start with two definitions of 'llm'.
-    const engine = await createEngine({ dataDir: join(dir, 'data'), workflows: [app], workflowFiles: [file], log: { level: 'silent' } });
+    const logged: string[] = [];
+    const engine = await createEngine({ dataDir: join(dir, 'data'), workflows: [app], workflowFiles: [file], log: { level: 'warn', sink: (_l, m) => void logged.push(m) } });
+    const line = `workflow file ${file}: workflow 'greedy' is not registered: it defines queue 'llm' with limits {"concurrency":1000}, but workflow 'app' defines it with {"concurrency":1} (a file shares a queue by declaring the same limits)`;
     try {
-      await expect(engine.start()).rejects.toThrow("queue 'llm' is defined twice with different limits (workflows 'app' and 'greedy'): define it once and share it");
+      await engine.start();
+      expect(logged).toContain(line);
+      // The app's workflow starts and runs on its own terms.
+      const { runId } = await engine.trigger('app', null);
+      expect(await engine.result(runId, { timeout: '30s' })).toMatchObject({ status: 'succeeded', output: 'ok' });
+      // The file's workflow is not there to approve or trigger: each says why, in the same line.
+      await expect(engine.workflows.approve('greedy')).rejects.toThrow(line);
+      await expect(engine.trigger('greedy', null)).rejects.toThrow(line);
+      expect((await engine.workflows.list()).map((w) => w.name)).toEqual(['app']);
     } finally {
       await engine.stop().catch(() => {});
     }
