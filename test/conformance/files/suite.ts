@@ -114,10 +114,6 @@ export const NOT_YET_PORTED: string[] = [
   // two cases); the event and schedule slot case is not ported yet.
   'workflow pause holds an event and a schedule slot (one run per event id); resume runs them in creation order',
   "cli: why of a run held by its workflow's pause, and why <workflow>, say the workflow is paused",
-  // Flow control (issue 39): step queues in files are served by the engine (files/queues.ts
-  // ports the other six step-queue cases); the fairness case uses the same slot path and is
-  // not ported yet (its 61 runs would be 61 Deno children).
-  'queue: a cold key starts within one slot turnover of a hot key with many queued',
   // A rate limit counted when the body begins is the engine's slot path, the same for a file's
   // step (files/queues.ts ports the rate-window case); not ported one by one yet.
   'queue: a rate limit counts a body when it begins: waiters of a stopped engine do not start together after the restart',
