@@ -1,7 +1,9 @@
 // Slot grants a workflow file's child did not use (docs/flow-control.md, In workflow files).
 // An honest child begins the step's attempt in the same turn its grant arrives (runner/
-// wire-log.ts askSlot -> RunSession.queued -> attempt frame); only a blocked event loop
-// delays it, and a loop blocked for the heartbeat timeout gets the child killed anyway. So a
+// wire-log.ts askSlot -> RunSession.queued -> attempt frame), or, cancelled or finished
+// meanwhile, ends its execution in that turn (its outcome frame releases every slot); only a
+// blocked event loop delays either, and a loop blocked for the heartbeat timeout gets the
+// child killed anyway. So a
 // grant still unused past that long is withheld from the app's own runs for nothing: it is
 // released (its late attempt, if one comes, fails and is retried by the step's policy).
 // Counted per version of the file, across its runs in this process: a file that keeps doing
