@@ -122,6 +122,8 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
   c.bind<Clock>(TOKENS.clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<() => number>(TOKENS.random).toConstantValue(overrides.random ?? Math.random);
   const registry = new WorkflowRegistry(preparePlainWorkflows(config), overrides.runner?.files);
+  // A workflow file refused at registration (a queue conflicting with the app's): said once.
+  for (const r of registry.refused) engineLoggerFor(config).log('error', r.reason);
   // The host's capability providers: the engine registers them, the executor calls them.
   const capabilities = new CapabilityRegistry();
   c.bind<WorkflowRegistry>(TOKENS.registry).toConstantValue(registry);

@@ -15,7 +15,7 @@ import { RUN_SLOT, type HoldRows, type QueuedStep, type QueueStore } from '../po
 import type { AttemptResult, SlotHold, SlotRequest, StepLog } from '../ports/step-log.ts';
 import { toErrorInfo } from '../domain/errors.ts';
 import type { WorkflowDefinition } from '../../sdk/workflow.ts';
-import { runFlowSpecs } from './run-flow-specs.ts';
+import { QueueNames } from './queue-names.ts';
 
 interface Waiter extends Waiting, QueuedStep {
   granted: boolean;
@@ -520,15 +520,11 @@ export async function queuedAttempt(
 
 /** The queues the workflows declare, each name once (the same name with other limits is refused). */
 export function queueSpecsOf(defs: readonly WorkflowDefinition[]): QueueSpec[] {
-  const byName = new Map<string, { spec: QueueSpec; by: string }>();
+  const names = new QueueNames();
   for (const d of defs) {
-    for (const q of [...(d.queues ?? []), ...(d.runs?.queue ? [d.runs.queue] : []), ...runFlowSpecs(d)]) {
-      const known = byName.get(q.name);
-      if (known && !sameLimits(known.spec.limits, q.limits)) {
-        throw new ValidationError(`queue '${q.name}' is defined twice with different limits (workflows '${known.by}' and '${d.name}'): define it once and share it`);
-      }
-      if (!known) byName.set(q.name, { spec: q, by: d.name });
-    }
+    const c = names.conflict(d);
+    if (c) throw new ValidationError(`queue '${c.queue}' is defined twice with different limits (workflows '${c.by}' and '${d.name}'): define it once and share it`);
+    names.add(d);
   }
-  return [...byName.values()].map((v) => v.spec);
+  return names.specs();
 }

@@ -6,7 +6,8 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StepListener } from '../../src/adapters/deno/step-listener.ts';
-import { MAX_OPEN_SLOTS, serveStepLog } from '../../src/adapters/deno/step-log-server.ts';
+import { MAX_OPEN_SLOTS, serveStepLog, type ServeOptions } from '../../src/adapters/deno/step-log-server.ts';
+import { MAX_UNUSED_GRANTS, UnusedGrants } from '../../src/adapters/deno/unused-grants.ts';
 import type { SlotHold, SlotRequest, StepLog } from '../../src/ports/step-log.ts';
 import { queue } from '@tranquil/sdk';
 
@@ -27,7 +28,7 @@ interface Rig {
   socket: Socket;
 }
 
-async function rig(extra: Partial<StepLog> = {}): Promise<Rig> {
+async function rig(extra: Partial<StepLog> = {}, serveExtra: Partial<ServeOptions> = {}): Promise<Rig> {
   const l = new StepListener();
   await l.listen();
   listeners.push(l);
@@ -45,7 +46,7 @@ async function rig(extra: Partial<StepLog> = {}): Promise<Rig> {
   };
   let done!: (v: unknown) => void;
   const served = new Promise<unknown>((r) => (done = r));
-  const token = l.issue((s) => void serveStepLog(s, log, { maxPayloadBytes: 1024 * 1024, queues: new Map([['busy', busy]]) }).then(done, done));
+  const token = l.issue((s) => void serveStepLog(s, log, { maxPayloadBytes: 1024 * 1024, queues: new Map([['busy', busy]]), ...serveExtra }).then(done, done));
   const socket = connect({ host: '127.0.0.1', port: l.port }, () => socket.write(`${token}\n`));
   socket.on('error', () => {});
   const frames: Record<string, unknown>[] = [];
@@ -146,5 +147,49 @@ describe('slot frames from a workflow file child', () => {
     expect(String(await r.served)).toMatch(/malformed frame 'slot' from the child: key/);
     expect(r.asks).toEqual([]);
     r.socket.destroy();
+  });
+});
+
+describe('a slot grant whose step attempt does not begin promptly', () => {
+  const grants = (unused: UnusedGrants, lines: string[] = []) => ({ grants: { deadlineMs: 150, unused, file: '/srv/hoard.ts', onUnused: (l: string) => void lines.push(l) } });
+
+  it('is released and counted; the late attempt fails (retried by its policy) and runs no body', async () => {
+    const lines: string[] = [];
+    const unused = new UnusedGrants();
+    const r = await rig({}, grants(unused, lines));
+    r.send({ t: 'slot', id: 1, step: 'call', queue: 'busy', key: '' });
+    await r.next('reply');
+    await new Promise((res) => setTimeout(res, 400));
+    expect(r.released).toEqual(['call']);
+    expect(lines).toEqual(["step 'call': its slot of queue 'busy' was released: no attempt of the step began within 150ms of the grant"]);
+    r.send({ t: 'attempt', id: 2, call, attempt: 1 });
+    expect(await r.next('reply')).toMatchObject({ id: 2, ok: true, value: { ok: false, terminal: false, error: { name: 'SlotLapsedError', message: lines[0] } } });
+    // Asked again and used at once: held through an attempt longer than the deadline.
+    r.send({ t: 'slot', id: 3, step: 'call', queue: 'busy', key: '' });
+    await r.next('reply');
+    r.send({ t: 'attempt', id: 4, call, attempt: 2 });
+    await r.next('run');
+    await new Promise((res) => setTimeout(res, 400));
+    expect(r.released).toEqual(['call']);
+    r.send({ t: 'attemptResult', id: 4, result: { ok: true, value: 1 } });
+    await r.next('reply');
+    expect(r.released).toEqual(['call', 'call']);
+    r.socket.destroy();
+    await r.served;
+  });
+
+  it(`${MAX_UNUSED_GRANTS} unused grants of one version fail its execution in one line; its later runs get no slot`, async () => {
+    const unused = new UnusedGrants();
+    const r = await rig({}, grants(unused));
+    for (let i = 1; i <= MAX_UNUSED_GRANTS; i++) r.send({ t: 'slot', id: i, step: `s${i}`, queue: 'busy', key: '' });
+    const reason = String(await r.served);
+    expect(reason).toMatch(new RegExp(`workflow file /srv/hoard.ts: ${MAX_UNUSED_GRANTS} of its slot grants went unused \\(no step attempt began within 150ms of the grant; last step 's${MAX_UNUSED_GRANTS}' of queue 'busy' in run r1\\): a file holding queue slots it does not use gets no more slots until the engine restarts`));
+    expect(r.released.sort()).toEqual(['s1', 's2', 's3']);
+    r.socket.destroy();
+    const later = await rig({}, grants(unused));
+    later.send({ t: 'slot', id: 1, step: 'call', queue: 'busy', key: '' });
+    expect(String(await later.served)).toMatch(/gets no more slots until the engine restarts/);
+    expect(later.asks).toEqual([]);
+    later.socket.destroy();
   });
 });

@@ -19,6 +19,7 @@ import { DenoChild } from './child-process.ts';
 import { findSnapshot, takeSnapshot, versionOf, writeImportMap, childPackageDirs, type Snapshot } from './snapshot.ts';
 import { checkModuleGraph, type GraphContext } from './module-graph.ts';
 import { toErrorInfo, type ErrorInfo } from '../../domain/errors.ts';
+import { UnusedGrants } from './unused-grants.ts';
 import { serveStepLog, type Watch } from './step-log-server.ts';
 import { ChildObserver } from './child-observer.ts';
 import { StepListener } from './step-listener.ts';
@@ -135,6 +136,8 @@ export class DenoRunner {
   /** Per run: bytes its ended children wrote to storage, until an execution ends it (a run
    *  that suspends or retries gets no new budget with its next child). */
   private readonly runWrites = new Map<string, number>();
+  /** Per version of a file: its slot grants that went unused (unused-grants.ts). */
+  private readonly unusedGrants = new Map<string, UnusedGrants>();
 
   /** How children are confined here (bubblewrap, or why not). */
   readonly confinement: Confinement;
@@ -364,7 +367,15 @@ export class DenoRunner {
       const diedLate = died.catch((e: unknown) => new Promise<never>((_, reject) => setTimeout(() => reject(e), 3_000).unref()));
       // Spans and run log lines of this execution, made here (the child has no SDK, no sink).
       const observe = new ChildObserver(log, { telemetry: o.telemetry, traceparent: o.traceparent, runLog: o.runLog, logger: this.o.logger, who: `child pid ${child.pid}`, events: o.events });
-      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe, queues }), diedLate]);
+      // A grant's attempt must begin within the heartbeat timeout: an honest child sends it in
+      // the turn the grant arrives, and one blocked that long is killed anyway (unused-grants.ts).
+      const unused = this.unusedGrants.get(version) ?? new UnusedGrants();
+      this.unusedGrants.set(version, unused);
+      const grants = {
+        deadlineMs: watch.heartbeatTimeoutMs, unused, file: file.path,
+        onUnused: (line: string) => this.o.logger?.enabled('warn') && this.o.logger.log('warn', `workflow '${wf.definition.name}' run ${log.runId} (file ${file.path}): ${line}`),
+      };
+      const served = await Promise.race([serveStepLog(socket, log, { maxPayloadBytes, cancelGraceMs: o.cancelGraceMs, watch, onLog, crashed, observe, queues, grants }), diedLate]);
       if (verdicts.size === 0) this.verdicts.delete(log.runId);
       runEnded = served.outcome.type === 'succeeded' || served.outcome.type === 'failed' || served.outcome.type === 'cancelled';
       const exitGrace = setTimeout(() => child.kill(), this.o.exitGraceMs ?? 2_000);

@@ -19,6 +19,7 @@ import type { RunOutcome } from '../../runtime/run-outcome.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../../domain/cancel.ts';
 import { setLongTimeout } from '../../runtime/long-timer.ts';
 import { idempotencyKey } from '../../domain/step-names.ts';
+import type { UnusedGrants } from './unused-grants.ts';
 
 export interface ServedOutcome {
   outcome: RunOutcome;
@@ -40,14 +41,20 @@ export interface ServeOptions {
   /** The queues the run's version declares (`workflow(name, { queues })`, as described at
    *  registration), by name: the only ones its `slot` frames may name. Absent: none. */
   queues?: ReadonlyMap<string, QueueSpec>;
+  /** A granted slot's step attempt must begin within `deadlineMs` of the grant, else the slot
+   *  is released and counted against the file's version (unused-grants.ts). Absent: no bound. */
+  grants?: { deadlineMs: number; unused: UnusedGrants; file: string; onUnused?: (line: string) => void };
 }
 
 /** One `slot` ask of this child (flow control): waiting (`abort` gives up its place) or held. */
 interface SlotAsk {
   step: string;
+  queue: string;
   abort: AbortController;
   hold?: SlotHold;
   over: boolean;
+  /** Held, its step's attempt not begun yet: the deadline's timer (ServeOptions.grants). */
+  unused?: NodeJS.Timeout;
 }
 
 /** What the watchdog needs: its limits, the run's verdicts and the child's kill by PID. */
@@ -101,10 +108,13 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     // The engine holds every slot; a frame names only this child's own asks.
     const slots = new Map<number, SlotAsk>();
     const slotOfStep = new Map<string, number>();
+    // Steps whose grant went unused and was released, with the line their late attempt fails with.
+    const lapsed = new Map<string, string>();
     const endSlot = (sid: number | undefined, reason: string) => {
       const a = sid === undefined ? undefined : slots.get(sid);
       if (!a || a.over) return;
       a.over = true;
+      clearTimeout(a.unused);
       if (slotOfStep.get(a.step) === sid) slotOfStep.delete(a.step);
       if (a.hold) a.hold.release();
       else a.abort.abort(new CancelledError(reason));
@@ -152,6 +162,23 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
       w.kill();
       resolve(outcome);
     };
+    /** A frame (or a pattern of frames) this session cannot accept: from a broken or hostile
+     *  child, its run fails with the reason and the child is killed (a replay would do the same). */
+    const refuse = (e: ProtocolError) => {
+      if (w) return killWith({ outcome: { type: 'failed', error: toErrorInfo(e) as ErrorInfo }, cancelDelivered: false });
+      fail(e);
+    };
+    /** A grant whose step attempt did not begin in time (ServeOptions.grants): released. */
+    const grantUnused = (sid: number) => {
+      const a = slots.get(sid);
+      const g = o.grants;
+      if (over || !a || a.over || !g) return;
+      const line = `step '${a.step}': its slot of queue '${a.queue}' was released: no attempt of the step began within ${g.deadlineMs}ms of the grant`;
+      endSlot(sid, line);
+      lapsed.set(a.step, line);
+      g.onUnused?.(line);
+      if (g.unused.add(`step '${a.step}' of queue '${a.queue}' in run ${log.runId}`)) refuse(new ProtocolError(g.unused.reason(g.file, g.deadlineMs)));
+    };
     const failAttempts = (which: Iterable<{ seq: number; name: string; attempt: number }>, error: ErrorInfo) => {
       for (const r of which) {
         w!.verdicts.set(verdictKey(r.seq, r.attempt), { ok: false, error, terminal: false });
@@ -185,6 +212,16 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
     const handle = (f: ReceivedChildFrame, line: string): void => {
       switch (f.t) {
         case 'attempt': {
+          // Begun: its slot (if any) is in use now.
+          const asked = slotOfStep.get(f.call.name);
+          if (asked !== undefined) clearTimeout(slots.get(asked)?.unused);
+          // Its grant lapsed before this attempt came: no slot, so no body; a failed attempt
+          // the step's retry policy retries (asking for a slot again).
+          const late = lapsed.get(f.call.name);
+          if (late !== undefined && asked === undefined) {
+            lapsed.delete(f.call.name);
+            return void reply(f.id, { ok: false, terminal: false, error: { name: 'SlotLapsedError', message: late } } satisfies AttemptResult);
+          }
           // This attempt's body hung a killed child: it failed; the session here counts it.
           const verdict = w?.verdicts.get(verdictKey(f.call.seq, f.attempt));
           // The step's slot (if it asked one) is held by this attempt alone: released as the
@@ -264,13 +301,15 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
           if (!spec) {
             return void reply(f.id, Promise.reject(new ValidationError(`step '${f.step}': unknown queue '${f.queue}': a workflow file may name only the queues it declares (workflow(name, { queues: [queue('${f.queue}', {...})] }, ...))`)));
           }
+          if (o.grants?.unused.barred) throw new ProtocolError(o.grants.unused.reason(o.grants.file, o.grants.deadlineMs));
           if (slots.has(f.id) || slotOfStep.has(f.step)) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': that step already asks for or holds a slot (one at a time per step)`);
           // A bound on the asks one execution keeps open (a fan-out of queued steps stays far
           // below it): a child cannot fill a queue's line with asks no body will use.
           if (slotOfStep.size >= MAX_OPEN_SLOTS) throw new ProtocolError(`slot frame ${f.id} for step '${f.step}': ${MAX_OPEN_SLOTS} slot asks already open in this execution`);
-          const ask: SlotAsk = { step: f.step, abort: new AbortController(), over: false };
+          const ask: SlotAsk = { step: f.step, queue: f.queue, abort: new AbortController(), over: false };
           slots.set(f.id, ask);
           slotOfStep.set(f.step, f.id);
+          lapsed.delete(f.step); // asked again: the next attempt is this ask's
           // The run and the step are this session's; the child names only queue, key, step.
           const req = { queue: spec, key: f.key, runId: log.runId, step: f.step };
           const now = log.slotNow?.(req);
@@ -280,6 +319,8 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
               // Given up (or the execution ended) while the grant was on its way.
               if (ask.over) throw (hold.release(), new CancelledError(`step '${f.step}' gave up its slot of '${f.queue}'`));
               ask.hold = hold;
+              const id = f.id;
+              if (o.grants) ask.unused = setTimeout(() => grantUnused(id), o.grants.deadlineMs);
               return { grantedAt: hold.grantedAt ?? log.now() };
             },
             (err: unknown) => {
@@ -316,12 +357,8 @@ function serve(socket: Socket, log: StepLog, o: ServeOptions): Promise<ServedOut
       try {
         for (const line of splitter.push(chunk)) if (!over) handle(decodeFrame(childFrameSchema, line, 'child'), line);
       } catch (err) {
-        const e = err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`);
-        // A frame the session cannot accept (malformed, or naming another run) comes from a
-        // broken or hostile child: its run fails with the reason, the child is killed, and
-        // nothing else is touched (a replay would send the same frame again).
-        if (w) return killWith({ outcome: { type: 'failed', error: toErrorInfo(e) as ErrorInfo }, cancelDelivered: false });
-        fail(e);
+        // Malformed, or naming another run: nothing else is touched.
+        refuse(err instanceof ProtocolError ? err : new ProtocolError(`step protocol: ${(err as Error).message}`));
       }
     });
     // A crash is a failure with its reason (issue 36): the attempts in flight fail (their

@@ -146,6 +146,39 @@ export default workflow('q-rated', { permissions: ${OUT_PERMISSIONS}, queues: [r
     for (let i = 0; i + 3 < grants.length; i++) expect(grants[i + 3]! - grants[i]!).toBeGreaterThanOrEqual(400);
   }, 180_000);
 
+  test('queue: a cold key starts within one slot turnover of a hot key with many queued', async () => {
+    const rig = await boot(`
+import { queue } from '@tranquil/sdk';
+const fair = queue('fair', { concurrency: 1 });
+export default workflow('q-fair', { permissions: ${OUT_PERMISSIONS}, queues: [fair] }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) =>
+    step.do('call', { queue: 'fair', key: input.key }, async () => {
+      hit('order', input.key + '\\n');
+      // The first hot body holds the only slot until the cold run is in line.
+      if (input.hold) await gate('cold-queued');
+    }));
+});`);
+    const { engine } = rig;
+    const order = () => rig.text('order').split('\n').filter((l) => l !== '');
+    // 1 + 59 hot runs, as in-process: each run of a file is a Deno child of its own, alive
+    // while it waits in line (61 children: ~30 s on SQLite, ~41 s on Restate, once each on a
+    // loaded 2-core machine).
+    const HOT_WAITING = 59;
+    const hot = [(await engine.trigger('q-fair', { key: 'hot', hold: true })).runId];
+    await until('one hot body to hold the slot', () => order().length === 1, 60_000);
+    for (let i = 0; i < HOT_WAITING; i++) hot.push((await engine.trigger('q-fair', { key: 'hot' })).runId);
+    await until(`${HOT_WAITING} hot runs to wait`, async () => (await engine.runs.list({ queue: 'fair' })).length === HOT_WAITING, 120_000);
+    const { runId: cold } = await engine.trigger('q-fair', { key: 'cold' });
+    await until('the cold run to queue', async () => (await engine.runs.get(cold)).queued !== undefined, 60_000);
+    rig.open('cold-queued');
+    expect((await engine.result(cold, { timeout: '90s' })).status).toBe('succeeded');
+    // The slot's next holder after the running hot body is the cold one, ahead of 59 hot.
+    expect(order().slice(0, 2)).toEqual(['hot', 'cold']);
+    for (const id of hot) expect((await engine.result(id, { timeout: '120s' })).status).toBe('succeeded');
+    expect(order()).toHaveLength(HOT_WAITING + 2);
+  }, 300_000);
+
   test('queue: bodies waiting for a slot survive a restart and run in their order', async () => {
     const rig = await boot(`
 import { queue } from '@tranquil/sdk';

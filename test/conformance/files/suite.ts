@@ -116,10 +116,6 @@ export const NOT_YET_PORTED: string[] = [
   // two cases); the event and schedule slot case is not ported yet.
   'workflow pause holds an event and a schedule slot (one run per event id); resume runs them in creation order',
   "cli: why of a run held by its workflow's pause, and why <workflow>, say the workflow is paused",
-  // Flow control (issue 39): step queues in files are served by the engine (files/queues.ts
-  // ports the other six step-queue cases); the fairness case uses the same slot path and is
-  // not ported yet (its 61 runs would be 61 Deno children).
-  'queue: a cold key starts within one slot turnover of a hot key with many queued',
   // engine.queues.list reads the queue state the engine holds for a file's steps as for any
   // (files/queues.ts covers the slot path); not ported as a case of its own.
   'queues.list: running against the limit, the depth, the busiest keys and the rate window; internal queues only with all',
