@@ -3,7 +3,7 @@
 // events of the runs this process executes.
 import * as z from 'zod';
 import { parseDuration, type Duration } from '../domain/duration.ts';
-import { TimeoutError, ValidationError } from '../domain/errors.ts';
+import { NotSupportedError, TimeoutError, ValidationError } from '../domain/errors.ts';
 import { checkStateKey, publishedState, streamOf, type PublishedValue } from '../domain/published-state.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -22,6 +22,8 @@ const POLL_MS = LIVE_POLL_MS;
 export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional(), provisional: z.boolean().optional() }).strict());
 /** runs.subscribe's options (attach() checks them the same way). */
 export const subscribeOptionsSchema = once(() => z.object({ runId: z.string().optional() }).strict());
+/** engine.runs.subscribe's: `from`, an offset in the run's event log (a backend that keeps one). */
+const engineSubscribeOptionsSchema = once(() => subscribeOptionsSchema().extend({ from: z.number().int().min(0).optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 
 /** What a provisional reader of a stream gets (runs.stream with `provisional: true`). */
@@ -40,9 +42,11 @@ export interface LiveOutputApi {
    *  in the order the keys were first published. */
   published(runId: string): Promise<PublishedValue[]>;
   /** Follows the step events (src/runtime/step-events.ts) of run `options.runId`, or of
-   *  every run, that this process executes, in order, from now on. Returns the function
-   *  that unsubscribes. */
-  subscribe(handler: StepEventHandler, options?: { runId?: string }): () => void;
+   *  every run, that this process executes, in order, from now on; on Restate a run's
+   *  events from every replica. `from` (Restate, with `runId`): the run's events from that
+   *  offset of its event log (0: from its start), then live, in log order. Returns the
+   *  function that unsubscribes. */
+  subscribe(handler: StepEventHandler, options?: { runId?: string; from?: number }): () => void;
   /** The chunks run `runId` wrote to stream `name` (ctx.stream, info.stream in a body),
    *  decoded, in the order stored, from offset `from` (default 0): what is there now, then
    *  live as the run commits more; it ends once the stream is closed or the run has ended.
@@ -103,10 +107,14 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
       const opts = parseOrThrow(streamOptionsSchema(), options, 'runs.stream options');
       return { [Symbol.asyncIterator]: () => readStream(view, events, id, n, opts.from ?? 0, opts.provisional === true) };
     }) as LiveOutputApi['stream'],
-    subscribe(handler: StepEventHandler, options: { runId?: string } = {}): () => void {
+    subscribe(handler: StepEventHandler, options: { runId?: string; from?: number } = {}): () => void {
       if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
-      const opts = parseOrThrow(subscribeOptionsSchema(), options, 'runs.subscribe options');
-      return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId));
+      const opts = parseOrThrow(engineSubscribeOptionsSchema(), options, 'runs.subscribe options');
+      if (opts.from !== undefined) {
+        if (opts.runId === undefined) throw new ValidationError('runs.subscribe options.from: reads one run\'s event log: give options.runId too');
+        if (!events.logged) throw new NotSupportedError('runs.subscribe options.from: this backend keeps no step events (they are seen live in the executing process); the run\'s journal (runs.get) is its record');
+      }
+      return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId), opts.from);
     },
   };
 }
