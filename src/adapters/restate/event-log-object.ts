@@ -4,8 +4,8 @@
 // sessions emit (event-log.ts), outside the run's journal (events are not replayed); readers
 // long-poll `wait`, which answers at once with what is there from their offset, or else parks
 // on an awakeable that the next `append` resolves with the new events (no polling).
-// State: `n` (events so far), pages `p<k>` of PAGE events, `w` (parked readers), `at` (the
-// last append, for the expiry after the engine's retention, as the run itself expires).
+// State: pages `p<k>` of PAGE events, and `m`: the count, the parked readers, the last
+// append's time (the log expires the engine's retention after it, as the run itself does).
 import './polyfill.ts';
 import * as restate from '@restatedev/restate-sdk';
 import * as z from 'zod';
@@ -37,8 +37,9 @@ const MAX_WAITERS = 64;
 export const MAX_WAIT_MS = 30_000;
 
 const appendBody = z.object({ events: z.array(z.object({ o: z.string().max(100), e: z.looseObject({ type: z.string() }) })).min(1).max(10_000) }).strict();
-const waitBody = z.object({ from: z.number().int().min(0), waitMs: z.number().int().min(0).max(MAX_WAIT_MS).optional() }).strict();
-const watchBody = z.object({ id: z.string().min(1).max(300), from: z.number().int().min(0) }).strict();
+const origin = () => z.string().min(1).max(100);
+const waitBody = z.object({ from: z.number().int().min(0), waitMs: z.number().int().min(0).max(MAX_WAIT_MS).optional(), skip: origin().optional() }).strict();
+const watchBody = z.object({ id: z.string().min(1).max(300), from: z.number().int().min(0), until: z.number(), skip: origin().optional() }).strict();
 
 const parsed = <T>(schema: z.ZodType<T>, body: unknown, what: string): T => {
   const r = schema.safeParse(body ?? {});
@@ -47,6 +48,25 @@ const parsed = <T>(schema: z.ZodType<T>, body: unknown, what: string): T => {
 };
 
 type Ctx = restate.ObjectContext | restate.ObjectSharedContext;
+
+/** A parked reader: its awakeable, the offset it waits from, until when (its wait's end), and
+ *  the process whose events do not wake it (its own process's: it has those already). */
+interface Waiter {
+  id: string;
+  from: number;
+  until: number;
+  skip?: string;
+}
+
+/** One state entry for what every call reads (one read of lazy state): the count, the
+ *  parked readers, the last append's time (for the expiry). */
+interface Meta {
+  n: number;
+  w: Waiter[];
+  at?: number;
+}
+
+const metaOf = async (ctx: Ctx): Promise<Meta> => (await ctx.get<Meta>('m')) ?? { n: 0, w: [] };
 
 /** Events [from, min(from + MAX_READ, n)) read page by page. */
 async function readFrom(ctx: Ctx, from: number, n: number): Promise<EventPage> {
@@ -65,10 +85,11 @@ export function buildEventLogObject(retentionMs: number) {
     // Only the pages a call touches are read: a long run's log is not loaded whole per append.
     options: { enableLazyState: true },
     handlers: {
-      /** Appends a batch in order; answers the parked readers with what they wait for. */
+      /** Appends a batch in order; answers the parked readers it has news for. */
       append: async (ctx: restate.ObjectContext, body: unknown): Promise<void> => {
         const events = parsed(appendBody, body, 'step events').events as unknown as LoggedEvent[];
-        const was = (await ctx.get<number>('n')) ?? 0;
+        const m = await metaOf(ctx);
+        const was = m.n;
         let k = Math.floor(was / PAGE);
         let page = was % PAGE ? ((await ctx.get<LoggedEvent[]>(`p${k}`)) ?? []) : [];
         for (const e of events) {
@@ -80,49 +101,52 @@ export function buildEventLogObject(retentionMs: number) {
         }
         if (page.length) ctx.set(`p${k}`, page);
         const n = was + events.length;
-        ctx.set('n', n);
-        const waiters = (await ctx.get<{ id: string; from: number }[]>('w')) ?? [];
-        const still: typeof waiters = [];
-        for (const w of waiters) {
-          if (w.from >= n) still.push(w);
-          else ctx.resolveAwakeable<EventPage>(w.id, w.from >= was ? { events: events.slice(w.from - was, w.from - was + MAX_READ), next: Math.min(n, w.from + MAX_READ) } : await readFrom(ctx, w.from, n));
+        const now = await ctx.date.now();
+        const still: Waiter[] = [];
+        for (const w of m.w) {
+          if (w.until < now) continue; // its wait ended: the reader asks anew
+          const fresh = events.slice(Math.max(0, w.from - was));
+          // Only its own process's events came: nothing to wake it for; it waits on from here.
+          if (!fresh.some((e) => e.o !== w.skip)) {
+            still.push({ ...w, from: Math.max(w.from, n) });
+            continue;
+          }
+          ctx.resolveAwakeable<EventPage>(w.id, w.from >= was ? { events: fresh.slice(0, MAX_READ), next: Math.min(n, w.from + MAX_READ) } : await readFrom(ctx, w.from, n));
         }
-        if (still.length) ctx.set('w', still);
-        else if (waiters.length) ctx.clear('w');
-        const first = (await ctx.get<number>('at')) === undefined;
-        ctx.set('at', await ctx.date.now());
-        if (first) ctx.genericSend({ service: EVENT_LOG_OBJECT, method: 'expire', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: retentionMs });
+        if (m.at === undefined) ctx.genericSend({ service: EVENT_LOG_OBJECT, method: 'expire', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: retentionMs });
+        ctx.set('m', { n, w: still, at: now } satisfies Meta);
       },
       /** The log's end once every append sent before this call is in (exclusive: queued
        *  behind them), where a follower from now on starts. */
-      end: async (ctx: restate.ObjectContext): Promise<number> => (await ctx.get<number>('n')) ?? 0,
+      end: async (ctx: restate.ObjectContext): Promise<number> => (await metaOf(ctx)).n,
       /** From `from`: what is there, or else, with `waitMs`, the next events once appended
-       *  (empty when none came in time). */
+       *  (empty when none came in time); appends of process `skip` alone do not answer it. */
       wait: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext, body: unknown): Promise<EventPage> => {
-        const { from, waitMs } = parsed(waitBody, body, 'event read');
-        const n = (await ctx.get<number>('n')) ?? 0;
+        const { from, waitMs, skip } = parsed(waitBody, body, 'event read');
+        const { n } = await metaOf(ctx);
         if (from < n || !waitMs) return readFrom(ctx, from, n);
         const { id, promise } = ctx.awakeable<EventPage>();
         // Registered under the object's lock: an append before it is seen there, none is lost.
-        ctx.genericSend({ service: EVENT_LOG_OBJECT, method: 'watch', key: ctx.key, parameter: { id, from }, inputSerde: restate.serde.json });
+        const until = (await ctx.date.now()) + waitMs;
+        ctx.genericSend({ service: EVENT_LOG_OBJECT, method: 'watch', key: ctx.key, parameter: { id, from, until, ...(skip ? { skip } : {}) }, inputSerde: restate.serde.json });
         const timedOut: EventPage = { events: [], next: from };
         return restate.RestatePromise.race([promise, ctx.sleep(waitMs).map(() => timedOut)]);
       }),
       /** Parks a reader (from `wait`), or answers it at once when its events came meanwhile. */
       watch: async (ctx: restate.ObjectContext, body: unknown): Promise<void> => {
-        const { id, from } = parsed(watchBody, body, 'event watch');
-        const n = (await ctx.get<number>('n')) ?? 0;
-        if (from < n) return ctx.resolveAwakeable<EventPage>(id, await readFrom(ctx, from, n));
-        const waiters = [...((await ctx.get<{ id: string; from: number }[]>('w')) ?? []), { id, from }];
+        const w = parsed(watchBody, body, 'event watch');
+        const m = await metaOf(ctx);
+        if (w.from < m.n) return ctx.resolveAwakeable<EventPage>(w.id, await readFrom(ctx, w.from, m.n));
+        const waiters = [...m.w, w];
         while (waiters.length > MAX_WAITERS) {
           const old = waiters.shift()!;
           ctx.resolveAwakeable<EventPage>(old.id, { events: [], next: old.from });
         }
-        ctx.set('w', waiters);
+        ctx.set('m', { ...m, w: waiters } satisfies Meta);
       },
       /** The log goes `retentionMs` after its last append (as Restate drops the ended run). */
       expire: async (ctx: restate.ObjectContext): Promise<void> => {
-        const at = (await ctx.get<number>('at')) ?? 0;
+        const at = (await metaOf(ctx)).at ?? 0;
         const left = at + retentionMs - (await ctx.date.now());
         if (left <= 0) return ctx.clearAll();
         ctx.genericSend({ service: EVENT_LOG_OBJECT, method: 'expire', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: left });
