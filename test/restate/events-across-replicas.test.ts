@@ -25,6 +25,22 @@ const talk = workflow('talk', (w) => {
   });
 });
 
+let gate: Promise<void> = Promise.resolve();
+const body = workflow('body', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx }) => {
+    await step.do('gen', async ({ stream }) => {
+      const out = stream('tokens');
+      await gate;
+      out.write('t1');
+      out.write('t2');
+      return 2;
+    });
+    await ctx.stream('tokens').close();
+    return 'ok';
+  });
+});
+
 /** What says an event apart (its clock `at` aside). */
 const shape = (e: StepEvent) => [e.type, e.step, e.attempt ?? null, e.key ?? null, e.offset ?? null, e.chunk ?? null];
 const until = async (what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 30_000) => {
@@ -42,11 +58,11 @@ describe('step events across Restate replicas', () => {
   let b: Engine;
   let adminUrl: string;
   beforeAll(async () => {
-    a = await createEngine({ backend: 'restate', dataDir: dirA, workflows: [talk], log: { level: 'error' } });
+    a = await createEngine({ backend: 'restate', dataDir: dirA, workflows: [talk, body], log: { level: 'error' } });
     await a.start();
     const ports = JSON.parse(readFileSync(join(dirA, 'restate', 'ports.json'), 'utf8')) as { ingress: number; admin: number };
     adminUrl = `http://127.0.0.1:${ports.admin}`;
-    b = await createEngine({ backend: 'restate', dataDir: dirB, workflows: [talk], log: { level: 'error' }, restate: { ingressUrl: `http://127.0.0.1:${ports.ingress}`, adminUrl } });
+    b = await createEngine({ backend: 'restate', dataDir: dirB, workflows: [talk, body], log: { level: 'error' }, restate: { ingressUrl: `http://127.0.0.1:${ports.ingress}`, adminUrl } });
     await b.start();
   }, 120_000);
   afterAll(async () => {
@@ -109,5 +125,21 @@ describe('step events across Restate replicas', () => {
     await b.signal('ev2', 'go', null);
     await reading;
     expect(got).toEqual(['c0', new Map([['n', 1]])]);
+  }, 60_000);
+
+  it("a provisional reader on A gets a body's chunks as B's body writes them, before its step commits", async () => {
+    let open!: () => void;
+    gate = new Promise<void>((r) => (open = r));
+    await a.trigger('body', null, { runId: 'ev3' });
+    await until('ev3 running', async () => (await a.runs.get('ev3')).status === 'running');
+    const items: unknown[] = [];
+    const reading = (async () => {
+      for await (const it of a.runs.stream('ev3', 'tokens', { provisional: true })) items.push(it);
+    })();
+    // The reader's subscription starts (an ingress round trip), then the body writes.
+    await new Promise((r) => setTimeout(r, 1000));
+    open();
+    await reading;
+    expect(items).toEqual([{ offset: 0, chunk: 't1', provisional: { step: 'gen', attempt: 1 } }, { offset: 1, chunk: 't2', provisional: { step: 'gen', attempt: 1 } }]);
   }, 60_000);
 });
