@@ -248,7 +248,10 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit,
       })(),
     ]);
     await until('two chunks read live', () => live.length === 2);
-    // The body is still running: nothing is committed, the plain reader has nothing yet.
+    // The body is still running: nothing is committed, the plain reader has nothing yet. (On
+    // Restate the run's view can lag a moment behind its body: its state writes share the
+    // partition with the run's event log appends; held by the gate, it reads running soon.)
+    await until('the run to read running', async () => (await engine.runs.get(runId)).status === 'running');
     const during = await engine.runs.get(runId);
     expect(during.status).toBe('running');
     expect(during.steps.find((st) => st.name === 'generate')?.status ?? 'running').toBe('running');
