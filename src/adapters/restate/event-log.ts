@@ -60,9 +60,13 @@ export class EventLogWriter implements StepEventSink {
     this.local?.release?.(runId, step, attempt);
   }
 
+  /** The engine stops: what failed to be logged from now on is dropped at once, quietly. */
+  private closing = false;
+
   /** Waits (bounded) for what is queued to be logged: before the engine stops. */
   async drain(timeoutMs = 5000): Promise<void> {
     await Promise.race([Promise.all([...this.sending.values()]), pause(timeoutMs)]);
+    this.closing = true;
   }
 
   private async send(runId: string): Promise<void> {
@@ -74,8 +78,8 @@ export class EventLogWriter implements StepEventSink {
       for (let tried = 1; ; tried++) {
         const r = await retryWhileUnknown(() => httpJson('POST', logUrl(this.ingress(), runId, 'append/send'), { events: batch })).catch((err: Error) => ({ ok: false, status: 0, text: err.message }));
         if (r.ok) break;
-        if (tried >= APPEND_TRIES || r.status === 400) {
-          this.logger?.log('warn', `logging ${batch.length} step events of run ${runId} in Restate failed (${r.status}: ${r.text.slice(0, 200)}); subscribers on other replicas miss them`);
+        if (tried >= APPEND_TRIES || r.status === 400 || this.closing) {
+          this.logger?.log(this.closing ? 'debug' : 'warn', `logging ${batch.length} step events of run ${runId} in Restate failed (${r.status}: ${r.text.slice(0, 200)}); subscribers on other replicas miss them`);
           break;
         }
         await pause(1000);
