@@ -2,8 +2,8 @@
 // executing process appends the events its sessions emit to the run's log in Restate
 // (event-log-object.ts), and a subscriber on any replica follows that log by offset with
 // long-polls. Appends of one run leave this process one batch at a time, in emission order
-// (what is emitted while one is in flight goes in the next), off the run's path: a run never
-// waits for its events to be logged.
+// (what is emitted while one is in the log's hands goes in the next), off the run's path: a
+// run never waits for its events to be logged.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../ports/logger.ts';
 import type { Json } from '../../domain/json.ts';
@@ -12,9 +12,11 @@ import { EVENT_LOG_OBJECT, MAX_WAIT_MS, type EventPage, type LoggedEvent } from 
 import { httpJson } from './http-json.ts';
 import { retryWhileUnknown } from './deployments.ts';
 
-/** A run's first event waits this long for the next ones, to go in one append with them (a
- *  run writing chunks makes one step every few ms; an append per event cost it ~half its rate). */
-const LINGER_MS = 15;
+/** A run's first event waits this long for the next ones, to go in one append with them.
+ *  Appends are calls (not `/send`): the next batch leaves once the last one is in the log, so
+ *  a run emitting faster than the log takes its events batches more instead of queueing
+ *  appends in Restate (with `/send` a follower on another replica lagged ~180 ms behind). */
+const LINGER_MS = 5;
 /** Events of one run per append request at most. */
 const MAX_BATCH = 200;
 /** A failed append is tried again this many times (a second apart) before its events are dropped. */
@@ -76,7 +78,7 @@ export class EventLogWriter implements StepEventSink {
       if (!q || q.length === 0) break;
       const batch = q.splice(0, MAX_BATCH);
       for (let tried = 1; ; tried++) {
-        const r = await retryWhileUnknown(() => httpJson('POST', logUrl(this.ingress(), runId, 'append/send'), { events: batch })).catch((err: Error) => ({ ok: false, status: 0, text: err.message }));
+        const r = await retryWhileUnknown(() => httpJson('POST', logUrl(this.ingress(), runId, 'append'), { events: batch })).catch((err: Error) => ({ ok: false, status: 0, text: err.message }));
         if (r.ok) break;
         if (tried >= APPEND_TRIES || r.status === 400 || this.closing) {
           this.logger?.log(this.closing ? 'debug' : 'warn', `logging ${batch.length} step events of run ${runId} in Restate failed (${r.status}: ${r.text.slice(0, 200)}); subscribers on other replicas miss them`);
