@@ -5,12 +5,15 @@
 //  - live read: chunks/s the follower saw, and the latency from a chunk's write (the time the
 //    workflow code stamps into it, same process clock) to the follower receiving it, p50/p99;
 //  - replay read: chunks/s of a reader from offset 0 after the run ended (the journal read);
+//  - replica (Restate): the same, the run executed by a second engine on the same
+//    restate-server (registered last, so Restate invokes it) and the follower on the first:
+//    the chunks reach it through the run's step event log in Restate (docs/live-output.md);
 //  - body: one step whose body writes N_BODY chunks with info.stream (yielding a macrotask
 //    between writes, as a model's tokens come), a provisional follower: chunks/s from
 //    trigger to result, and write -> follower p50/p99 (no commit per chunk: one with the result).
 // Median of reps, each on a fresh engine; Restate over its embedded restate-server, smaller N.
 // Also run by `npm run bench` (--only=streams) once per backend, printed under its table.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../compose/index.ts';
@@ -56,11 +59,19 @@ interface Rep { writePerS: number; livePerS: number; p50: number; p99: number; r
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const median = (xs: number[]) => pct(xs, 50);
 
-async function rep(): Promise<Rep> {
+/** `replica`: a second engine on the first's restate-server executes the run (Restate only). */
+async function rep(replica = false): Promise<Rep> {
   const dir = mkdtempSync(join(tmpdir(), 'tranquil-bench-streams-'));
   const engine = await createEngine({ backend: BACKEND, dataDir: dir, workflows: [writer] });
   await engine.start();
+  const otherDir = replica ? mkdtempSync(join(tmpdir(), 'tranquil-bench-streams-b-')) : undefined;
+  let other: Awaited<ReturnType<typeof createEngine>> | undefined;
   try {
+    if (otherDir) {
+      const ports = JSON.parse(readFileSync(join(dir, 'restate', 'ports.json'), 'utf8')) as { ingress: number; admin: number };
+      other = await createEngine({ backend: 'restate', dataDir: otherDir, workflows: [writer], restate: { ingressUrl: `http://127.0.0.1:${ports.ingress}`, adminUrl: `http://127.0.0.1:${ports.admin}` } });
+      await other.start();
+    }
     const t0 = performance.now();
     const { runId } = await engine.trigger('b-stream', N);
     const lat: number[] = [];
@@ -86,7 +97,9 @@ async function rep(): Promise<Rep> {
     if (again !== N) throw new Error(`a reader from 0 after the end got ${again} of ${N} chunks`);
     return { writePerS: N / ((written - t0) / 1000), livePerS: N / ((followed - t0) / 1000), p50: pct(lat, 50), p99: pct(lat, 99), replayPerS: N / (replayMs / 1000) };
   } finally {
+    await other?.stop();
     await engine.stop();
+    if (otherDir) rmSync(otherDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -128,6 +141,12 @@ async function main(): Promise<void> {
   console.log(`write     ${f('writePerS')} chunks/s (trigger to result)`);
   console.log(`live read ${f('livePerS')} chunks/s; write -> follower p50 ${f('p50', 2)} ms, p99 ${f('p99', 2)} ms`);
   console.log(`replay    ${f('replayPerS')} chunks/s (a reader from offset 0 after the run ended)`);
+  if (BACKEND === 'restate') {
+    const xs: Rep[] = [];
+    for (let i = 0; i < REPS; i++) xs.push(await rep(true));
+    const x = (k: keyof Rep, d = 0) => `${median(xs.map((r) => r[k])).toFixed(d)} (${Math.min(...xs.map((r) => r[k])).toFixed(d)}-${Math.max(...xs.map((r) => r[k])).toFixed(d)})`;
+    console.log(`replica   ${x('livePerS')} chunks/s read on the other replica; write -> follower there p50 ${x('p50', 2)} ms, p99 ${x('p99', 2)} ms (the run executed by a second engine)`);
+  }
   await bodyRep(); // warm-up
   const bs: BodyRep[] = [];
   for (let i = 0; i < REPS; i++) bs.push(await bodyRep());

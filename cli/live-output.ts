@@ -1,12 +1,14 @@
 // `tranquil runs state | stream` (docs/live-output.md): a run's published state and its
 // streams, read from the data dir's backend (the SQLite file read-only, or Restate's admin
 // API), a serve running or not. A wait (--wait) or a follow (--follow) is engine.runs' own
-// reader (src/runtime/live-output.ts) over the CLI's RunReader: the CLI executes nothing, so
-// it hears no step events and reads the run again every 200 ms.
+// reader (src/runtime/live-output.ts) over the CLI's RunReader. The CLI executes nothing, so
+// it waits on the backend instead: on SQLite for a write to the data dir's file (inotify), on
+// Restate for the run's step events in Restate's log (long-polled), and reads the run again
+// then; a slow poll (2 s) is only the safety net.
 import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { common, print, withRuns, type Common } from './program.ts';
-import { loadProject } from './project.ts';
+import { loadProject, type Project } from './project.ts';
 import { runIdArg } from './control.ts';
 import { checkStateKey, publishedState, streamNames, streamOf } from '../src/domain/published-state.ts';
 import { UnknownRunError, ValidationError } from '../src/domain/errors.ts';
@@ -19,7 +21,10 @@ import { encodeValue } from '../src/domain/value-codec.ts';
 import type { Json } from '../src/domain/json.ts';
 import type { RunView } from '../src/domain/run-view.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
-import { liveOutputApi, type LiveOutputApi } from '../src/runtime/live-output.ts';
+import { liveOutputApi, type LiveOutputApi, type LiveWaits } from '../src/runtime/live-output.ts';
+import { fileChanges } from '../src/adapters/sqlite/file-changes.ts';
+import { openEventLog } from '../compose/run-reader.ts';
+import { resolveConfig } from '../compose/config.ts';
 import { StepEvents } from '../src/runtime/step-events.ts';
 
 /** A flag's duration ('30s', '1h30m', or ms), or one line saying what is wrong with it. */
@@ -37,8 +42,22 @@ const offsetFlag = once(() => z.string().regex(/^\d{1,15}$/, 'expected an offset
 
 const getRun = async (reader: RunReader, id: string): Promise<RunView> => (await reader.getRun(id)) ?? Promise.reject(new UnknownRunError(id));
 
-/** engine.runs' live-output reader over the CLI's RunReader (polls: no events here). */
-const liveOver = (reader: RunReader): LiveOutputApi => liveOutputApi((id) => getRun(reader, id), new StepEvents(), (id) => runIdArg(id as string));
+/** With a wake source, a wait reads the run again at least this often all the same. */
+const SAFETY_POLL_MS = 2000;
+
+/** engine.runs' live-output reader over the CLI's RunReader, woken by the backend. */
+async function liveOver(reader: RunReader, project: Project): Promise<LiveOutputApi> {
+  const config = resolveConfig({ ...project.engine, dataDir: project.dataDir });
+  const hub = new StepEvents();
+  let waits: LiveWaits = {};
+  if (config.backend === 'sqlite') {
+    waits = { changes: fileChanges(config.dataDir), pollMs: SAFETY_POLL_MS };
+  } else {
+    const log = await openEventLog(config);
+    if (log) (hub.useRemote(log), (waits = { pollMs: SAFETY_POLL_MS }));
+  }
+  return liveOutputApi((id) => getRun(reader, id), hub, (id) => runIdArg(id as string), waits);
+}
 
 /** Writes chunks as a person reads a stream (a string as written, any other value on a line
  *  of its own), or with --json one line `{ offset, chunk }` each (the stored form). */
@@ -68,9 +87,10 @@ export function liveOutputCommands(runs: Command): void {
       const k = key === undefined ? undefined : checkStateKey(key, 'key');
       const waitMs = o.wait === undefined ? undefined : parseOrThrow(durationFlag(), o.wait, '--wait');
       if (waitMs !== undefined && k === undefined) throw new ValidationError(`--wait: waits for one key: \`tranquil runs state ${rid} <key> --wait ${o.wait}\``);
-      const run = await withRuns(await loadProject(o), async (reader) => {
+      const project = await loadProject(o);
+      const run = await withRuns(project, async (reader) => {
         // The wait is engine.runs.state's: a run that ends without the key ends it at once.
-        if (waitMs !== undefined) await liveOver(reader).state(rid, k!, { timeout: waitMs });
+        if (waitMs !== undefined) await (await liveOver(reader, project)).state(rid, k!, { timeout: waitMs });
         return getRun(reader, rid);
       });
       const all = publishedState(run.steps);
@@ -94,7 +114,8 @@ export function liveOutputCommands(runs: Command): void {
       const n = checkStateKey(name, 'stream name');
       const from = parseOrThrow(offsetFlag(), o.from, '--from');
       const out = new ChunkPrinter(!!o.json);
-      await withRuns(await loadProject(o), async (reader) => {
+      const project = await loadProject(o);
+      await withRuns(project, async (reader) => {
         const run = await getRun(reader, rid);
         const { chunks, closed } = streamOf(run.steps, n);
         // What can never come: a stream the ended run did not write, an offset past a closed
@@ -114,7 +135,7 @@ export function liveOutputCommands(runs: Command): void {
         }
         // The reader decodes; printed in the stored form again (as --json and valueText take it).
         let offset = from;
-        for await (const c of liveOver(reader).stream(rid, n, { from })) out.write(offset++, encodeValue(c, `chunk ${offset - 1} of stream '${n}'`).stored);
+        for await (const c of (await liveOver(reader, project)).stream(rid, n, { from })) out.write(offset++, encodeValue(c, `chunk ${offset - 1} of stream '${n}'`).stored);
       });
       out.end();
     });

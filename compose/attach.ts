@@ -22,7 +22,8 @@ import { POLL_MAX_MS } from '../src/adapters/http/remote-providers.ts';
 import { resolve } from 'node:path';
 import { decodeValue, encodeValue } from '../src/domain/value-codec.ts';
 import { checkStateKey, type PublishedValue } from '../src/domain/published-state.ts';
-import { streamOptionsSchema, subscribeOptionsSchema } from '../src/runtime/live-output.ts';
+import { streamOptionsSchema, subscribeOptionsSchema, type StreamItem } from '../src/runtime/live-output.ts';
+import { provisionalStream } from './attach-provisional.ts';
 import type { StepEvent, StepEventHandler } from '../src/runtime/step-events.ts';
 import type { Json } from '../src/domain/json.ts';
 
@@ -88,7 +89,12 @@ export interface ServiceClient {
      *  (default 0), decoded, in order: what is there, then live as the run writes more (each
      *  request waits up to STREAM_WAIT_MS for the next chunk, and asks again); it ends once
      *  the stream is closed or the run has ended. It follows a service that restarts. */
-    stream<T = unknown>(runId: string, name: string, options?: { from?: number }): AsyncIterable<T>;
+    stream<T = unknown>(runId: string, name: string, options?: { from?: number; provisional?: false }): AsyncIterable<T>;
+    /** As engine.runs.stream with `provisional: true`: a step body's chunks as it writes them,
+     *  items `{ offset, chunk, provisional? }` and `{ rewind }`, from the service's step events
+     *  (a body running in the service's process, or on Restate on any replica); a reader that
+     *  starts in the middle of an attempt gets that attempt's chunks once stored. */
+    stream<T = unknown>(runId: string, name: string, options: { from?: number; provisional: true }): AsyncIterable<StreamItem<T>>;
     /** As engine.runs.subscribe, from this process: the step events of run `options.runId`,
      *  or of every run, that the service executes, in order, from the subscription on (the
      *  handle long-polls for them). Resolves once the service has subscribed; the returned
@@ -347,8 +353,8 @@ export async function attach(options: AttachOptions): Promise<ServiceClient> {
         // Checked here, at the call, as engine.runs.stream does; the run id by the serve.
         const n = checkStateKey(name, 'runs.stream name');
         const parsed = parseOrThrow(streamOptionsSchema(), opts, 'runs.stream options');
-        // A body's provisional chunks reach readers in the executing process only.
-        if (parsed.provisional) throw new ValidationError('runs.stream options.provisional: not available through attach(): a body\'s chunks as written reach readers in the engine\'s own process; read the stored stream');
+        // A body's chunks as written: from the service's step events (attach-provisional.ts).
+        if (parsed.provisional) return provisionalStream(client.runs, runId, n, parsed.from ?? 0) as AsyncIterable<never>;
         let next = parsed.from ?? 0;
         return {
           async *[Symbol.asyncIterator]() {

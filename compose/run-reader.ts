@@ -86,3 +86,25 @@ export async function openRestateAdmin(config: ResolvedConfig): Promise<import('
 
 const notRunning = (dataDir: string) =>
   new BackendUnavailableError(`restate backend: no restate-server is running for ${dataDir}; start \`tranquil serve\` or the app`);
+
+/** The step events log of the project's Restate (the configured ingress, or the embedded
+ *  server's recorded under the data dir while it runs), for a reader that executes nothing
+ *  (the CLI): undefined when there is no Restate to ask. */
+export async function openEventLog(config: ResolvedConfig): Promise<import('../src/runtime/step-events.ts').RemoteStepEvents | undefined> {
+  if (config.backend !== 'restate') return undefined;
+  const [{ EventLogReader }, { readAdminFile }, { readFileSync }, { join }] = await Promise.all([
+    import('../src/adapters/restate/event-log.ts'), import('../src/adapters/restate/server-process.ts'), import('node:fs'), import('node:path'),
+  ]);
+  let ingress = config.restate?.ingressUrl;
+  if (!ingress) {
+    const recorded = readAdminFile(config.dataDir);
+    if (!recorded || !pidAlive(recorded.pid)) return undefined;
+    try {
+      ingress = `http://127.0.0.1:${(JSON.parse(readFileSync(join(config.dataDir, 'restate', 'ports.json'), 'utf8')) as { ingress: number }).ingress}`;
+    } catch {
+      return undefined;
+    }
+  }
+  const url = ingress.replace(/\/$/, '');
+  return new EventLogReader(() => url);
+}

@@ -3,7 +3,7 @@
 // events of the runs this process executes.
 import * as z from 'zod';
 import { parseDuration, type Duration } from '../domain/duration.ts';
-import { TimeoutError, ValidationError } from '../domain/errors.ts';
+import { NotSupportedError, TimeoutError, ValidationError } from '../domain/errors.ts';
 import { checkStateKey, publishedState, streamOf, type PublishedValue } from '../domain/published-state.ts';
 import { isTerminal } from '../domain/run-status.ts';
 import type { Json } from '../domain/json.ts';
@@ -22,6 +22,8 @@ const POLL_MS = LIVE_POLL_MS;
 export const streamOptionsSchema = once(() => z.object({ from: z.number().int().min(0).optional(), provisional: z.boolean().optional() }).strict());
 /** runs.subscribe's options (attach() checks them the same way). */
 export const subscribeOptionsSchema = once(() => z.object({ runId: z.string().optional() }).strict());
+/** engine.runs.subscribe's: `from`, an offset in the run's event log (a backend that keeps one). */
+const engineSubscribeOptionsSchema = once(() => subscribeOptionsSchema().extend({ from: z.number().int().min(0).optional() }).strict());
 const stateOptionsSchema = once(() => z.object({ timeout: z.union([z.number(), z.string()]).optional() }).strict());
 
 /** What a provisional reader of a stream gets (runs.stream with `provisional: true`). */
@@ -40,9 +42,11 @@ export interface LiveOutputApi {
    *  in the order the keys were first published. */
   published(runId: string): Promise<PublishedValue[]>;
   /** Follows the step events (src/runtime/step-events.ts) of run `options.runId`, or of
-   *  every run, that this process executes, in order, from now on. Returns the function
-   *  that unsubscribes. */
-  subscribe(handler: StepEventHandler, options?: { runId?: string }): () => void;
+   *  every run, that this process executes, in order, from now on; on Restate a run's
+   *  events from every replica. `from` (Restate, with `runId`): the run's events from that
+   *  offset of its event log (0: from its start), then live, in log order. Returns the
+   *  function that unsubscribes. */
+  subscribe(handler: StepEventHandler, options?: { runId?: string; from?: number }): () => void;
   /** The chunks run `runId` wrote to stream `name` (ctx.stream, info.stream in a body),
    *  decoded, in the order stored, from offset `from` (default 0): what is there now, then
    *  live as the run commits more; it ends once the stream is closed or the run has ended.
@@ -55,7 +59,17 @@ export interface LiveOutputApi {
   stream<T = unknown>(runId: string, name: string, options: { from?: number; provisional: true }): AsyncIterable<StreamItem<T>>;
 }
 
-export function liveOutputApi(view: (runId: string) => Promise<RunView>, events: StepEvents, idCheck: (id: unknown) => string): LiveOutputApi {
+/** How a reader outside the executing process learns that a run may have changed. */
+export interface LiveWaits {
+  /** How often a wait reads the run again when nothing tells it (default LIVE_POLL_MS). */
+  pollMs?: number;
+  /** A source of "the backend was written" (the SQLite file changed): `wake` is called then;
+   *  returns the function that stops it. */
+  changes?: (wake: () => void) => () => void;
+}
+
+export function liveOutputApi(view: (runId: string) => Promise<RunView>, events: StepEvents, idCheck: (id: unknown) => string, waits: LiveWaits = {}): LiveOutputApi {
+  const pollMs = waits.pollMs ?? POLL_MS;
   const decoded = (v: PublishedValue): PublishedValue => ({ ...v, value: decodeValue(v.value) });
   const latest = (run: RunView, key: string) => publishedState(run.steps).find((p) => p.key === key);
   return {
@@ -77,21 +91,27 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
       // Woken at once by this process's publish event, else by the poll.
       const end = Date.now() + timeoutMs;
       let wake: (() => void) | undefined;
+      let changed = false;
       const off = events.subscribe((e) => void (e.type === 'state.published' && e.key === k && wake?.()), id);
+      const offChanges = waits.changes?.(() => ((changed = true), wake?.()));
       try {
         for (;;) {
           const left = end - Date.now();
           if (left <= 0) throw new TimeoutError(`run ${id} published no '${k}' within ${timeoutMs}ms`);
-          await new Promise<void>((r) => {
-            const t = setTimeout(r, Math.min(POLL_MS, left));
-            wake = () => (clearTimeout(t), r());
-          });
+          if (!changed) {
+            await new Promise<void>((r) => {
+              const t = setTimeout(r, Math.min(pollMs, left));
+              wake = () => (clearTimeout(t), r());
+            });
+          }
+          changed = false;
           run = await view(id);
           found = latest(run, k);
           if (found || isTerminal(run.status)) return found && decodeValue<T>(found.value);
         }
       } finally {
         off();
+        offChanges?.();
       }
     },
     async published(runId: string): Promise<PublishedValue[]> {
@@ -101,12 +121,16 @@ export function liveOutputApi(view: (runId: string) => Promise<RunView>, events:
       const id = idCheck(runId);
       const n = checkStateKey(name, 'runs.stream name');
       const opts = parseOrThrow(streamOptionsSchema(), options, 'runs.stream options');
-      return { [Symbol.asyncIterator]: () => readStream(view, events, id, n, opts.from ?? 0, opts.provisional === true) };
+      return { [Symbol.asyncIterator]: () => readStream(view, events, id, n, opts.from ?? 0, opts.provisional === true, { ...waits, pollMs }) };
     }) as LiveOutputApi['stream'],
-    subscribe(handler: StepEventHandler, options: { runId?: string } = {}): () => void {
+    subscribe(handler: StepEventHandler, options: { runId?: string; from?: number } = {}): () => void {
       if (typeof handler !== 'function') throw new ValidationError('runs.subscribe: handler must be a function');
-      const opts = parseOrThrow(subscribeOptionsSchema(), options, 'runs.subscribe options');
-      return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId));
+      const opts = parseOrThrow(engineSubscribeOptionsSchema(), options, 'runs.subscribe options');
+      if (opts.from !== undefined) {
+        if (opts.runId === undefined) throw new ValidationError('runs.subscribe options.from: reads one run\'s event log: give options.runId too');
+        if (!events.logged) throw new NotSupportedError('runs.subscribe options.from: this backend keeps no step events (they are seen live in the executing process); the run\'s journal (runs.get) is its record');
+      }
+      return events.subscribe(handler, opts.runId === undefined ? undefined : idCheck(opts.runId), opts.from);
     },
   };
 }
@@ -120,10 +144,16 @@ const keyOf = (s: Source): string => `${s.attempt}:${s.step}`;
  *  gap (chunks written before the subscription, or by another process) and a run executing
  *  elsewhere are read from the run (the latter every POLL_MS). `provisional`: a body's
  *  chunks as it writes them, reconciled with what its step commits (docs/live-output.md). */
-async function* readStream<T>(view: (runId: string) => Promise<RunView>, events: StepEvents, id: string, n: string, from: number, provisional: boolean): AsyncGenerator<T | StreamItem<T>> {
+async function* readStream<T>(view: (runId: string) => Promise<RunView>, events: StepEvents, id: string, n: string, from: number, provisional: boolean, waits: LiveWaits & { pollMs: number }): AsyncGenerator<T | StreamItem<T>> {
   let next = from;
   const inbox: StepEvent[] = [];
   let wake: (() => void) | undefined;
+  // The backend changed (a write to the SQLite file): read the run again.
+  let changed = false;
+  const offChanges = waits.changes?.(() => ((changed = true), wake?.()));
+  /** Reads of the run in a row that did not close a gap an event showed (the view may lag
+   *  behind the event): each waits a little longer before the next. */
+  let gapReads = 0;
   const off = events.subscribe((e) => {
     if (e.key !== n) return;
     if (e.type === 'stream.chunk' || e.type === 'stream.closed' || (provisional && (e.type === 'stream.provisional' || e.type === 'stream.discarded'))) {
@@ -205,19 +235,31 @@ async function* readStream<T>(view: (runId: string) => Promise<RunView>, events:
           if (e.type === 'stream.chunk') {
             if (e.offset === undefined || e.chunk === undefined || e.offset < next) continue;
             if (e.offset > next) {
+              // Chunks before it were not heard: read from the run; the event is kept for after.
+              inbox.unshift(e);
               gap = true;
               break;
             }
+            gapReads = 0;
             yield* committed(e.chunk, { step: e.step, attempt: e.attempt ?? 1 });
           } else if (e.type === 'stream.closed') {
             if (next >= (e.offset ?? 0)) return yield* finish();
+            inbox.unshift(e);
             gap = true;
             break;
           } else yield* uncommitted(e);
         }
-        if (gap) break;
+        if (gap) {
+          if (gapReads > 0) await new Promise((r) => setTimeout(r, Math.min(25 * 2 ** gapReads, waits.pollMs)));
+          gapReads++;
+          break;
+        }
+        if (changed) {
+          changed = false;
+          break;
+        }
         const polled = await new Promise<boolean>((r) => {
-          const t = setTimeout(() => r(true), POLL_MS);
+          const t = setTimeout(() => r(true), waits.pollMs);
           wake = () => (clearTimeout(t), r(false));
         });
         wake = undefined;
@@ -227,5 +269,6 @@ async function* readStream<T>(view: (runId: string) => Promise<RunView>, events:
     }
   } finally {
     off();
+    offChanges?.();
   }
 }

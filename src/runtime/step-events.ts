@@ -62,6 +62,15 @@ export interface StepEventSink {
   hold?(runId: string, stream: string, step: string, attempt: number, chunk: Json): void;
   /** That attempt ended: its chunks are committed with its result, or discarded. */
   release?(runId: string, step: string, attempt: number): void;
+  /** A backend that logs runs' events for every process tells the hub where (Restate). */
+  useRemote?(remote: RemoteStepEvents): void;
+}
+
+/** Where the events of runs executed by other processes are (Restate: each run's event log,
+ *  src/adapters/restate/event-log.ts). `from` absent: from now on, without what this
+ *  process's own hub delivers; an offset: everything the log holds from it, in log order. */
+export interface RemoteStepEvents {
+  follow(runId: string, from: number | undefined, deliver: (event: StepEvent) => void): () => void;
 }
 
 /** The chunks a step body's attempt in flight wrote to one stream. */
@@ -96,10 +105,34 @@ export class StepEvents implements StepEventSink {
    *  subscription are gone). Only while the body runs: dropped when the attempt ends. */
   private readonly held = new Map<string, Map<string, HeldChunks[]>>();
 
+  /** The events other processes log (set by a backend that keeps them: Restate). */
+  private remote: RemoteStepEvents | undefined;
+
   constructor(private readonly logger?: Logger) {}
 
-  /** `runId` absent: every run's events. Returns the function that unsubscribes. */
-  subscribe(handler: StepEventHandler, runId?: string): () => void {
+  useRemote(remote: RemoteStepEvents): void {
+    this.remote = remote;
+  }
+
+  /** Whether one run's events can be read from an offset (a backend that logs them). */
+  get logged(): boolean {
+    return this.remote !== undefined;
+  }
+
+  /** `runId` absent: every run's events this process executes. A run's: its events here,
+   *  and those other processes log. `from`: the run's logged events from that offset, then
+   *  live, all from its log, in log order. Returns the function that unsubscribes. */
+  subscribe(handler: StepEventHandler, runId?: string, from?: number): () => void {
+    if (runId !== undefined && this.remote) {
+      const remote = this.remote.follow(runId, from, (e) => this.call(handler, e));
+      if (from !== undefined) return remote;
+      const local = this.subscribeHere(handler, runId);
+      return () => (remote(), local());
+    }
+    return this.subscribeHere(handler, runId);
+  }
+
+  private subscribeHere(handler: StepEventHandler, runId?: string): () => void {
     if (runId === undefined) {
       this.all.add(handler);
       return () => void this.all.delete(handler);
@@ -145,16 +178,19 @@ export class StepEvents implements StepEventSink {
 
   emit(event: StepEvent): void {
     const handlers = [...this.all, ...(this.byRun.get(event.runId) ?? [])];
-    for (const h of handlers) {
-      queueMicrotask(() => {
-        try {
-          const r = h(event);
-          if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch((err: unknown) => this.threw(event, err));
-        } catch (err) {
-          this.threw(event, err);
-        }
-      });
-    }
+    for (const h of handlers) this.call(h, event);
+  }
+
+  /** On its own microtask: a slow or throwing handler holds and breaks nothing. */
+  private call(h: StepEventHandler, event: StepEvent): void {
+    queueMicrotask(() => {
+      try {
+        const r = h(event);
+        if (r && typeof (r as Promise<void>).catch === 'function') (r as Promise<void>).catch((err: unknown) => this.threw(event, err));
+      } catch (err) {
+        this.threw(event, err);
+      }
+    });
   }
 
   private threw(event: StepEvent, err: unknown): void {

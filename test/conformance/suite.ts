@@ -616,6 +616,6 @@ export function runConformance(target: ConformanceTarget): void {
     controlScenarios({ test, boot, restart, until });
     forkScenarios({ test, boot, restart, until });
     workflowPauseScenarios({ test, boot, restart, until });
-    liveOutputScenarios({ test, boot, restart, until });
+    liveOutputScenarios({ test, boot, restart, until }, target.backend ?? target.name);
   });
 }

@@ -29,6 +29,29 @@ const live = workflow('live', (w) => {
   });
 });
 
+// A body writes 2 chunks and fails, then 3 on its retry; the test opens the gates.
+let gates: { write: Promise<void>; fail: Promise<void> } = { write: Promise.resolve(), fail: Promise.resolve() };
+const bodyTokens = workflow('body-tokens', (w) => {
+  w.trigger(manual());
+  w.run(async ({ step, ctx }) => {
+    await step.do('gen', { retries: { limit: 2, delay: 50, backoff: 'constant', jitter: false } }, async ({ stream, attempt }) => {
+      const out = stream('tokens');
+      if (attempt === 1) {
+        await gates.write;
+        out.write('x1');
+        out.write('x2');
+        await gates.fail;
+        throw new Error('the model dropped');
+      }
+      for (const t of ['y1', 'y2']) out.write(t);
+      out.write(new Map([['n', 3]]));
+      return 3;
+    });
+    await ctx.stream('tokens').close();
+    return 'ok';
+  });
+});
+
 const engines: Engine[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
@@ -126,5 +149,35 @@ describe.each(['sqlite', 'restate'] as const)('live output over the control chan
     const ok = await post({ op: 'stream', runId, name: 'tokens', from: 3, waitMs: 0 });
     const stored = (await engine.runs.get(runId)).steps.find((s) => s.name === 'stream:tokens#4')!.result as { chunk: unknown };
     expect(await ok.json()).toEqual({ result: { chunks: [stored.chunk], next: 4, done: true } });
+  }, 120_000);
+
+  it("an attached app reads a step body's chunks as written (provisional), with the rewind of a failed attempt, then the stored ones", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), `tranquil-attach-prov-${backend}-`));
+    dirs.push(dataDir);
+    let write!: () => void;
+    let fail!: () => void;
+    gates = { write: new Promise<void>((r) => (write = r)), fail: new Promise<void>((r) => (fail = r)) };
+    const engine = await createEngine({ backend, dataDir, workflows: [bodyTokens], control: true });
+    engines.push(engine);
+    await engine.start();
+    const app = await attach({ dataDir });
+    const runId = 'prov-1';
+    await app.trigger('body-tokens', null, { runId });
+    const items: unknown[] = [];
+    const reading = (async () => {
+      for await (const it of app.runs.stream(runId, 'tokens', { provisional: true })) items.push(it);
+    })();
+    // The reader subscribes at its first read (a loopback round trip): then the body writes.
+    await new Promise((r) => setTimeout(r, 1000));
+    write();
+    await until('the first attempt\'s chunks as written', () => items.length === 2);
+    fail();
+    await reading;
+    const p = (offset: number, chunk: unknown, attempt: number) => ({ offset, chunk, provisional: { step: 'gen', attempt } });
+    expect(items).toEqual([p(0, 'x1', 1), p(1, 'x2', 1), { rewind: 0 }, p(0, 'y1', 2), p(1, 'y2', 2), p(2, new Map([['n', 3]]), 2)]);
+    // A plain reader through the app: the stored chunks only.
+    const plain: unknown[] = [];
+    for await (const c of app.runs.stream(runId, 'tokens')) plain.push(c);
+    expect(plain).toEqual(['y1', 'y2', new Map([['n', 3]])]);
   }, 120_000);
 });

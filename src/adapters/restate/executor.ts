@@ -51,6 +51,8 @@ import { httpJson } from './http-json.ts';
 import { divergenceOf } from './outbox-view.ts';
 import { buildDivergenceObject, DIVERGENCE_OBJECT } from './divergence-object.ts';
 import { buildOutputObject, OUTPUT_OBJECT } from './output-object.ts';
+import { buildEventLogObject } from './event-log-object.ts';
+import { EventLogReader, EventLogWriter } from './event-log.ts';
 import type { ChildOutput } from '../../domain/run-view.ts';
 import { RestateFileRuns, type FileRunsOptions } from './file-runs.ts';
 import type { ApprovalRecord } from '../../domain/approval.ts';
@@ -122,7 +124,7 @@ export interface RestateExecutorOptions {
 
 /** Names what this endpoint serves besides one workflow per Tranquil workflow; part of the
  *  deployment tag. */
-const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output,queues,wfpause';
+const SERVICE_SHAPE = 'signal-queues+cancel-note+pause,diverged,output,queues,wfpause,events';
 
 const SETTLE_POLL_MS = [5, 5, 10, 10, 20, 50, 100, 200, 250];
 
@@ -134,6 +136,7 @@ export class RestateExecutor implements DurableExecutor {
   private endpoint!: SdkEndpoint;
   private admin!: AdminApi;
   private ingress!: string;
+  private eventLog: EventLogWriter | undefined;
   private started = false;
   private stopping = false;
   /** Aborted by stop(): every result() waiter and its attach request end at once, and every
@@ -247,7 +250,11 @@ export class RestateExecutor implements DurableExecutor {
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
-    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry), events: this.o.stepEvents };
+    // Step events go to this process's hub and to the run's log in Restate, which the hub
+    // follows for runs other replicas execute (event-log.ts).
+    const events = (this.eventLog = new EventLogWriter(this.o.stepEvents, () => this.ingress, this.log));
+    this.o.stepEvents?.useRemote?.(new EventLogReader(() => this.ingress, events.origin, this.log));
+    const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry), events };
     const files = this.files?.handlerFiles();
     const services = [
       ...this.o.registry.all().flatMap((w) => [buildService(w, hooks, limits, { files, retentionMs: this.retention.maxAgeMs }), buildSignalQueue(serviceName(w.definition.name))]),
@@ -258,6 +265,7 @@ export class RestateExecutor implements DurableExecutor {
     services.push(buildQueueObject((runIds) => endedRuns(this.admin, runIds)) as (typeof services)[number]);
     services.push(buildDebounceObject(this.o.registry) as (typeof services)[number]);
     services.push(buildWorkflowPauseObject() as (typeof services)[number]);
+    services.push(buildEventLogObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.files) services.push(buildOutputObject(this.retention.maxAgeMs) as (typeof services)[number]);
     if (this.shared) services.push(...(buildClusterTriggers(this.o.registry, this.o.calendar) as typeof services), buildClusterLinks() as (typeof services)[number]);
     this.endpoint = new SdkEndpoint(services, identityKeys, this.log);
@@ -365,6 +373,8 @@ export class RestateExecutor implements DurableExecutor {
     for (const end of [...this.onStop]) end();
     this.o.scheduler.stop();
     this.watch.stop();
+    // The events the last executions emitted reach the log before the server may stop.
+    await this.eventLog?.drain();
     await this.endpoint?.close().catch(() => {});
     await this.restarting;
     await this.server?.stop().catch(() => {});
