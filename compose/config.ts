@@ -195,6 +195,11 @@ const configSchema = (given: (key: string) => boolean = () => true) => z
         /** Where the event inbox, schedules and webhook secrets live: 'local' (the data dir's
          *  file, default) or 'restate' (shared by every replica; docs/restate.md). */
         triggers: z.enum(['local', 'restate']).default('local'),
+        /** Step events logged in Restate, so a subscriber on any replica (or the CLI) follows
+         *  a run another process executes (docs/live-output.md). Costs every Restate step
+         *  (about half the steps/s, measured): default on only where there are other
+         *  processes to serve, with `triggers: 'restate'` or an external `ingressUrl`. */
+        liveAcrossReplicas: z.boolean().optional(),
         /** How often, while the engine runs, this app's deployments of earlier code that no
          *  live run is pinned to any more are removed (default 10 minutes; also at start). */
         deploymentSweep: durationField().optional(),
@@ -255,4 +260,10 @@ export function resolveConfig(input: unknown, env: NodeJS.ProcessEnv = process.e
     throw new ValidationError(`engine config.maxPayloadBytes: at most 30 MiB (${MAX_PAYLOAD_ON_RESTATE}) on backend 'restate', whose messages are limited to 32 MiB`);
   }
   return { ...data, backend };
+}
+
+/** Whether this engine logs its runs' step events in Restate (restate.liveAcrossReplicas and
+ *  its default), as the engine and the CLI both read it. */
+export function stepEventLogOn(restate: { liveAcrossReplicas?: boolean; triggers?: string; ingressUrl?: string } | undefined): boolean {
+  return restate?.liveAcrossReplicas ?? (restate?.triggers === 'restate' || restate?.ingressUrl !== undefined);
 }

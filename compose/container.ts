@@ -25,7 +25,7 @@ import { TimerScheduler } from '../src/runtime/timer-scheduler.ts';
 import { CapabilityRegistry } from '../src/runtime/capabilities.ts';
 import { DrainRouter } from '../src/runtime/drain-router.ts';
 import { ENGINE_ID_SETTING } from '../src/adapters/restate/switch-guard.ts';
-import type { ResolvedConfig } from './config.ts';
+import { stepEventLogOn, type ResolvedConfig } from './config.ts';
 import { preparePlainWorkflows } from './plain.ts';
 import { payloadCodecFor } from './codec.ts';
 import { snapshotDropper } from './snapshot-gc.ts';
@@ -165,6 +165,7 @@ function bindAll(config: ResolvedConfig, overrides: Overrides): Container {
           ...common, triggerStore: ctx.get<TriggerStore>(TOKENS.triggerStore), dataDir: cfg.dataDir,
           ingressUrl: cfg.restate?.ingressUrl, adminUrl: cfg.restate?.adminUrl, identityKeys: cfg.restate?.identityKeys,
           endpoint: cfg.restate?.endpoint, triggers: cfg.restate?.triggers, deploymentSweepMs: cfg.restate?.deploymentSweep,
+          stepEventLog: stepEventLogOn(cfg.restate),
           tracingEndpoint: cfg.restate?.tracingEndpoint,
           maxPayloadBytes: cfg.maxPayloadBytes,
           cancelGraceMs: cfg.cancelGrace,

@@ -7,7 +7,7 @@ import { BackendUnavailableError } from '../src/domain/errors.ts';
 import type { RunReader } from '../src/ports/run-reader.ts';
 import { pidAlive } from '../src/platform/pid.ts';
 import { outboxLookup, ReadOnlyFile } from '../src/adapters/sqlite/run-reader.ts';
-import type { ResolvedConfig } from './config.ts';
+import { stepEventLogOn, type ResolvedConfig } from './config.ts';
 import { payloadCodecFor } from './codec.ts';
 import { DrainReads } from '../src/runtime/drain-reads.ts';
 
@@ -91,7 +91,8 @@ const notRunning = (dataDir: string) =>
  *  server's recorded under the data dir while it runs), for a reader that executes nothing
  *  (the CLI): undefined when there is no Restate to ask. */
 export async function openEventLog(config: ResolvedConfig): Promise<import('../src/runtime/step-events.ts').RemoteStepEvents | undefined> {
-  if (config.backend !== 'restate') return undefined;
+  // Nothing is logged there (restate.liveAcrossReplicas off): the caller polls the run.
+  if (config.backend !== 'restate' || !stepEventLogOn(config.restate)) return undefined;
   const [{ EventLogReader }, { readAdminFile }, { readFileSync }, { join }] = await Promise.all([
     import('../src/adapters/restate/event-log.ts'), import('../src/adapters/restate/server-process.ts'), import('node:fs'), import('node:path'),
   ]);

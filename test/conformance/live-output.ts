@@ -148,7 +148,9 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit,
         return 'ok';
       });
     });
-    const { engine, dir } = await boot([wf]);
+    // The log is kept where there are other processes to serve (restate.liveAcrossReplicas,
+    // on by default with triggers: 'restate' or an external ingressUrl): on here.
+    const { engine, dir } = await boot([wf], undefined, { liveAcrossReplicas: true });
     const runId = 'logged-1';
     expect(() => engine.runs.subscribe(() => {}, { from: 0 })).toThrow(/^runs\.subscribe options\.from: reads one run's event log: give options\.runId too$/);
     expect(() => engine.runs.subscribe(() => {}, { runId, from: -1 })).toThrow(/^runs\.subscribe options/);
@@ -158,7 +160,7 @@ export function liveOutputScenarios({ test, boot, restart, until }: ScenarioKit,
     }
     await engine.trigger('logged-events', null, { runId });
     await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
-    const again = await restart(engine, [wf], dir);
+    const again = await restart(engine, [wf], dir, { liveAcrossReplicas: true });
     await until('the run to wait again', async () => (await again.runs.get(runId)).status === 'waiting');
     await again.signal(runId, 'go', null);
     expect((await again.result(runId, { timeout: '20s' })).status).toBe('succeeded');

@@ -14,8 +14,8 @@ export function restateTarget(part: SuitePart): ConformanceTarget {
     freshDir: warmRestate ? () => dirs.take() : undefined,
     releaseDir: (dir) => dirs.release(dir),
     dispose: () => dirs.dispose(),
-    async makeEngine({ workflows, dataDir }) {
-      const engine = await createEngine({ backend: 'restate', dataDir, workflows });
+    async makeEngine({ workflows, dataDir, liveAcrossReplicas }) {
+      const engine = await createEngine({ backend: 'restate', dataDir, workflows, ...(liveAcrossReplicas ? { restate: { liveAcrossReplicas } } : {}) });
       await engine.start();
       return engine;
     },

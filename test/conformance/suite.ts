@@ -42,7 +42,7 @@ import { liveOutputScenarios } from './live-output.ts';
 export interface ConformanceTarget {
   name: string;
   /** A started engine over `dataDir`. Called again with the same dataDir to "restart". */
-  makeEngine(opts: { workflows: WorkflowDefinition[]; dataDir: string }): Promise<Engine>;
+  makeEngine(opts: { workflows: WorkflowDefinition[]; dataDir: string; /** Restate: step events logged in Restate (config restate.liveAcrossReplicas). */ liveAcrossReplicas?: boolean }): Promise<Engine>;
   skip?: { reason: string; tests: string[] }[];
   /** TRANQUIL_BACKEND for the CLI scenarios' child processes; default: `name`. */
   backend?: 'sqlite' | 'restate';
@@ -109,17 +109,17 @@ export function runConformance(target: ConformanceTarget): void {
     });
     afterAll(async () => target.dispose?.());
 
-    async function boot(workflows: WorkflowDefinition[], dataDir?: string) {
+    async function boot(workflows: WorkflowDefinition[], dataDir?: string, opts: { liveAcrossReplicas?: boolean } = {}) {
       const dir = dataDir ?? (target.freshDir ? await target.freshDir() : mkdtempSync(join(tmpdir(), `tranquil-conf-${target.name}-`)));
       if (!dataDir) dirs.push(dir);
-      const engine = await target.makeEngine({ workflows, dataDir: dir });
+      const engine = await target.makeEngine({ workflows, dataDir: dir, ...opts });
       open.push(engine);
       return { engine, dir };
     }
 
-    async function restart(engine: Engine, workflows: WorkflowDefinition[], dir: string): Promise<Engine> {
+    async function restart(engine: Engine, workflows: WorkflowDefinition[], dir: string, opts: { liveAcrossReplicas?: boolean } = {}): Promise<Engine> {
       await engine.stop();
-      return (await boot(workflows, dir)).engine;
+      return (await boot(workflows, dir, opts)).engine;
     }
 
     const test = (name: string, fn: () => Promise<void>, timeout = 30_000) => {

@@ -8,8 +8,8 @@ import type { Engine } from '@tranquil/engine';
 
 export interface ScenarioKit {
   test(name: string, fn: () => Promise<void>, timeout?: number): void;
-  boot(workflows: WorkflowDefinition[], dataDir?: string): Promise<{ engine: Engine; dir: string }>;
-  restart(engine: Engine, workflows: WorkflowDefinition[], dir: string): Promise<Engine>;
+  boot(workflows: WorkflowDefinition[], dataDir?: string, opts?: { liveAcrossReplicas?: boolean }): Promise<{ engine: Engine; dir: string }>;
+  restart(engine: Engine, workflows: WorkflowDefinition[], dir: string, opts?: { liveAcrossReplicas?: boolean }): Promise<Engine>;
   until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<void>;
 }
 

@@ -108,6 +108,9 @@ export interface RestateExecutorOptions {
   runLog?: RunLogOutput;
   /** Per-step events of the runs this process executes (runs.subscribe); absent: none. */
   stepEvents?: StepEventSink;
+  /** Also log them in Restate for subscribers in other processes (config
+   *  restate.liveAcrossReplicas); the log is read either way. */
+  stepEventLog?: boolean;
   /** Workflow files: the Deno runner's sessions and the approval gate (compose loadRunner). */
   files?: FileRunsOptions;
   /** The host's capability providers (step.use): docs/host.md. */
@@ -250,10 +253,11 @@ export class RestateExecutor implements DurableExecutor {
     };
     const identityKeys = this.server ? [this.server.identityKey] : (this.o.identityKeys ?? []);
     // ctx.emit payloads are checked against the events' declared schemas (docs/values.md).
-    // Step events go to this process's hub and to the run's log in Restate, which the hub
-    // follows for runs other replicas execute (event-log.ts).
-    const events = (this.eventLog = new EventLogWriter(this.o.stepEvents, () => this.ingress, this.log));
-    this.o.stepEvents?.useRemote?.(new EventLogReader(() => this.ingress, events.origin, this.log));
+    // Step events go to this process's hub and, when logged (stepEventLog), to the run's log
+    // in Restate, which the hub follows for runs other replicas execute (event-log.ts).
+    this.eventLog = this.o.stepEventLog ? new EventLogWriter(this.o.stepEvents, () => this.ingress, this.log) : undefined;
+    const events = this.eventLog ?? this.o.stepEvents;
+    this.o.stepEvents?.useRemote?.(new EventLogReader(() => this.ingress, this.eventLog?.origin ?? randomUUID(), this.log));
     const limits = { maxPayloadBytes: this.o.maxPayloadBytes, cancelGraceMs: this.o.cancelGraceMs, telemetry: this.o.telemetry, runLog: this.o.runLog, checkEmit: emitCheckOf(this.o.registry), events };
     const files = this.files?.handlerFiles();
     const services = [
