@@ -38,23 +38,22 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
     Deno.exit(2);
   }
   if (Deno.args[0] === 'check') return serveChecks(def);
-  // Run-level flow control crosses as data (a queue, a singleton mode, a rate limit, keys and
-  // a priority made by fromInput()); other key and priority functions are code the engine
+  // Run-level flow control crosses as data (a queue, a singleton mode, a rate limit, a
+  // debounce, keys and a priority made by fromInput()); other key and priority functions are code the engine
   // would have to run: refused rather than ignored (docs/flow-control.md, In workflow files).
   const refuse = (what: string) => {
     console.error(`tranquil runner: workflow '${def.name}' options.${what}: a workflow file's key and priority are read from the input with fromInput('path') (a function cannot run outside the file's child)`);
     Deno.exit(2);
   };
-  if (def.debounce !== undefined) {
-    console.error(`tranquil runner: workflow '${def.name}' options.debounce: not available in workflow files yet`);
-    Deno.exit(2);
-  }
   const path = (what: string, f: unknown) => {
     if (f === undefined) return {};
     const p = inputPathOf(f);
     if (p === undefined) refuse(what);
     return { [what.split('.').at(-1)!]: { fromInput: p } };
   };
+  // A debounce crosses as its ms and its key's path (made again by debounceSpec in the engine).
+  const d = def.debounce;
+  const debounce = d && { periodMs: d.periodMs, ...(d.maxWaitMs !== undefined ? { maxWaitMs: d.maxWaitMs } : {}), ...path('debounce.key', d.key) };
   const r = def.runs;
   const runs = r && {
     ...(r.queue ? { queue: { name: r.queue.name, options: r.queue.options } } : {}),
@@ -70,5 +69,5 @@ export async function describeModule(mod: { default?: unknown }): Promise<void> 
   console.log(JSON.stringify({ name: def.name, triggers, stepDefaults: def.stepDefaults, permissions: def.permissions ?? {}, schemas, timeoutMs: def.timeoutMs ?? null,
     // The queues its steps may use, as queue() took them: the engine makes each again with
     // queue() (the same checks) and serves this file's slot asks only from these.
-    queues: (def.queues ?? []).map((q) => ({ name: q.name, options: q.options })), ...(runs ? { runs } : {}) }));
+    queues: (def.queues ?? []).map((q) => ({ name: q.name, options: q.options })), ...(runs ? { runs } : {}), ...(debounce ? { debounce } : {}) }));
 }

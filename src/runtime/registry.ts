@@ -8,6 +8,7 @@ import type { Permissions } from '../domain/permissions.ts';
 import type { StepOptions } from '../../sdk/types.ts';
 import type { QueueDefinition } from '../../sdk/queue.ts';
 import type { RunOptions } from '../../sdk/run-flow.ts';
+import type { DebounceSpec } from '../../sdk/debounce.ts';
 import { QueueNames } from './queue-names.ts';
 
 /** A workflow file, as described by a Deno child with no permissions (never imported here). */
@@ -33,6 +34,8 @@ export interface FileDescription {
   queues?: readonly QueueDefinition[];
   /** Its run-level flow control, data only (a queue, a singleton mode, a rate limit). */
   runs?: RunOptions;
+  /** Its run-level debounce (the key read by fromInput()). */
+  debounce?: DebounceSpec;
 }
 
 export interface RegisteredWorkflow {
@@ -143,7 +146,7 @@ function fileEntry(f: FileDescription): RegisteredWorkflow {
   const definition: WorkflowDefinition = Object.freeze({
     kind: 'tranquil.workflow' as const, name: f.name, triggers: Object.freeze([...f.triggers]), fn, stepDefaults: f.stepDefaults, permissions: f.file.permissions,
     ...(f.schemas ? { schemas: f.schemas } : {}), ...(f.timeoutMs !== undefined ? { timeoutMs: f.timeoutMs } : {}),
-    ...(f.queues ? { queues: f.queues } : {}), ...(f.runs ? { runs: f.runs } : {}),
+    ...(f.queues ? { queues: f.queues } : {}), ...(f.runs ? { runs: f.runs } : {}), ...(f.debounce ? { debounce: f.debounce } : {}),
   });
   return { definition, version: f.file.digest, file: f.file };
 }

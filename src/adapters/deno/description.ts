@@ -11,6 +11,7 @@ import { schedule, type Trigger } from '../../../sdk/triggers.ts';
 import { queue, type QueueDefinition, type QueueOptions } from '../../../sdk/queue.ts';
 import { runOptionsSchema, type RunOptions } from '../../../sdk/run-flow.ts';
 import { fromInput, inputPathSchema } from '../../../sdk/from-input.ts';
+import { debounceSchema, debounceSpec, type DebounceSpec } from '../../../sdk/debounce.ts';
 import { parseOrThrow } from '../../domain/validate.ts';
 import { workflowNameSchema, type WorkflowSchemas } from '../../../sdk/workflow.ts';
 import type { CheckAt } from './schema-checks.ts';
@@ -43,6 +44,8 @@ export const descriptionSchema = z.object({
     singleton: z.object({ mode: z.string(), key: fromInputData.optional() }).strict().optional(),
     rateLimit: z.object({ limit: z.unknown(), period: z.unknown(), key: fromInputData.optional() }).strict().optional(),
   }).strict().optional(),
+  /** Run-level debounce as data: ms, and the key as an input path (fromInput()). */
+  debounce: z.object({ periodMs: z.number().int().positive(), maxWaitMs: z.number().int().positive().optional(), key: fromInputData.optional() }).strict().optional(),
 });
 
 export type Description = z.infer<typeof descriptionSchema>;
@@ -69,8 +72,9 @@ export function fileDescription(d: Description, digest: string, file: string, re
     : undefined;
   const queues = declaredQueues(d, file);
   const runs = declaredRuns(d, file);
+  const debounce = declaredDebounce(d, file);
   return {
-    ...(runs ? { runs } : {}),
+    ...(runs ? { runs } : {}), ...(debounce ? { debounce } : {}),
     name: d.name, triggers, stepDefaults: d.stepDefaults, file: { path: file, digest, permissions: d.permissions }, ...(queues.length > 0 ? { queues } : {}),
     ...(schemas ? { schemas } : {}), ...(d.timeoutMs != null ? { timeoutMs: d.timeoutMs } : {}),
   };
@@ -101,6 +105,19 @@ export function declaredRuns(d: Pick<Description, 'runs' | 'name'>, file: string
       ...(r.rateLimit ? { rateLimit: { limit: r.rateLimit.limit, period: r.rateLimit.period, ...(r.rateLimit.key ? { key: fn(r.rateLimit.key) } : {}) } } : {}),
     };
     return Object.freeze(parseOrThrow(runOptionsSchema, opts, `workflow '${d.name}' options.runs`) as RunOptions);
+  } catch (err) {
+    throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The file's `debounce` made again by the sdk's own checks (maxWait under the period, a bad
+ *  path: one line naming the file and the field). */
+export function declaredDebounce(d: Pick<Description, 'debounce' | 'name'>, file: string): DebounceSpec | undefined {
+  const o = d.debounce;
+  if (!o) return undefined;
+  try {
+    const opts = parseOrThrow(debounceSchema, { period: o.periodMs, ...(o.maxWaitMs !== undefined ? { maxWait: o.maxWaitMs } : {}), ...(o.key ? { key: fromInput(o.key.fromInput) } : {}) }, `workflow '${d.name}' options.debounce`);
+    return debounceSpec(d.name, opts);
   } catch (err) {
     throw new ValidationError(`workflow file ${file}: ${(err as Error).message}`);
   }

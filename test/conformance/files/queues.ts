@@ -359,4 +359,26 @@ export default workflow('prio-file', { permissions: ${OUT_PERMISSIONS}, runs: { 
     for (const id of [holder, low, high]) expect((await engine.result(id, { timeout: '60s' })).status).toBe('succeeded');
     expect(rig.text('pr')).toBe('holder\nhigh\nlow\n');
   }, 180_000);
+
+  test('debounce (files): a burst of triggers per key (fromInput) becomes one run with its last input; a missing key refused at trigger', async () => {
+    const rig = await boot([`
+import { fromInput } from '@tranquil/sdk';
+export default workflow('deb-file', { permissions: ${OUT_PERMISSIONS}, debounce: { period: '2s', key: fromInput('user') } }, (w) => {
+  w.trigger(manual());
+  w.run(async ({ input, step }) => step.do('work', async () => {
+    hit('deb', input.user + ':' + input.n + '\\n');
+    return input.n;
+  }));
+});`]);
+    const { engine } = rig;
+    const ids: string[] = [];
+    for (let n = 0; n < 10; n++) ids.push((await engine.trigger('deb-file', { user: n % 2 === 0 ? 'a' : 'b', n })).runId);
+    // One burst (one run id) per key.
+    expect(new Set(ids.filter((_, n) => n % 2 === 0)).size).toBe(1);
+    expect(new Set(ids.filter((_, n) => n % 2 === 1)).size).toBe(1);
+    await expect(engine.trigger('deb-file', { n: 99 })).rejects.toThrow(/debounce\.key: the key function returned undefined, not a string/);
+    expect((await engine.result(ids[0]!, { timeout: '60s' })).output).toBe(8);
+    expect((await engine.result(ids[1]!, { timeout: '60s' })).output).toBe(9);
+    expect(rig.text('deb').split('\n').filter(Boolean).sort()).toEqual(['a:8', 'b:9']);
+  }, 180_000);
 }
