@@ -201,6 +201,7 @@ export class SqliteExecutor implements DurableExecutor {
       },
       slotNow: (req) => (this.runGate.stepConflict(req) ? undefined : this.queues.tryAcquire(req)),
       slotBound: () => this.resolveIdle(),
+      setTimer: (at, fn) => o.clock.setTimer(at, fn),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
