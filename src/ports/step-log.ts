@@ -127,6 +127,13 @@ export interface StepLog {
   /** The session now only waits for queue slots (RunSession.slotBound): a test engine's
    *  idle() looks again. Absent: nothing to tell. */
   slotBound?(): void;
+  /** Calls fn once the engine's clock reads epoch ms `at` (a test engine's manual clock, which
+   *  advance() moves); returns a cancel function. Absent: a real timer measures the time. */
+  setTimer?(at: number, fn: () => void): () => void;
+  /** A session that ends (its grace over, a race won elsewhere) gives up its steps' waits for
+   *  queue slots: the log's queue forgets them (SQLite). Absent: they stay (Restate: a journaled
+   *  release after the run's end would change its journal; the queue object's audit drops them). */
+  readonly slotAsksEndWithSession?: boolean;
   /** Records (inserts or replaces) the entry at entry.seq. `resultText`: the JSON text of
    *  entry.result when the session already produced it (a log may store it as is instead of
    *  serialising the value a second time; it must equal JSON.stringify(entry.result)). */

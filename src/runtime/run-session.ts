@@ -7,6 +7,7 @@
 // workflow code still awaiting then is left on a promise that never settles (so a user's
 // try/catch cannot swallow a suspension).
 import {
+  RunStateError,
   CancelledError, NonDeterminismError, TerminalError, TimeoutError, ValidationError, fromErrorInfo, toErrorInfo, type ErrorInfo,
 } from '../domain/errors.ts';
 import { DEFAULT_CANCEL_GRACE_MS } from '../domain/cancel.ts';
@@ -165,6 +166,9 @@ export class RunSession implements StepLoggers, BodyStreamHost {
   private deadlineTimer: (() => void) | undefined;
   /** One per step body attempt in flight: aborted on its timeout, a cancel, an engine stop. */
   private readonly aborts = new Links<AttemptInfo>();
+  /** Of `aborts`, the waits for a queue slot: given up when the session ends (a grace's end,
+   *  a race won elsewhere), or once granted they held their slot for good. */
+  private readonly slotAsks = new Links<AttemptInfo>();
   /** This execution's spans and metrics; undefined when nobody listens (no SDK). */
   private trace: ExecutionTrace | undefined;
   /** The run had nothing journaled when this session began (its first execution). */
@@ -331,6 +335,7 @@ export class RunSession implements StepLoggers, BodyStreamHost {
     if (this.outcome) return;
     this.outcome = o;
     this.graceTimer?.();
+    if (this.slotWaits > 0 && this.log.slotAsksEndWithSession) for (const a of this.slotAsks.values()) a.abort(new RunStateError(`run ${this.log.runId} ended while a step waited for a queue slot`));
     if (this.trace) this.endTrace(this.trace, o);
     this.deadlineTimer?.();
     this.settle(o);
@@ -468,8 +473,12 @@ export class RunSession implements StepLoggers, BodyStreamHost {
       queueMicrotask(() => this.finish(this.stopped()));
       return 'over';
     }
-    // Any configured grace: a plain setTimeout past 24.8 days ended cleanup after 1 ms.
-    this.graceTimer = setLongTimeout(() => this.finish(this.stopped()), left, { unref: true });
+    // On the engine's clock where the log offers it: a cleanup that only waits for a queue slot
+    // never suspends, so on a test engine's manual clock a real timer left it running past
+    // the grace for good (sim seeds 908, 1632). Else any configured grace: a plain setTimeout
+    // past 24.8 days ended cleanup after 1 ms.
+    const end = () => this.finish(this.stopped());
+    this.graceTimer = this.log.setTimer ? this.log.setTimer(this.log.now() + left, end) : setLongTimeout(end, left, { unref: true });
     return 'armed';
   }
 
@@ -886,12 +895,14 @@ export class RunSession implements StepLoggers, BodyStreamHost {
     const hold = this.log.slotNow?.(req);
     if (hold) return releasing(run(), hold);
     let waiting = true;
+    const askKey = this.slotAsks.add(info);
     this.slotWaits++;
     // Only slot waits in flight once io() counts this one: idle() may look again then.
     if (this.inflight === this.slotWaits - 1) queueMicrotask(() => this.slotBound && this.log.slotBound?.());
     const done = () => {
       if (waiting) (waiting = false), this.slotWaits--;
       this.aborts.remove(key);
+      this.slotAsks.remove(askKey);
     };
     let asked = false;
     return queuedAttempt(this.log, req, info.signal, (h) => {
@@ -907,6 +918,10 @@ export class RunSession implements StepLoggers, BodyStreamHost {
       // attempt of the step, which the stop's flush would record (seed 7000113: 'engine stopped').
       if (!asked && (this.outcome || this.log.cancelRequested())) return this.finish({ type: 'cancelled' }), never<AttemptResult>();
       return res;
+    }, (err: unknown) => {
+      // Given up because the session ended (finish): nothing more to record.
+      if (!asked && this.outcome) return never<AttemptResult>();
+      throw err;
     }).finally(done);
   }
 

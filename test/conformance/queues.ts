@@ -267,6 +267,39 @@ export function queueScenarios({ test, boot, restart, until }: ScenarioKit): voi
     await engine.runs.cancel(soloRun);
   });
 
+  test('queue: a run cancelled while its step waits for a rate window ends at once; the next in line gets that window', async () => {
+    // One start per 10 s: the holder's body takes the window; the victim and then `next` wait
+    // for the next one. The cancel must not wait for a window (a cancel that did would be
+    // delivered at its grant, 10 s on, and `next` would start a window later still). Long
+    // enough that a slow trigger on a loaded machine still finds the window shut.
+    const PERIOD = 10_000;
+    const ran: string[] = [];
+    const q = queue('cancel-rate', { rateLimit: { limit: 1, period: PERIOD } });
+    const wf = workflow('q-cancel-rate', (w) => {
+      w.trigger(manual());
+      w.run(async ({ input, step }) => step.do('call', { queue: q }, () => void ran.push(input.who)));
+    });
+    const { engine } = await boot([wf]);
+    const { runId: holder } = await engine.trigger('q-cancel-rate', { who: 'holder' });
+    expect((await engine.result(holder, { timeout: '20s' })).status).toBe('succeeded');
+    const { runId: victim } = await engine.trigger('q-cancel-rate', { who: 'victim' });
+    await until('the victim to queue', async () => (await engine.runs.get(victim)).queued !== undefined);
+    const { runId: next } = await engine.trigger('q-cancel-rate', { who: 'next' });
+    await until('the next to queue', async () => (await engine.runs.get(next)).queued?.ahead === 1);
+    await engine.runs.cancel(victim);
+    const cancelled = await engine.result(victim, { timeout: '20s' });
+    expect(cancelled.status).toBe('cancelled');
+    // Ended before the window its grant would have had: it waited for no window.
+    const heldAt = Date.parse((await engine.runs.get(holder)).steps[0]!.startedAt!);
+    expect(Date.parse(cancelled.updatedAt)).toBeLessThan(heldAt + PERIOD);
+    expect((await engine.runs.get(next)).queued?.ahead).toBe(0);
+    const done = await engine.result(next, { timeout: '40s' });
+    expect(done.status).toBe('succeeded');
+    // `next` took the window the victim left: the one right after the holder's.
+    expect(Date.parse(done.steps[0]!.startedAt!)).toBeLessThan(heldAt + 2 * PERIOD);
+    expect(ran).toEqual(['holder', 'next']);
+  }, 90_000);
+
   test('queue: an unknown queue name or a key that is not a string fails the step, naming it', async () => {
     const wf = workflow('q-bad', (w) => {
       w.trigger(manual());

@@ -207,6 +207,22 @@ describe('simulation seeds with queues that once failed (queues on, as `npm run 
       expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
     });
   }
+  // 284, 287 (CI slice), 7000547 (cancel: an accepted cancel still waiting, running or
+  // sleeping past the grace): at maxConcurrentRuns 1, the run whose cancel was accepted
+  // waited in the ready list (to have its cancel delivered, or for its grace's end) while
+  // another run's step held the only engine slot waiting for a rate window. The simulation
+  // skipped its cancel-within-grace check for such seeds until the fix (executor.ts
+  // `cancelling`: a run with a cancel asked does not wait for an engine slot).
+  // 908, 1632 (CI slice, once that check was on): a cleanup that only waited for a queue slot
+  // ran past its grace for good: the grace timer was real time, which a test engine's manual
+  // clock never moves (run-session.ts armGrace: on the log's clock); and a session ended by
+  // its grace left its slot waits in the queue, whose later grant held the slot for good
+  // (`terminal`: the runs behind it never ran; run-session.ts finish gives them up).
+  for (const seed of [284, 287, 7000547, 908, 1632]) {
+    it(`seed ${seed}`, async () => {
+      expect((await runSeed(seed, { faultPoints: true })).violations).toEqual([]);
+    });
+  }
 });
 
 describe('fuzz findings', () => {

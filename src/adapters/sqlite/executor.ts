@@ -159,6 +159,11 @@ export class SqliteExecutor implements DurableExecutor {
    *  the cancel cannot reach the code (a child that dies at every start) and the next try
    *  ends the run. */
   private readonly cancelUndelivered = new Map<string, number>();
+  /** Unfinished runs with a cancel asked: their executions (delivering the cancel, its
+   *  cleanup, the end of its grace) start without waiting for an engine slot, since every slot
+   *  may be held by executions that wait long (steps waiting for a queue slot or a rate
+   *  window: seeds 284, 287, 7000547), and the grace bounds how long they run. */
+  private readonly cancelling = new Set<string>();
 
   /** Event inbox, schedules, slot ledger, webhook secrets (the trigger store's). */
   readonly triggers: TriggerState;
@@ -197,6 +202,7 @@ export class SqliteExecutor implements DurableExecutor {
       },
       slotNow: (req) => (this.runGate.stepConflict(req) ? undefined : this.queues.tryAcquire(req)),
       slotBound: () => this.resolveIdle(),
+      setTimer: (at, fn) => o.clock.setTimer(at, fn),
       publish: (event) => this.publish(event).created,
       dispatch: (id) => this.dispatch(id),
       startChild: (req) => this.startChild(req),
@@ -253,6 +259,7 @@ export class SqliteExecutor implements DurableExecutor {
     // Catch-up: runs that were executing when the last owner stopped or died, then (the
     // scheduler's first scan) every timer that came due while nobody was watching.
     await this.queues.start();
+    for (const id of this.store.cancellingRunIds()) this.cancelling.add(id);
     for (const id of this.store.unfinishedRunIds()) if (!drain || drain.runIds.has(id)) this.dispatch(id);
     await this.o.scheduler.start();
   }
@@ -268,6 +275,7 @@ export class SqliteExecutor implements DurableExecutor {
     for (const act of this.active.values()) act.abort?.(stopping);
     this.ready.length = 0;
     this.readySet.clear();
+    this.cancelling.clear();
     this.fresh.clear();
     // In-flight sessions are abandoned, not awaited: their runs stay 'running' in the
     // file and are replayed by the next owner; close() flushes what is queued so acks stay true.
@@ -428,6 +436,7 @@ export class SqliteExecutor implements DurableExecutor {
     // throws a CancelledError into the code where it waits so its cleanup can run.
     // A run held by its workflow's pause ran none of its code: it ends at once, as on Restate.
     const force = row.cancel_requested === 1 || act?.cancel === 'requested' || row.status === 'blocked' || (row.status === 'paused' && row.pause_held === 1);
+    if (!force) this.cancelling.add(runId);
     if (act) {
       this.tellCancel(runId, act, force ? 'forced' : 'requested');
       await this.queue.enqueue(() => this.store.requestCancel(runId, this.now(), by));
@@ -446,6 +455,7 @@ export class SqliteExecutor implements DurableExecutor {
       return;
     }
     this.dropReady(runId);
+    this.cancelling.delete(runId);
     this.fresh.delete(runId);
     await this.queue.enqueue(() => {
       const now = this.now();
@@ -698,7 +708,11 @@ export class SqliteExecutor implements DurableExecutor {
       act.again = true;
       return;
     }
-    if (this.readySet.has(runId)) return;
+    if (this.readySet.has(runId)) {
+      // Already in line for an engine slot: a cancel asked since does not wait for one.
+      if (this.cancelling.has(runId)) this.pump();
+      return;
+    }
     this.readySet.set(runId, true);
     this.ready.push(runId);
     this.pump();
@@ -711,19 +725,28 @@ export class SqliteExecutor implements DurableExecutor {
   }
 
   private pump(): void {
+    if (this.stopping) return;
     while (this.running < this.o.maxConcurrentRuns && this.ready.length > 0 && !this.stopping) {
       const runId = this.ready.shift()!;
       this.readySet.delete(runId);
-      this.running++;
-      void this.execute(runId)
-        .catch((err) => this.reportCrash(runId, err))
-        .finally(() => {
-          this.running--;
-          this.pump();
-          if (!this.stopping) this.o.scheduler.claimMoreIfDrained();
-          this.resolveIdle();
-        });
+      this.launch(runId);
     }
+    // A cancel to deliver does not wait for an engine slot (see `cancelling`).
+    if (this.cancelling.size > 0) {
+      for (const runId of this.cancelling) if (this.readySet.has(runId) && !this.stopping) this.dropReady(runId), this.launch(runId);
+    }
+  }
+
+  private launch(runId: string): void {
+    this.running++;
+    void this.execute(runId)
+      .catch((err) => this.reportCrash(runId, err))
+      .finally(() => {
+        this.running--;
+        this.pump();
+        if (!this.stopping) this.o.scheduler.claimMoreIfDrained();
+        this.resolveIdle();
+      });
   }
 
   private reportCrash(runId: string, err: unknown): void {
@@ -988,6 +1011,7 @@ export class SqliteExecutor implements DurableExecutor {
   private notifyTerminal(runId: string, written?: WrittenEntry[], known?: () => RunView): void {
     this.runGate.ended(runId);
     this.runFlow.ended(runId);
+    this.cancelling.delete(runId);
     this.wakeParents();
     const waiters = this.terminalWaiters.get(runId);
     if (!waiters || waiters.length === 0) return;

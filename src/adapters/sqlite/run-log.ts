@@ -65,6 +65,8 @@ export interface RunLogHost {
   slotNow(req: SlotRequest): SlotHold | undefined;
   /** An execution now only waits for queue slots: idle() looks again. */
   slotBound(): void;
+  /** A timer on the engine's clock (Clock.setTimer). */
+  setTimer(at: number, fn: () => void): () => void;
   /** Inside a transaction: records the event once; the ids of the runs it created. */
   publish(event: EmittedEvent): string[];
   dispatch(runId: string): void;
@@ -133,6 +135,12 @@ export class SqliteRunLog implements StepLog {
 
   slotBound(): void {
     this.host.slotBound();
+  }
+
+  readonly slotAsksEndWithSession = true;
+
+  setTimer(at: number, fn: () => void): () => void {
+    return this.host.setTimer(at, fn);
   }
 
   slotNow(req: SlotRequest): SlotHold | undefined {

@@ -267,6 +267,7 @@ export class SqliteStore {
       unfinished: q(`SELECT run_id FROM runs WHERE status IN ('pending', 'running')
                      OR (status = 'waiting' AND EXISTS (SELECT 1 FROM signals s WHERE s.run_id = runs.run_id AND s.consumed_seq IS NULL))
                      ORDER BY created_seq`),
+      cancelling: q(`SELECT run_id FROM runs WHERE cancel_requested = 1 AND status NOT IN ('succeeded', 'failed', 'cancelled')`),
       maxSeq: q(`SELECT coalesce(max(created_seq), 0) AS n FROM runs`),
       insertSignal: q(`INSERT INTO signals (run_id, name, payload, created_at) VALUES (?, ?, ?, ?)`),
       openSignal: q(`SELECT id, payload FROM signals WHERE run_id = ? AND name = ? AND consumed_seq IS NULL ORDER BY id LIMIT 1`),
@@ -374,6 +375,11 @@ export class SqliteStore {
 
   nextWakeAt(): number | undefined {
     return (this.s.nextWake.get() as { at: number | null }).at ?? undefined;
+  }
+
+  /** Unfinished runs with a cancel asked (and not yet delivered when it was asked). */
+  cancellingRunIds(): string[] {
+    return (this.s.cancelling.all() as { run_id: string }[]).map((r) => r.run_id);
   }
 
   unfinishedRunIds(): string[] {

@@ -765,12 +765,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         noteCrash();
         continue;
       }
-      // Not with a rate-limited step queue: a step waiting for a rate window keeps its engine
-      // slot, so at a low maxConcurrentRuns a cancelled run can wait for windows before its
-      // cancel is delivered and its grace begins (docs/reliability.md, "Not covered yet";
-      // seeds 284, 287, 7000547). Such runs must still end (the terminal check).
-      const rateWaits = qplan.queues.some((q) => q.rate && q.name !== 'qr');
-      if (round === 0 && cancelAcks.size > 0 && !rateWaits) {
+      if (round === 0 && cancelAcks.size > 0) {
         // Before any wait is answered (an answer would wake a run whose cancel was lost): past
         // the grace, every accepted cancel has ended its run.
         seeClock();
