@@ -1,7 +1,7 @@
 // vitest globalSetup: bundles the `tranquil` CLI once per `vitest run`, so each CLI process a
 // test starts loads one bundle instead of running ~300 TypeScript sources through tsx's loader
 // (~3.5 s wall, 1.6 s CPU per process on Node 20, which has no compile cache; docs/testing.md,
-// "CLI processes"). The bundle is built from the same sources at the start of the run: what a
+// "Child processes"). The bundle is built from the same sources at the start of the run: what a
 // test exercises is the checkout's code, not dist/. TRANQUIL_TEST_CLI=source runs the old way
 // (bin/tranquil.mjs on the sources through tsx).
 //
@@ -12,11 +12,10 @@
 // (better-sqlite3's addon, the lazily required packages, which stay external as in the build).
 import { build } from 'esbuild';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { TestProject } from 'vitest/node';
-
-const REPO = resolve(import.meta.dirname, '../..');
+import { bundleOptions, fromSource, REPO } from '../child-bundle.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,11 +27,6 @@ declare module 'vitest' {
 /** The entries share chunks (splitting): a config that imports @tranquil/sdk or
  *  @tranquil/engine gets the CLI's own copy of them (the resolve hook below), as with the sources. */
 const ENTRIES = { cli: 'cli/main.ts', index: 'compose/index.ts', testing: 'compose/testing.ts', sdk: 'sdk/index.ts' };
-/** What the production build leaves to node_modules too (scripts/build.mjs): the native
- *  addon, packages loaded through createRequire or a lazy import of a package, OpenTelemetry
- *  (one API copy shared with the app's SDK). */
-const EXTERNAL = ['better-sqlite3', '@restatedev/*', 'cron-parser', 'yaml', '@marcbachmann/cel-js', 'chokidar', '@opentelemetry/*'];
-
 /** The bin of a checkout (bin/tranquil.mjs) with the bundle in place of cli/main.ts: tsx is
  *  still registered (users' config and workflow files are TypeScript), and so is the same
  *  project-esm hook. */
@@ -71,20 +65,12 @@ export async function bundleCli(out: string): Promise<string> {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   await build({
+    ...bundleOptions,
     entryPoints: ENTRIES,
     absWorkingDir: REPO,
     outdir: out,
-    bundle: true,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: EXTERNAL,
-    sourcemap: 'linked',
-    logLevel: 'warning',
-    // Bundled CommonJS packages may require() Node built-ins; ESM output has no require of its own.
-    banner: { js: "import { createRequire as __tranquilCreateRequire } from 'node:module'; const require = __tranquilCreateRequire(import.meta.url);" },
   });
   writeFileSync(join(out, 'bundle-resolve.mjs'), resolveHook());
   const bin = join(out, 'tranquil.mjs');
@@ -93,7 +79,7 @@ export async function bundleCli(out: string): Promise<string> {
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {
-  if (process.env.TRANQUIL_TEST_CLI === 'source') {
+  if (fromSource) {
     project.provide('tranquilCli', join(REPO, 'bin/tranquil.mjs'));
     return () => {};
   }
