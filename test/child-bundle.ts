@@ -21,7 +21,8 @@ export const bundleOptions: BuildOptions = {
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['better-sqlite3', '@restatedev/*', 'cron-parser', 'yaml', '@marcbachmann/cel-js', 'chokidar', '@opentelemetry/*'],
+  // zod too: a config file's schemas then come from the same zod as the engine's, as with the sources.
+  external: ['better-sqlite3', '@restatedev/*', 'cron-parser', 'yaml', '@marcbachmann/cel-js', 'chokidar', '@opentelemetry/*', 'zod'],
   sourcemap: 'linked',
   logLevel: 'warning',
   // Bundled CommonJS packages may require() Node built-ins; ESM output has no require of its own.
