@@ -4,6 +4,9 @@ import { SlowFirstSequencer } from './test/schedule/slow-first.ts';
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
+/** The globalSetup that bundles the CLI (test/setup/cli-bundle.ts). */
+export const CLI_BUNDLE = './test/setup/cli-bundle.ts';
+
 /** Files that must not share the machine with another test file: they run after the others,
  *  one at a time. The cluster starts several restate-servers and haproxy in network
  *  namespaces (as root) and times its fail-overs; crash-start's child relies on a checkpoint
@@ -39,6 +42,8 @@ export default defineConfig({
   },
   test: {
     ...common,
+    // Bundles the CLI once per run for the tests that start `tranquil` processes (docs/testing.md).
+    globalSetup: [CLI_BUNDLE],
     projects: [
       { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE } },
       { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },

@@ -5,13 +5,14 @@
 // cluster, the browser, the CLI/serve processes, the crash and kill-storm tests, the fuzzers,
 // the other Deno files. `npm test` runs everything; CI runs `npm test`.
 import { defineConfig } from 'vitest/config';
-import main, { common } from './vitest.config.ts';
+import main, { CLI_BUNDLE, common } from './vitest.config.ts';
 
 export default defineConfig({
   ...main,
   // One project: none of these needs to run alone (vitest.config.ts ALONE); two files at a time.
   test: {
     ...common,
+    globalSetup: [CLI_BUNDLE],
     include: [
       'test/unit/**/*.test.ts',
       'test/architecture.test.ts',

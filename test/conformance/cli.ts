@@ -10,9 +10,10 @@ import { event, manual, TerminalError, workflow } from '@tranquil/sdk';
 import type { Explanation, RunView } from '@tranquil/engine';
 import type { ScenarioKit } from './triggers.ts';
 import { decodeValue } from '../../src/domain/value-codec.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 
 interface CliResult {
   code: number;

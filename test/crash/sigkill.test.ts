@@ -7,21 +7,29 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { childEntry, type ChildEntry } from '../child-bundle.ts';
 
 const KILLS = Number(process.env.CRASH_KILLS ?? 25);
 const RUNS = 8;
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-crash-'));
 const log = join(dir, 'attempts.log');
 const children = new Set<ChildProcess>();
+let crashChild: ChildEntry;
+
+// The child runs from a bundle of the sources, built once here (test/child-bundle.ts).
+beforeAll(async () => {
+  crashChild = await childEntry(join(import.meta.dirname, 'crash-child.ts'));
+});
 
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
+  crashChild?.remove();
 });
 
 function startChild(gen: number): { child: ChildProcess; ready: Promise<void>; done: Promise<boolean> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'crash-child.ts')], {
+  const child = spawn(process.execPath, crashChild.args, {
     env: { ...process.env, DATA_DIR: join(dir, 'data'), LOG: log, RUNS: String(RUNS), GEN: String(gen) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -11,9 +11,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { listVersions, validateFile } from '../../cli/workflow-files.ts';
 import { FileTables, type RunOutput } from '../../src/adapters/sqlite/file-tables.ts';
 import { ReadOnlyFile } from '../../src/adapters/sqlite/run-reader.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'tranquil.mjs');
+const BIN = tranquilCli();
 const dirs: string[] = [];
 const started: ChildProcess[] = [];
 afterAll(() => {

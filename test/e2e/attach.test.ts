@@ -19,9 +19,10 @@ import { serveReady, until as untilSome, whenReady } from './ready-child.ts';
 import { startControl } from '../../src/adapters/http/control-server.ts';
 import { sendOp } from '../../src/adapters/http/control-client.ts';
 import { applyOp, type Op } from '../../src/adapters/http/control-protocol.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const CONFIG = join(ROOT, 'test/e2e/fixtures/tranquil.config.ts');
 const HOST_CONFIG = join(ROOT, 'test/e2e/fixtures/host.config.ts');
 

@@ -10,8 +10,9 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attach, type RunView } from '@tranquil/engine';
+import { tranquilCli } from '../cli-bin.ts';
 
-const BIN = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-dev-files-'));
 const source = (tag: string) => `import { workflow, manual } from '@tranquil/sdk';
 export default workflow('file-nap', (w) => {

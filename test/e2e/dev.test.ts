@@ -16,9 +16,10 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 import { attach, type RunView } from '@tranquil/engine';
+import { tranquilCli } from '../cli-bin.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
-const BIN = join(REPO, 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-dev-'));
 const WF = `import { workflow, manual } from '@tranquil/sdk';
 export const nap = workflow('nap', (w) => {

@@ -9,9 +9,10 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { needs } from '../needs.ts';
 import { until, whenReady } from './ready-child.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const CONFIG = join(ROOT, 'test/e2e/fixtures/tranquil.config.ts');
 const need = needs('prometheus');
 

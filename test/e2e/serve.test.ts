@@ -9,9 +9,10 @@ import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schedule, workflow } from '@tranquil/sdk';
 import { createTestEngine } from '@tranquil/engine/testing';
+import { tranquilCli } from '../cli-bin.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const CONFIG = join(ROOT, 'test/e2e/fixtures/tranquil.config.ts');
 
 const children: ChildProcess[] = [];

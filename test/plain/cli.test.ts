@@ -8,8 +8,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, plainWorkflow, type Actions } from '@tranquil/engine';
 import { REFERENCE } from './reference.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
-const BIN = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-plain-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,40 +7,31 @@
 // a step carried the same idempotency key, each emitted event exists once, and SQLite's
 // integrity_check passes.
 //
-// The child is bundled from source once (esbuild, already installed with tsx) so a start
-// costs ~0.15 s instead of ~0.6 s through the tsx loader; it still runs the repo's source.
+// The child is bundled from source once (test/child-bundle.ts) so a start costs ~0.15 s
+// instead of ~0.6 s through the tsx loader; it still runs the repo's source.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { childEntry, type ChildEntry } from '../child-bundle.ts';
 
 const KILLS = Number(process.env.KILL_STORM ?? 200);
 const LANES = 2;
 const RUNS = 3;
-const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'tranquil-storm-'));
-const bundleDir = join(root, 'node_modules/.cache/tranquil-reliability');
-const bundle = join(bundleDir, `kill-child-${process.pid}.mjs`);
+let killChild: ChildEntry;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  mkdirSync(bundleDir, { recursive: true });
-  await build({
-    entryPoints: [join(import.meta.dirname, 'kill-child.ts')],
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: bundle, logLevel: 'silent',
-    // Native addon and the Restate SDK (loaded only for backend 'restate') stay outside.
-    external: ['better-sqlite3', '@restatedev/*'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  });
+  killChild = await childEntry(join(import.meta.dirname, 'kill-child.ts'));
 });
 
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
-  rmSync(bundle, { force: true });
+  killChild?.remove();
 });
 
 function spawnChild(lane: number, gen: number, finish: boolean) {
@@ -48,7 +39,7 @@ function spawnChild(lane: number, gen: number, finish: boolean) {
     ...process.env, NODE_EXTRA_CA_CERTS: '', DATA_DIR: join(dir, `lane${lane}`), LOG: join(dir, `lane${lane}.log`),
     RUNS: String(RUNS), GEN: String(gen), FINISH: finish ? '1' : '0',
   };
-  const child = spawn(process.execPath, [bundle], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, killChild.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   let err = '';

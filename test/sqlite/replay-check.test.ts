@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { tranquilCli } from '../cli-bin.ts';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine, replayFixture } from '@tranquil/engine/testing';
 import { NonDeterminismError } from '@tranquil/engine';
@@ -49,7 +50,7 @@ it('flags a reordered step and passes the unchanged code, running no step body',
   expect(changed[0]).toMatchObject({ ok: false, position: 0, expected: "do 'b'", recorded: "do 'a'" });
 
   // The command: exit 1 with the diverging runs listed, exit 0 for the unchanged file.
-  const bin = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+  const bin = tranquilCli();
   const fixtures = join(import.meta.dirname, 'fixtures/check');
   const r = spawnSync(process.execPath, [bin, 'check', join(fixtures, 'v2-reordered.ts'), '--data-dir', dir, '--json'], { cwd: fixtures, encoding: 'utf8', env: { ...process.env, TRANQUIL_BACKEND: 'sqlite' } });
   expect(r.status, r.stderr).toBe(1);

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createTestEngine, type TestEngine } from '@tranquil/engine/testing';
 import { migrate } from '../../src/adapters/sqlite/schema.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
 const open: TestEngine[] = [];
 const dirs: string[] = [];
@@ -148,7 +149,7 @@ describe('retention (SQLite)', () => {
     await t.engine.trigger('work', {});
     await t.idle();
     await t.close();
-    const bin = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+    const bin = tranquilCli();
     const env = { ...process.env, TRANQUIL_BACKEND: 'sqlite' };
     const run = (...args: string[]) => spawnSync(process.execPath, [bin, 'gc', '--dry-run', '--data-dir', dir, ...args], { cwd: dir, env, encoding: 'utf8' });
     const r = run('--json');

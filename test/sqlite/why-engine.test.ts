@@ -12,8 +12,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manual, workflow } from '@tranquil/sdk';
 import { createEngine, type Explanation } from '@tranquil/engine';
 import { DB_FILE, SqliteStore } from '../../src/adapters/sqlite/store.ts';
+import { tranquilCli } from '../cli-bin.ts';
 
-const BIN = join(resolve(import.meta.dirname, '../..'), 'bin/tranquil.mjs');
+const BIN = tranquilCli();
 
 function why(dataDir: string, runId: string): Promise<Explanation> {
   const env: NodeJS.ProcessEnv = { ...process.env, TRANQUIL_BACKEND: 'sqlite' };
