@@ -14,6 +14,7 @@
 // On Restate every figure is over restate-server (a queue is a virtual object there, a grant a
 // few round trips: docs/flow-control.md), so its sizes are smaller and each names its n.
 // Also run by `npm run bench` (--only=queues) once per backend, printed under its table.
+import * as z from 'zod';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,11 +26,22 @@ const BACKEND = (process.argv.find((a) => a.startsWith('--backend='))?.slice(10)
 if (BACKEND !== 'sqlite' && BACKEND !== 'restate') throw new Error(`--backend: '${BACKEND}' is not sqlite or restate`);
 const ON_RESTATE = BACKEND === 'restate';
 // Restate: fewer pairs (a queued repetition there takes seconds, and its ratio is far from 1).
-const REPS = Number(process.argv.find((a) => a.startsWith('--reps='))?.slice(7) ?? (ON_RESTATE ? (QUICK ? 3 : 5) : QUICK ? 4 : 10));
+/** A count flag: a positive whole number, or the default; anything else exits in one line. */
+const countFlag = (name: string, fallback: number): number => {
+  const raw = process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  if (raw === undefined) return fallback;
+  const r = z.coerce.number().int().positive().safeParse(raw);
+  if (!r.success) {
+    console.error(`bench:queues: --${name}: expected a positive whole number, got '${raw}'`);
+    process.exit(2);
+  }
+  return r.data;
+};
+const REPS = countFlag('reps', ON_RESTATE ? (QUICK ? 3 : 5) : QUICK ? 4 : 10);
 const OVERHEAD_ONLY = process.argv.includes('--overhead');
 // SQLite: 5,000 steps a repetition (~0.1-0.3 s): 1,000 (the earlier size) took ~30 ms, a
 // few of the scheduler's slices on a shared machine, and its ratios spread over ±50%.
-const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.slice(7) ?? (ON_RESTATE ? 20 : QUICK ? 200 : 500));
+const RUNS = countFlag('runs', ON_RESTATE ? 20 : QUICK ? 200 : 500);
 const STEPS = 10;
 const HANDOVER = ON_RESTATE ? (QUICK ? 20 : 60) : 200;
 const DRAIN = ON_RESTATE ? (QUICK ? 100 : 500) : QUICK ? 2_000 : 10_000;
