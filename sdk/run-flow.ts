@@ -66,3 +66,8 @@ export function runFlowKeysOf(workflow: string, runs: RunOptions | undefined, in
 export function ratePeriodMs(r: RunRateLimitOptions): number {
   return readDuration(r.period) as number;
 }
+
+// Keys and priority read from the input (fromInput) belong to these options; exported here too
+// so the engine's own chunk carries them (a file's description is made again with them), not
+// a chunk of their own that every start would load beside it (test/e2e/build.test.ts).
+export { fromInput, inputPathOf, inputPathSchema } from './from-input.ts';

@@ -32,6 +32,7 @@ export interface FileKit {
 
 /** In-process suite cases with no file form, and why (docs/runner.md, Conformance). */
 export const NOT_FOR_FILES: Record<string, string> = {
+  'step events from an offset: Restate keeps a run\'s events and reads them again from 0 after a restart, both executions in order; SQLite refuses `from` in one line': 'the log is the executing engine\'s (it appends what its sessions emit, a file\'s child included: files/live-output.ts covers a file\'s step events); no workflow code involved',
   'bad engine calls get one clear error each': 'argument checks of the engine API: no workflow code involved',
   'stop() ends a pending result() with an error instead of leaving it waiting': 'an engine API behaviour, the same whatever runs the code',
   'runs.list pages with a cursor: every run once, newest first, `next` only while more match': 'paging of the run reader: no workflow code involved',
@@ -122,6 +123,9 @@ export const NOT_YET_PORTED: string[] = [
   // A rate limit counted when the body begins is the engine's slot path, the same for a file's
   // step (files/queues.ts ports the rate-window case); not ported one by one yet.
   'queue: a rate limit counts a body when it begins: waiters of a stopped engine do not start together after the restart',
+  // A cancel delivered while a step waits for a rate window is the engine's cancel and slot
+  // path, whatever runs the step's code; not ported one by one yet.
+  'queue: a run cancelled while its step waits for a rate window ends at once; the next in line gets that window',
   // Run-level flow control (issue 39): a file's options.runs is data (keys and priority by
   // fromInput()), applied by the same engine code: files/queues.ts covers a run in line, a
   // singleton skip per key and priority order in cases of its own, not ported one by one.
