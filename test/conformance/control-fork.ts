@@ -6,7 +6,7 @@ import { manual, workflow } from '@tranquil/sdk';
 import type { ScenarioKit } from './triggers.ts';
 import { applyOp, opSchema } from '../../cli/ops.ts';
 import { describeFork } from '../../cli/control.ts';
-import type { ForkResult } from '@tranquil/engine';
+import type { Engine, ForkResult } from '@tranquil/engine';
 
 export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void {
   test('fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways', async () => {
@@ -90,14 +90,7 @@ export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void
     const { engine, dir } = await boot([wf]);
     const { runId } = await engine.trigger('fork-live', null);
     await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
-    await expect(engine.runs.fork('no-such-run', { from: 'a' })).rejects.toThrow(/no-such-run/);
-    await expect(engine.runs.fork(runId, { from: 'after' })).rejects.toThrow(`runs.fork: run ${runId} has not reached a step named 'after' (its last recorded step is 'go' at position 1`);
-    await expect(engine.runs.fork(runId, { from: 'nope' })).rejects.toThrow(/has not reached a step named 'nope'/);
-    await expect(engine.runs.fork(runId, { from: 7 })).rejects.toThrow(`runs.fork: run ${runId} has no recorded step at position 7 (its last recorded step is 'go' at position 1)`);
-    await expect(engine.runs.fork(runId, { from: -1 })).rejects.toThrow(/runs\.fork options.*from/);
-    await expect(engine.runs.fork(runId, {} as never)).rejects.toThrow(/runs\.fork options.*from/);
-    await expect(engine.runs.fork(runId, { from: 'a', runId })).rejects.toThrow(`runs.fork: the new run's id must not be the original's (${runId})`);
-    expect((await engine.runs.list()).length).toBe(1); // nothing started by a refusal
+    await expectForkRefusals(engine, runId);
     // The original's wait is open: the fork reuses 'a' and waits for a signal of its own.
     const fork = await engine.runs.fork(runId, { from: 'go' });
     expect(fork.reused.map((s) => s.name)).toEqual(['a']);
@@ -144,4 +137,18 @@ export function forkScenarios({ test, boot, restart, until }: ScenarioKit): void
     expect((await engine.runs.get('FK')).children).toEqual([{ runId: 'FK:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
     expect((await engine.runs.get('FT')).children).toEqual([{ runId: 'FT:kid', workflow: 'fork-leaf', step: 'kid', status: 'succeeded' }]);
   });
+}
+
+/** The refusals of a fork of `runId`, a run waiting at 'go' (position 1) after step 'a': an
+ *  unknown run, a step not reached, a bad position or option, its own id; nothing started.
+ *  Shared with the files suite (files/control-fork.ts), whatever runs the code. */
+export async function expectForkRefusals(engine: Engine, runId: string): Promise<void> {
+  await expect(engine.runs.fork('no-such-run', { from: 'a' })).rejects.toThrow(/no-such-run/);
+  await expect(engine.runs.fork(runId, { from: 'after' })).rejects.toThrow(`runs.fork: run ${runId} has not reached a step named 'after' (its last recorded step is 'go' at position 1`);
+  await expect(engine.runs.fork(runId, { from: 'nope' })).rejects.toThrow(/has not reached a step named 'nope'/);
+  await expect(engine.runs.fork(runId, { from: 7 })).rejects.toThrow(`runs.fork: run ${runId} has no recorded step at position 7 (its last recorded step is 'go' at position 1)`);
+  await expect(engine.runs.fork(runId, { from: -1 })).rejects.toThrow(/runs\.fork options.*from/);
+  await expect(engine.runs.fork(runId, {} as never)).rejects.toThrow(/runs\.fork options.*from/);
+  await expect(engine.runs.fork(runId, { from: 'a', runId })).rejects.toThrow(`runs.fork: the new run's id must not be the original's (${runId})`);
+  expect((await engine.runs.list()).length).toBe(1); // nothing started by a refusal
 }

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { OUT_PERMISSIONS, until } from './harness.ts';
 import type { FileKit } from './suite.ts';
+import { expectForkRefusals } from '../control-fork.ts';
 
 export function forkFileScenarios({ test, boot }: FileKit): void {
   test('fork reusing recorded results: steps before the fork point are not run again and return the recorded values; the fork point and later steps run; same input and version; linked both ways', async () => {
@@ -92,14 +93,7 @@ export default workflow('fork-live', { permissions: ${OUT_PERMISSIONS} }, (w) =>
     const { engine, hits } = rig;
     const { runId } = await engine.trigger('fork-live', null);
     await until('the run to wait', async () => (await engine.runs.get(runId)).status === 'waiting');
-    await expect(engine.runs.fork('no-such-run', { from: 'a' })).rejects.toThrow(/no-such-run/);
-    await expect(engine.runs.fork(runId, { from: 'after' })).rejects.toThrow(`runs.fork: run ${runId} has not reached a step named 'after' (its last recorded step is 'go' at position 1`);
-    await expect(engine.runs.fork(runId, { from: 'nope' })).rejects.toThrow(/has not reached a step named 'nope'/);
-    await expect(engine.runs.fork(runId, { from: 7 })).rejects.toThrow(`runs.fork: run ${runId} has no recorded step at position 7 (its last recorded step is 'go' at position 1)`);
-    await expect(engine.runs.fork(runId, { from: -1 })).rejects.toThrow(/runs\.fork options.*from/);
-    await expect(engine.runs.fork(runId, {} as never)).rejects.toThrow(/runs\.fork options.*from/);
-    await expect(engine.runs.fork(runId, { from: 'a', runId })).rejects.toThrow(`runs.fork: the new run's id must not be the original's (${runId})`);
-    expect((await engine.runs.list()).length).toBe(1); // nothing started by a refusal
+    await expectForkRefusals(engine, runId);
     // The original's wait is open: the fork reuses 'a' and waits for a signal of its own.
     const fork = await engine.runs.fork(runId, { from: 'go' });
     expect(fork.reused.map((s) => s.name)).toEqual(['a']);
