@@ -178,6 +178,25 @@ describe('a slot grant whose step attempt does not begin promptly', () => {
     await r.served;
   });
 
+  it('a release of a grant already released as unused frees nothing twice (the queue would run one body more)', async () => {
+    // A hostile child lets its grant lapse, then releases it, hoping the engine's release of a
+    // slot it no longer holds frees one that another body holds.
+    const unused = new UnusedGrants();
+    const r = await rig({}, grants(unused));
+    r.send({ t: 'slot', id: 1, step: 'call', queue: 'busy', key: '' });
+    await r.next('reply');
+    await new Promise((res) => setTimeout(res, 400));
+    expect(r.released).toEqual(['call']);
+    r.send({ t: 'release', slot: 1 });
+    r.send({ t: 'release', slot: 1 });
+    // The session goes on (a frame after them is answered) and nothing more was released.
+    r.send({ t: 'attempt', id: 2, call, attempt: 1 });
+    expect(await r.next('reply')).toMatchObject({ id: 2, ok: true, value: { ok: false, error: { name: 'SlotLapsedError' } } });
+    expect(r.released).toEqual(['call']);
+    r.socket.destroy();
+    await r.served;
+  });
+
   it(`${MAX_UNUSED_GRANTS} unused grants of one version fail its execution in one line; its later runs get no slot`, async () => {
     const unused = new UnusedGrants();
     const r = await rig({}, grants(unused));
